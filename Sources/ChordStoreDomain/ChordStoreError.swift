@@ -1,0 +1,68 @@
+/// The one error type of ChordStore. Its ``Code`` values are gRPC's status codes, so the
+/// wire carries them unchanged.
+public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, machine-readable error class (gRPC status code numbers).
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// The input is malformed or outside a documented limit.
+        public static let invalidArgument = Code(rawValue: 3)
+        /// A named chordset or chord does not exist.
+        public static let notFound = Code(rawValue: 5)
+        /// An id is already in use.
+        public static let alreadyExists = Code(rawValue: 6)
+        /// A limit on stored data was reached.
+        public static let resourceExhausted = Code(rawValue: 8)
+        /// The state does not allow the operation (for example, the store is busy or closed).
+        public static let failedPrecondition = Code(rawValue: 9)
+        /// A concurrency conflict.
+        public static let aborted = Code(rawValue: 10)
+        /// A bug or an unexpected storage failure.
+        public static let `internal` = Code(rawValue: 13)
+        /// The store cannot be used now (closed, or in use by another process).
+        public static let unavailable = Code(rawValue: 14)
+        /// Stored data is damaged.
+        public static let dataLoss = Code(rawValue: 15)
+
+        public var description: String {
+            switch self {
+            case .invalidArgument: "INVALID_ARGUMENT"
+            case .notFound: "NOT_FOUND"
+            case .alreadyExists: "ALREADY_EXISTS"
+            case .resourceExhausted: "RESOURCE_EXHAUSTED"
+            case .failedPrecondition: "FAILED_PRECONDITION"
+            case .aborted: "ABORTED"
+            case .internal: "INTERNAL"
+            case .unavailable: "UNAVAILABLE"
+            case .dataLoss: "DATA_LOSS"
+            default: "CODE_\(rawValue)"
+            }
+        }
+    }
+
+    /// The error class.
+    public var code: Code
+    /// A sentence for a person: what was wrong and, where it helps, the limit.
+    public var message: String
+    /// The lower-level error, if any (for example an LMDB error).
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func == (lhs: ChordStoreError, rhs: ChordStoreError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+    }
+}

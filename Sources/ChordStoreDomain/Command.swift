@@ -1,0 +1,89 @@
+public import Foundation
+
+/// A request to change the store. Each accepted command becomes exactly one ``Event``.
+public enum Command: Sendable, Hashable {
+    /// Adds a chordset at the end of the user order, with its eight chords.
+    case addChordset(AddChordset)
+    /// Replaces a chordset's title.
+    case renameChordset(id: UUID, title: String)
+    /// Deletes a chordset and, by cascade, its chords and their colours.
+    case deleteChordset(id: UUID)
+    /// Sets one chord's background colour (a chordset's chord or the controls chord).
+    case setChordColor(chordID: UUID, color: ChordColor)
+    /// Sets one chord's tempo (a chordset's chord or the controls chord).
+    case setChordBPM(chordID: UUID, bpm: Double)
+    /// Creates or replaces the stand-alone controls chord.
+    case setControlsChord(SetControlsChord)
+    /// Moves a chordset to another place in the user order; those between shift by one.
+    case moveChordset(id: UUID, toIndex: Int)
+    /// Deletes every chordset (and so every chord but the controls chord).
+    case deleteAll
+
+    /// A short kind name, for logs and errors.
+    public var kindName: String {
+        switch self {
+        case .addChordset: "add-chordset"
+        case .renameChordset: "rename-chordset"
+        case .deleteChordset: "delete-chordset"
+        case .setChordColor: "set-chord-color"
+        case .setChordBPM: "set-chord-bpm"
+        case .setControlsChord: "set-controls-chord"
+        case .moveChordset: "move-chordset"
+        case .deleteAll: "delete-all"
+        }
+    }
+}
+
+/// The fields of ``Command/addChordset(_:)``. Everything is optional: the store fills in
+/// ids, the creation date (the commit time), and random colours as the seed app did.
+public struct AddChordset: Sendable, Hashable {
+    /// The chordset's id; a random one when `nil`.
+    public var id: UUID?
+    /// The title; empty by default, as the seed app's new chordsets.
+    public var title: String
+    /// The creation date; the event's timestamp when `nil`.
+    public var creationDate: Instant?
+    /// Either empty (eight default chords) or exactly eight specs with distinct positions.
+    public var chords: [ChordSpec]
+
+    /// Creates an add command.
+    public init(id: UUID? = nil, title: String = "", creationDate: Instant? = nil, chords: [ChordSpec] = []) {
+        self.id = id
+        self.title = title
+        self.creationDate = creationDate
+        self.chords = chords
+    }
+}
+
+/// One chord of an ``AddChordset``; `nil` fields take defaults (random id and colour,
+/// ``Limits/defaultBPM``).
+public struct ChordSpec: Sendable, Hashable {
+    public var id: UUID?
+    public var position: Int
+    public var bpm: Double?
+    public var color: ChordColor?
+
+    /// Creates a chord spec.
+    public init(id: UUID? = nil, position: Int, bpm: Double? = nil, color: ChordColor? = nil) {
+        self.id = id
+        self.position = position
+        self.bpm = bpm
+        self.color = color
+    }
+}
+
+/// The fields of ``Command/setControlsChord(_:)``.
+public struct SetControlsChord: Sendable, Hashable {
+    /// The controls chord's id: kept from the current controls chord when `nil`, or
+    /// random when there is none yet.
+    public var id: UUID?
+    public var bpm: Double
+    public var color: ChordColor
+
+    /// Creates a set-controls command.
+    public init(id: UUID? = nil, bpm: Double, color: ChordColor) {
+        self.id = id
+        self.bpm = bpm
+        self.color = color
+    }
+}

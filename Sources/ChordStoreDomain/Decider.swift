@@ -1,0 +1,166 @@
+import Foundation
+
+/// Turns a command into the one event it causes, or refuses it. Pure: it reads the state
+/// and draws randomness from the generator it is given, and changes nothing, so a
+/// refused command writes nothing.
+public struct Decider: Sendable {
+    /// The rules commands are checked against.
+    public var validation: Validation
+
+    /// Creates a decider enforcing `limits`.
+    public init(limits: Limits = Limits()) {
+        self.validation = Validation(limits: limits)
+    }
+
+    /// Validates `command` against `state` and returns its event.
+    ///
+    /// - Parameters:
+    ///   - timestamp: the commit time; a new chordset's default creation date.
+    ///   - generator: the source of new ids and random colours.
+    public func decide(
+        _ command: Command,
+        state: some StateReading,
+        timestamp: Instant,
+        using generator: inout some RandomNumberGenerator
+    ) throws(ChordStoreError) -> Event {
+        do {
+            return try decideUnchecked(command, state: state, timestamp: timestamp, using: &generator)
+        } catch let error as ChordStoreError {
+            throw error
+        } catch {
+            throw ChordStoreError(.internal, "reading the state failed: \(error)", cause: error)
+        }
+    }
+
+    private func decideUnchecked(
+        _ command: Command,
+        state: some StateReading,
+        timestamp: Instant,
+        using generator: inout some RandomNumberGenerator
+    ) throws -> Event {
+        switch command {
+        case .addChordset(let add):
+            return .chordsetAdded(try newChordset(add, state: state, timestamp: timestamp, using: &generator))
+
+        case .renameChordset(let id, let title):
+            try validation.checkTitle(title)
+            let chordset = try existingChordset(id, state: state)
+            return .chordsetRenamed(id: id, title: title, previousTitle: chordset.title)
+
+        case .deleteChordset(let id):
+            return .chordsetDeleted(try existingChordset(id, state: state))
+
+        case .setChordColor(let chordID, let color):
+            try validation.checkColor(color)
+            let (chord, chordsetID) = try existingChord(chordID, state: state)
+            return .chordColorSet(chordID: chordID, chordsetID: chordsetID, color: color, previous: chord.color)
+
+        case .setChordBPM(let chordID, let bpm):
+            try validation.checkBPM(bpm)
+            let (chord, chordsetID) = try existingChord(chordID, state: state)
+            return .chordBPMSet(chordID: chordID, chordsetID: chordsetID, bpm: bpm, previous: chord.bpm)
+
+        case .setControlsChord(let set):
+            try validation.checkBPM(set.bpm)
+            try validation.checkColor(set.color)
+            let previous = try state.controlsChord()
+            let id = set.id ?? previous?.id ?? UUID.random(using: &generator)
+            if id != previous?.id, try state.chordLocation(id) != nil {
+                throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use")
+            }
+            return .controlsChordSet(Chord(id: id, position: 0, bpm: set.bpm, color: set.color), previous: previous)
+
+        case .moveChordset(let id, let toIndex):
+            let chordset = try existingChordset(id, state: state)
+            let count = try state.chordsetCount()
+            guard (0..<count).contains(toIndex) else {
+                throw ChordStoreError(.invalidArgument, "index \(toIndex) is outside 0...\(count - 1)")
+            }
+            return .chordsetMoved(id: id, from: chordset.index, to: toIndex)
+
+        case .deleteAll:
+            return .allDeleted(count: try state.chordsetCount())
+        }
+    }
+
+    private func newChordset(
+        _ add: AddChordset,
+        state: some StateReading,
+        timestamp: Instant,
+        using generator: inout some RandomNumberGenerator
+    ) throws -> Chordset {
+        try validation.checkTitle(add.title)
+        if let date = add.creationDate { try validation.checkCreationDate(date) }
+        let count = try state.chordsetCount()
+        guard count < validation.limits.maxChordsets else {
+            throw ChordStoreError(
+                .resourceExhausted, "the store holds \(count) chordsets, its limit")
+        }
+        let id = add.id ?? UUID.random(using: &generator)
+        if try state.chordset(id) != nil {
+            throw ChordStoreError(.alreadyExists, "chordset \(id) already exists")
+        }
+
+        var specs = add.chords
+        if specs.isEmpty {
+            specs = (0..<Chordset.chordCount).map { ChordSpec(position: $0) }
+        }
+        guard specs.count == Chordset.chordCount else {
+            throw ChordStoreError(
+                .invalidArgument,
+                "a chordset has exactly \(Chordset.chordCount) chords; \(specs.count) were given")
+        }
+        var seenPositions = Set<Int>()
+        var seenIDs = Set<UUID>([id])
+        var chords: [Chord] = []
+        chords.reserveCapacity(Chordset.chordCount)
+        for spec in specs {
+            try validation.checkPosition(spec.position)
+            guard seenPositions.insert(spec.position).inserted else {
+                throw ChordStoreError(.invalidArgument, "chord position \(spec.position) is given twice")
+            }
+            if let bpm = spec.bpm { try validation.checkBPM(bpm) }
+            if let color = spec.color { try validation.checkColor(color) }
+            let chordID = spec.id ?? UUID.random(using: &generator)
+            guard seenIDs.insert(chordID).inserted else {
+                throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset")
+            }
+            if try state.chordLocation(chordID) != nil {
+                throw ChordStoreError(.alreadyExists, "chord id \(chordID) is already in use")
+            }
+            chords.append(Chord(
+                id: chordID,
+                position: spec.position,
+                bpm: spec.bpm ?? validation.limits.defaultBPM,
+                color: spec.color ?? .random(using: &generator)))
+        }
+        chords.sort { $0.position < $1.position }
+        return Chordset(
+            id: id, title: add.title, creationDate: add.creationDate ?? timestamp,
+            index: count, chords: chords)
+    }
+
+    private func existingChordset(_ id: UUID, state: some StateReading) throws -> Chordset {
+        guard let chordset = try state.chordset(id) else {
+            throw ChordStoreError(.notFound, "no chordset has id \(id)")
+        }
+        return chordset
+    }
+
+    private func existingChord(_ id: UUID, state: some StateReading) throws -> (Chord, UUID?) {
+        switch try state.chordLocation(id) {
+        case .chordset(let chordsetID, let position):
+            guard let chordset = try state.chordset(chordsetID), chordset.chords.indices.contains(position) else {
+                throw ChordStoreError(.internal, "chord \(id) points at a missing chordset \(chordsetID)")
+            }
+            return (chordset.chords[position], chordsetID)
+        case .controls:
+            guard let chord = try state.controlsChord() else {
+                throw ChordStoreError(.internal, "chord \(id) points at a missing controls chord")
+            }
+            return (chord, nil)
+        case nil:
+            throw ChordStoreError(.notFound, "no chord has id \(id)")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+public import Foundation
+
+/// An immutable fact in the log. Events carry what is needed to invert them (previous
+/// values, the deleted chordset), so undo never needs a replay.
+public enum Event: Sendable, Hashable {
+    /// A chordset was inserted at `chordset.index` (the end of the order, for an add).
+    case chordsetAdded(Chordset)
+    /// A chordset's title changed.
+    case chordsetRenamed(id: UUID, title: String, previousTitle: String)
+    /// A chordset and its chords were deleted; the payload is the chordset as it was.
+    case chordsetDeleted(Chordset)
+    /// A chord's colour changed; `chordsetID` is `nil` for the controls chord.
+    case chordColorSet(chordID: UUID, chordsetID: UUID?, color: ChordColor, previous: ChordColor)
+    /// A chord's tempo changed; `chordsetID` is `nil` for the controls chord.
+    case chordBPMSet(chordID: UUID, chordsetID: UUID?, bpm: Double, previous: Double)
+    /// The controls chord was created or replaced.
+    case controlsChordSet(Chord, previous: Chord?)
+    /// A chordset moved in the user order.
+    case chordsetMoved(id: UUID, from: Int, to: Int)
+    /// Every chordset was deleted; `count` says how many there were.
+    case allDeleted(count: Int)
+
+    /// A short kind name, matching the protobuf field name.
+    public var kindName: String {
+        switch self {
+        case .chordsetAdded: "chordset_added"
+        case .chordsetRenamed: "chordset_renamed"
+        case .chordsetDeleted: "chordset_deleted"
+        case .chordColorSet: "chord_color_set"
+        case .chordBPMSet: "chord_bpm_set"
+        case .controlsChordSet: "controls_chord_set"
+        case .chordsetMoved: "chordset_moved"
+        case .allDeleted: "all_deleted"
+        }
+    }
+
+    /// The chordset the event concerns, if any.
+    public var chordsetID: UUID? {
+        switch self {
+        case .chordsetAdded(let c), .chordsetDeleted(let c): c.id
+        case .chordsetRenamed(let id, _, _), .chordsetMoved(let id, _, _): id
+        case .chordColorSet(_, let id, _, _), .chordBPMSet(_, let id, _, _): id
+        case .controlsChordSet, .allDeleted: nil
+        }
+    }
+}

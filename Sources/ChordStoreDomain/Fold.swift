@@ -1,0 +1,59 @@
+import Foundation
+
+/// The fold: how an event changes the state. Replaying the log is applying every event
+/// in order to an empty state; the live views are the same fold applied as events commit.
+public enum Fold {
+    /// Applies `event` to `state`. The event must have been decided against this state
+    /// (or be the next event of a valid log); the fold itself checks nothing.
+    public static func apply(_ event: Event, to state: inout some StateWriting) throws {
+        switch event {
+        case .chordsetAdded(let chordset):
+            try state.insertChordset(chordset)
+
+        case .chordsetRenamed(let id, let title, _):
+            guard var chordset = try state.chordset(id) else { throw missing(id, event) }
+            chordset.title = title
+            try state.replaceChordset(chordset)
+
+        case .chordsetDeleted(let chordset):
+            guard let stored = try state.chordset(chordset.id) else { throw missing(chordset.id, event) }
+            try state.removeChordset(stored)
+
+        case .chordColorSet(let chordID, let chordsetID, let color, _):
+            try updateChord(chordID, in: chordsetID, state: &state, event: event) { $0.color = color }
+
+        case .chordBPMSet(let chordID, let chordsetID, let bpm, _):
+            try updateChord(chordID, in: chordsetID, state: &state, event: event) { $0.bpm = bpm }
+
+        case .controlsChordSet(let chord, _):
+            try state.setControlsChord(chord)
+
+        case .chordsetMoved(let id, let from, let to):
+            try state.moveChordset(id, from: from, to: to)
+
+        case .allDeleted:
+            try state.removeAllChordsets()
+        }
+    }
+
+    private static func updateChord(
+        _ chordID: UUID, in chordsetID: UUID?, state: inout some StateWriting, event: Event,
+        _ change: (inout Chord) -> Void
+    ) throws {
+        guard let chordsetID else {
+            guard var chord = try state.controlsChord(), chord.id == chordID else { throw missing(chordID, event) }
+            change(&chord)
+            try state.setControlsChord(chord)
+            return
+        }
+        guard var chordset = try state.chordset(chordsetID),
+              let position = chordset.chords.firstIndex(where: { $0.id == chordID })
+        else { throw missing(chordID, event) }
+        change(&chordset.chords[position])
+        try state.replaceChordset(chordset)
+    }
+
+    private static func missing(_ id: UUID, _ event: Event) -> ChordStoreError {
+        ChordStoreError(.dataLoss, "event \(event.kindName) names \(id), which the state does not hold")
+    }
+}

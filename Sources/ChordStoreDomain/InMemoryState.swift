@@ -1,0 +1,90 @@
+public import Foundation
+
+/// The whole projected state as plain Swift values: what a replay of the log produces,
+/// and the storage of the in-memory engine.
+public struct InMemoryState: StateWriting, Sendable, Hashable {
+    private struct Record: Sendable, Hashable {
+        var title: String
+        var creationDate: Instant
+        var chords: [Chord]
+    }
+
+    private var records: [UUID: Record] = [:]
+    private var order: [UUID] = []
+    private var indexByID: [UUID: Int] = [:]
+    private var chordLocations: [UUID: ChordLocation] = [:]
+    private var controls: Chord?
+
+    /// An empty state, as before the first event.
+    public init() {}
+
+    /// Applies every event in order to an empty state.
+    public init(replaying events: some Sequence<Event>) throws {
+        for event in events { try Fold.apply(event, to: &self) }
+    }
+
+    /// The chordset ids in the user order.
+    public var chordsetIDsInOrder: [UUID] { order }
+
+    public func chordset(_ id: UUID) -> Chordset? {
+        guard let record = records[id], let index = indexByID[id] else { return nil }
+        return Chordset(id: id, title: record.title, creationDate: record.creationDate, index: index, chords: record.chords)
+    }
+
+    public func chordLocation(_ id: UUID) -> ChordLocation? {
+        if let controls, controls.id == id { return .controls }
+        return chordLocations[id]
+    }
+
+    public func controlsChord() -> Chord? { controls }
+    public func chordsetCount() -> Int { order.count }
+    public func chordCount() -> Int { chordLocations.count + (controls == nil ? 0 : 1) }
+
+    public func chordsetID(atIndex index: Int) -> UUID? {
+        order.indices.contains(index) ? order[index] : nil
+    }
+
+    public mutating func insertChordset(_ chordset: Chordset) {
+        let index = min(max(chordset.index, 0), order.count)
+        records[chordset.id] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
+        order.insert(chordset.id, at: index)
+        reindex(from: index, through: order.count - 1)
+        for chord in chordset.chords {
+            chordLocations[chord.id] = .chordset(chordset.id, position: chord.position)
+        }
+    }
+
+    public mutating func replaceChordset(_ chordset: Chordset) {
+        records[chordset.id]?.title = chordset.title
+        records[chordset.id]?.chords = chordset.chords
+    }
+
+    public mutating func removeChordset(_ chordset: Chordset) {
+        guard let record = records.removeValue(forKey: chordset.id),
+              let index = indexByID.removeValue(forKey: chordset.id) else { return }
+        order.remove(at: index)
+        reindex(from: index, through: order.count - 1)
+        for chord in record.chords { chordLocations[chord.id] = nil }
+    }
+
+    public mutating func moveChordset(_ id: UUID, from: Int, to: Int) {
+        guard order.indices.contains(from), order.indices.contains(to), order[from] == id else { return }
+        order.remove(at: from)
+        order.insert(id, at: to)
+        reindex(from: min(from, to), through: max(from, to))
+    }
+
+    public mutating func setControlsChord(_ chord: Chord?) { controls = chord }
+
+    public mutating func removeAllChordsets() {
+        records.removeAll()
+        order.removeAll()
+        indexByID.removeAll()
+        chordLocations.removeAll()
+    }
+
+    private mutating func reindex(from start: Int, through end: Int) {
+        guard start <= end else { return }
+        for index in start...end { indexByID[order[index]] = index }
+    }
+}

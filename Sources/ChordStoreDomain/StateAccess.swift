@@ -1,0 +1,35 @@
+public import Foundation
+
+/// Read access to the projected state, as the decider and the invariant checks need it.
+/// Implemented in memory (``InMemoryState``) and over an LMDB transaction by the engine.
+public protocol StateReading {
+    /// The chordset with `id`, with its index and its chords in position order.
+    func chordset(_ id: UUID) throws -> Chordset?
+    /// Where the chord `id` lives, or `nil` if no chord has that id.
+    func chordLocation(_ id: UUID) throws -> ChordLocation?
+    /// The stand-alone controls chord, if one was set.
+    func controlsChord() throws -> Chord?
+    /// How many chordsets there are.
+    func chordsetCount() throws -> Int
+    /// How many chords there are, counting the controls chord.
+    func chordCount() throws -> Int
+    /// The id of the chordset at `index` in the user order.
+    func chordsetID(atIndex index: Int) throws -> UUID?
+}
+
+/// The primitive mutations the fold is written in. Implementations keep their indexes
+/// (chord locations, the user order) consistent; the fold guarantees the preconditions.
+public protocol StateWriting: StateReading {
+    /// Inserts `chordset` at `chordset.index` (at most the count); later ones shift up.
+    mutating func insertChordset(_ chordset: Chordset) throws
+    /// Replaces the stored title and chords of an existing chordset; its index is unchanged.
+    mutating func replaceChordset(_ chordset: Chordset) throws
+    /// Removes a chordset and its chords; later ones shift down.
+    mutating func removeChordset(_ chordset: Chordset) throws
+    /// Moves a chordset from one index to another.
+    mutating func moveChordset(_ id: UUID, from: Int, to: Int) throws
+    /// Sets or clears the controls chord.
+    mutating func setControlsChord(_ chord: Chord?) throws
+    /// Removes every chordset and chord but the controls chord.
+    mutating func removeAllChordsets() throws
+}

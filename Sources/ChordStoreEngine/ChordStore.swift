@@ -1,0 +1,180 @@
+public import ChordStoreDomain
+public import Foundation
+
+/// The ChordStore engine: an event-sourced store of chordsets and chords.
+///
+/// Every change is a ``ChordStoreDomain/Command`` that becomes one immutable event in the
+/// log; the views answering queries are projections of that log. One writer thread owns
+/// the log and commits concurrent commands together (group commit); reads run on the
+/// caller's thread against a consistent snapshot and never wait for the writer.
+///
+/// ```swift
+/// let store = try ChordStore.open(at: URL(fileURLWithPath: "data"))
+/// let added = try await store.execute(.addChordset(AddChordset(title: "Verse")))
+/// let list = try store.chordsets()
+/// await store.close()
+/// ```
+public final class ChordStore: Sendable {
+    /// How a store is opened.
+    public struct Options: Sendable {
+        /// The validation limits.
+        public var limits = Limits()
+        /// Most commands committed in one transaction.
+        public var maxBatch = 1_024
+        /// Most commands waiting for the writer; more are refused with `resourceExhausted`.
+        public var maxQueued = 100_000
+        /// The LMDB map's initial size; it grows on demand.
+        public var initialMapSize = 64 << 20
+        /// The most the map grows by at once (it doubles until this step).
+        public var maxMapGrowth = 1 << 30
+        /// The seed of the id and colour generator; random when `nil`. Tests fix it.
+        public var seed: UInt64?
+        /// The epoch written into new records.
+        public var epoch: UInt64 = 1
+        /// Skips fsync at commit. A crash may then lose acknowledged commands: only for
+        /// benchmarks and bulk loads that say so.
+        public var unsafeNoSync = false
+
+        /// The default options.
+        public init() {}
+    }
+
+    private let backend: any StorageBackend
+    private let writer: GroupCommitWriter
+    private let applier: BatchApplier
+    /// Where the store lives, or `nil` in memory.
+    public let directory: URL?
+
+    private init(backend: any StorageBackend, directory: URL?, options: Options) {
+        self.backend = backend
+        self.directory = directory
+        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: options.epoch)
+        self.writer = GroupCommitWriter(
+            backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,
+            seed: options.seed ?? UInt64.random(in: .min ... .max))
+    }
+
+    /// Opens (creating if needed) the durable store in `directory`.
+    ///
+    /// Fails with `unavailable` if another process has the directory open. If the views lag
+    /// the log (a crash during a rebuild), the missing events are replayed first, with
+    /// `progress(done, total)` reporting how far.
+    public static func open(
+        at directory: URL, options: Options = Options(), progress: (UInt64, UInt64) -> Void = { _, _ in }
+    ) throws(ChordStoreError) -> ChordStore {
+        let backend = try LMDBBackend(directory: directory, options: options, progress: progress)
+        return ChordStore(backend: backend, directory: directory, options: options)
+    }
+
+    /// Creates an empty store that lives in memory only, with the same behaviour.
+    public static func inMemory(options: Options = Options()) -> ChordStore {
+        ChordStore(backend: InMemoryBackend(), directory: nil, options: options)
+    }
+
+    /// Commits `command` and returns its recorded event once it is durable.
+    ///
+    /// Throws the validation error (nothing is written), or a storage error.
+    @discardableResult
+    public func execute(_ command: Command, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> RecordedEvent {
+        try await writer.submit(SubmittedCommand(command: command, context: context)).get()
+    }
+
+    /// Chordsets in `order` (creation date by default), at most `limit` of them.
+    public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) throws(ChordStoreError) -> [Chordset] {
+        try backend.withSnapshot { try $0.chordsets(order: order, limit: limit) }
+    }
+
+    /// The chordset with `id`, or `nil`.
+    public func chordset(_ id: UUID) throws(ChordStoreError) -> Chordset? {
+        try backend.withSnapshot { try $0.chordset(id) }
+    }
+
+    /// The chord with `id` and the chordset it belongs to (`nil` for the controls chord).
+    public func chord(_ id: UUID) throws(ChordStoreError) -> (chord: Chord, chordsetID: UUID?)? {
+        try backend.withSnapshot { snapshot -> (Chord, UUID?)? in
+            switch try snapshot.chordLocation(id) {
+            case .chordset(let chordsetID, let position):
+                guard let chordset = try snapshot.chordset(chordsetID), chordset.chords.indices.contains(position) else { return nil }
+                return (chordset.chords[position], chordsetID)
+            case .controls:
+                return try snapshot.controlsChord().map { ($0, nil) }
+            case nil:
+                return nil
+            }
+        }
+    }
+
+    /// The stand-alone controls chord, if set.
+    public func controlsChord() throws(ChordStoreError) -> Chord? {
+        try backend.withSnapshot { try $0.controlsChord() }
+    }
+
+    /// Counts of chordsets and chords, as the seed app printed on save.
+    public func profile() throws(ChordStoreError) -> Profile {
+        try backend.withSnapshot { snapshot in
+            Profile(
+                chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount(),
+                hasControlsChord: try snapshot.controlsChord() != nil, lastSequence: try snapshot.head.sequence)
+        }
+    }
+
+    /// Up to `limit` events from sequence `from` on.
+    public func events(from sequence: UInt64 = 1, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
+        try backend.withSnapshot { snapshot in
+            var events: [RecordedEvent] = []
+            try snapshot.forEachRecord(from: sequence) { sequence, record in
+                events.append(try RecordCodec.decode(record, sequence: sequence))
+                return events.count < limit
+            }
+            return events
+        }
+    }
+
+    /// Calls `body` with each raw stored record from `sequence` on until it returns `false`
+    /// (for export and the protobuf JSON output). The buffer is valid during the call only.
+    public func forEachRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
+        try backend.withSnapshot { try $0.forEachRecord(from: sequence, body) }
+    }
+
+    /// Replays the log into a fresh state and compares it with the live views; see
+    /// ``Verifier``.
+    public func verify(progress: (UInt64, UInt64) -> Void = { _, _ in }) throws(ChordStoreError) -> VerifyReport {
+        try backend.withSnapshot { try Verifier.verify($0, progress: progress) }
+    }
+
+    /// Drops the views and replays the whole log into them, on the writer thread (commands
+    /// wait meanwhile).
+    public func rebuild(progress: @escaping @Sendable (UInt64, UInt64) -> Void = { _, _ in }) async throws(ChordStoreError) {
+        let backend = self.backend
+        let applier = self.applier
+        try await writer.exclusive { () -> Result<Void, ChordStoreError> in
+            Result { () throws(ChordStoreError) in try backend.rebuild(applier: applier, progress: progress) }
+        }.get()
+    }
+
+    /// Commits what is queued, then stops the writer and releases the directory.
+    public func close() {
+        writer.close()
+        backend.close()
+    }
+}
+
+/// Counts of a store, as the seed app's `profile()` printed them.
+public struct Profile: Sendable, Hashable {
+    /// Number of chordsets.
+    public var chordsets: Int
+    /// Number of chords, including the controls chord: `8 × chordsets` (+ 1).
+    public var chords: Int
+    /// Whether the controls chord is set.
+    public var hasControlsChord: Bool
+    /// The last event's sequence number (0 for an empty log).
+    public var lastSequence: UInt64
+
+    /// Creates a profile.
+    public init(chordsets: Int, chords: Int, hasControlsChord: Bool, lastSequence: UInt64) {
+        self.chordsets = chordsets
+        self.chords = chords
+        self.hasControlsChord = hasControlsChord
+        self.lastSequence = lastSequence
+    }
+}

@@ -1,0 +1,44 @@
+import ChordStoreDomain
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An exclusive `flock` on `DIR/chordstore.lock`, held while a store is open, so that a
+/// second process (a CLI next to a running server, or a second server) is refused with
+/// a clear message instead of writing the same log. The file holds the owner's pid.
+final class DirectoryLock: Sendable {
+    private let descriptor: Int32
+    static let fileName = "chordstore.lock"
+
+    init(directory: URL) throws(ChordStoreError) {
+        let path = directory.appendingPathComponent(Self.fileName).path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ChordStoreError(.unavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let owner = Self.owner(fd: fd)
+            close(fd)
+            throw ChordStoreError(
+                .unavailable,
+                "data directory \(directory.path) is in use by another process\(owner.map { " (pid \($0))" } ?? ""); "
+                    + "stop it, or send commands to the running server instead of using --data")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    private static func owner(fd: Int32) -> Int? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Int(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

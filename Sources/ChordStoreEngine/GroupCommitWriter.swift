@@ -1,0 +1,134 @@
+import ChordStoreDomain
+import Foundation
+import Synchronization
+
+/// The one writer: a dedicated thread that owns every write to the backend.
+///
+/// Group commit: commands that arrive while a commit is in flight queue up, and the next
+/// turn takes all of them (up to `maxBatch`) into one transaction, so a durable commit's
+/// fsync is paid once per batch instead of once per command.
+final class GroupCommitWriter: Sendable {
+    typealias Completion = CheckedContinuation<Result<RecordedEvent, ChordStoreError>, Never>
+
+    private enum Job: Sendable {
+        case command(SubmittedCommand, Completion)
+        case exclusive(@Sendable () -> Void)
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var sleeping = false
+        var closed = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let backend: any StorageBackend
+    private let applier: BatchApplier
+    private let maxBatch: Int
+    private let maxQueued: Int
+    private let seed: UInt64
+
+    init(backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int, seed: UInt64) {
+        self.backend = backend
+        self.applier = applier
+        self.maxBatch = max(1, maxBatch)
+        self.maxQueued = max(1, maxQueued)
+        self.seed = seed
+        let thread = Thread { [self] in run() }
+        thread.name = "chordstore-writer"
+        thread.start()
+    }
+
+    /// Queues `command` and waits for its commit (or its refusal).
+    func submit(_ command: SubmittedCommand) async -> Result<RecordedEvent, ChordStoreError> {
+        await withCheckedContinuation { continuation in
+            if let refusal = enqueue(.command(command, continuation)) {
+                continuation.resume(returning: .failure(refusal))
+            }
+        }
+    }
+
+    /// Runs `work` on the writer thread between batches, with no commit in flight.
+    func exclusive<T: Sendable>(_ work: @escaping @Sendable () -> Result<T, ChordStoreError>) async -> Result<T, ChordStoreError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, ChordStoreError>, Never>) in
+            if let refusal = enqueue(.exclusive { continuation.resume(returning: work()) }) {
+                continuation.resume(returning: .failure(refusal))
+            }
+        }
+    }
+
+    /// Finishes every queued job, then stops the thread. Later submissions fail.
+    func close() {
+        let signal = queue.withLock { queue -> Bool in
+            if queue.closed { return false }
+            queue.closed = true
+            defer { queue.sleeping = false }
+            return queue.sleeping
+        }
+        if signal { wake.signal() }
+        finished.wait()
+        finished.signal()
+    }
+
+    private static let closedError = ChordStoreError(.unavailable, "the store is closed")
+
+    /// Queues `job`; returns why it was refused, if it was.
+    private func enqueue(_ job: Job) -> ChordStoreError? {
+        let (refusal, signal) = queue.withLock { queue -> (ChordStoreError?, Bool) in
+            if queue.closed { return (Self.closedError, false) }
+            if queue.jobs.count >= maxQueued {
+                return (ChordStoreError(.resourceExhausted, "the write queue holds \(maxQueued) commands, its limit; retry later"), false)
+            }
+            queue.jobs.append(job)
+            defer { queue.sleeping = false }
+            return (nil, queue.sleeping)
+        }
+        if signal { wake.signal() }
+        return refusal
+    }
+
+    private func run() {
+        var generator = SplitMix64(seed: seed)
+        while true {
+            let (jobs, closed) = queue.withLock { queue -> ([Job], Bool) in
+                if queue.jobs.isEmpty {
+                    queue.sleeping = !queue.closed
+                    return ([], queue.closed)
+                }
+                return (takeBatch(from: &queue.jobs), false)
+            }
+            if jobs.isEmpty {
+                if closed { break }
+                wake.wait()
+                continue
+            }
+            if case .exclusive(let work) = jobs[0] {
+                work()
+                continue
+            }
+            var commands: [SubmittedCommand] = []
+            var completions: [Completion] = []
+            commands.reserveCapacity(jobs.count)
+            completions.reserveCapacity(jobs.count)
+            for case .command(let command, let completion) in jobs {
+                commands.append(command)
+                completions.append(completion)
+            }
+            let results = backend.commit(commands, applier: applier, generator: &generator)
+            for (completion, result) in zip(completions, results) { completion.resume(returning: result) }
+        }
+        finished.signal()
+    }
+
+    /// The next batch: one exclusive job alone, or the leading run of commands.
+    private func takeBatch(from jobs: inout [Job]) -> [Job] {
+        if case .exclusive = jobs[0] { return [jobs.removeFirst()] }
+        var end = 0
+        while end < jobs.count, end < maxBatch, case .command = jobs[end] { end += 1 }
+        let batch = Array(jobs[..<end])
+        jobs.removeFirst(end)
+        return batch
+    }
+}

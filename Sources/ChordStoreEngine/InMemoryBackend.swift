@@ -1,0 +1,87 @@
+import ChordStoreDomain
+import Foundation
+import Synchronization
+
+/// The in-memory backend, like Core Data's in-memory store: the same log records,
+/// checksums and fold as the LMDB backend, kept in arrays and dictionaries and gone when
+/// the store is closed.
+final class InMemoryBackend: StorageBackend {
+    private struct Storage: StoreSnapshot {
+        var state = InMemoryState()
+        var records: [[UInt8]] = []
+        var head = LogHead.empty
+
+        func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
+        func chordLocation(_ id: UUID) -> ChordLocation? { state.chordLocation(id) }
+        func controlsChord() -> Chord? { state.controlsChord() }
+        func chordsetCount() -> Int { state.chordsetCount() }
+        func chordCount() -> Int { state.chordCount() }
+        func chordsetID(atIndex index: Int) -> UUID? { state.chordsetID(atIndex: index) }
+
+        func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
+            let all = state.chordsetIDsInOrder.compactMap(state.chordset)
+            let sorted: [Chordset] = switch order {
+            case .index: all
+            case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
+            case .title: all.sorted(by: ChordsetSorting.byTitle)
+            }
+            return limit.map { Array(sorted.prefix($0)) } ?? sorted
+        }
+
+        func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+            var next = max(sequence, 1)
+            while next <= UInt64(records.count) {
+                let keepGoing = try records[Int(next - 1)].withUnsafeBytes { try body(next, $0) }
+                if !keepGoing { return }
+                next += 1
+            }
+        }
+    }
+
+    private let storage = Mutex(Storage())
+
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
+        storage.withLock { storage in
+            do {
+                var records = storage.records
+                storage.records = []
+                defer { storage.records = records }
+                return try applier.apply(
+                    batch, to: &storage.state, head: &storage.head, now: .now, generator: &generator,
+                    append: { _, bytes in records.append(bytes) })
+            } catch {
+                let failure = ChordStoreError(.internal, "in-memory commit failed: \(error)", cause: error)
+                return batch.map { _ in .failure(failure) }
+            }
+        }
+    }
+
+    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        let snapshot = storage.withLock { $0 }
+        do {
+            return try body(snapshot)
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    func rebuild(applier: BatchApplier, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        let records = storage.withLock { $0.records }
+        var state = InMemoryState()
+        let total = UInt64(records.count)
+        do {
+            for (offset, record) in records.enumerated() {
+                let sequence = UInt64(offset + 1)
+                let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
+                try Fold.apply(recorded.event, to: &state)
+                if sequence % 65_536 == 0 { progress(sequence, total) }
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        progress(total, total)
+        storage.withLock { $0.state = state }
+    }
+
+    func close() {}
+}

@@ -1,0 +1,178 @@
+import ChordStoreDomain
+import Foundation
+import LMDB
+import Synchronization
+
+/// The durable backend: the log and its projections in one LMDB environment, written in
+/// the same transaction, so the views always reflect exactly the committed log.
+final class LMDBBackend: StorageBackend {
+    /// The on-disk format this code writes and reads.
+    static let formatVersion: UInt8 = 1
+
+    private let env: Environment
+    private let dbs: StoreDatabases
+    private let lock: DirectoryLock
+    /// The last committed record; only the writer thread changes it.
+    private let committedHead: Mutex<LogHead>
+    private let maxMapGrowth: Int
+
+    /// Opens or creates the store in `directory`, replaying any log tail the views miss
+    /// (after a crash during a rebuild).
+    init(directory: URL, options: ChordStore.Options, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ChordStoreError(.unavailable, "cannot create data directory \(directory.path): \(error.localizedDescription)", cause: error)
+        }
+        lock = try DirectoryLock(directory: directory)
+        var envOptions = Environment.Options()
+        envOptions.mapSize = options.initialMapSize
+        envOptions.noSync = options.unsafeNoSync
+        maxMapGrowth = options.maxMapGrowth
+        do {
+            env = try Environment(directory: directory, options: envOptions)
+            dbs = StoreDatabases(
+                log: try env.openDatabase("log"), chordsets: try env.openDatabase("chordsets"),
+                chords: try env.openDatabase("chords"), order: try env.openDatabase("order"),
+                positions: try env.openDatabase("positions"), created: try env.openDatabase("created"),
+                meta: try env.openDatabase("meta"))
+            committedHead = Mutex(.empty)
+            try checkFormat()
+            let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            committedHead.withLock { $0 = head }
+        } catch {
+            throw Self.openError(error, directory: directory)
+        }
+        try catchUpViews(progress: progress)
+    }
+
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
+        let start = committedHead.withLock { $0 }
+        do {
+            let (results, head) = try withGrowingMap {
+                try env.withWriteTransaction { txn in
+                    var view = LMDBStateView(txn: txn, dbs: dbs)
+                    var head = start
+                    let results = try applier.apply(batch, to: &view, head: &head, now: .now, generator: &generator) { sequence, bytes in
+                        try txn.put(dbs.log, key: StoreKeys.sequence(sequence), value: bytes, flags: .append)
+                    }
+                    if head.sequence != start.sequence {
+                        try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(head.sequence))
+                    }
+                    return (results, head)
+                }
+            }
+            committedHead.withLock { $0 = head }
+            return results
+        } catch {
+            let failure = ChordStoreError.wrapping(error)
+            return batch.map { _ in .failure(failure) }
+        }
+    }
+
+    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        do {
+            return try env.withReadTransaction { txn in try body(LMDBStateView(txn: txn, dbs: dbs)) }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    func rebuild(applier: BatchApplier, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        do {
+            try withGrowingMap {
+                try env.withWriteTransaction { txn in
+                    for db in dbs.views { try txn.empty(db) }
+                    try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
+                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(0))
+                }
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        try catchUpViews(progress: progress)
+    }
+
+    func close() {}
+
+    /// Folds every record after the views' last sequence into the views, in transactions of
+    /// `chunk` events, each recording how far the views got (so a crash resumes here).
+    private func catchUpViews(progress: (UInt64, UInt64) -> Void, chunk: UInt64 = 50_000) throws(ChordStoreError) {
+        let total = committedHead.withLock { $0.sequence }
+        do {
+            var done = try env.withReadTransaction { txn in try Self.viewsThrough(txn, dbs) }
+            guard done < total else { return }
+            while done < total {
+                done = try withGrowingMap {
+                    try env.withWriteTransaction { txn in
+                        var view = LMDBStateView(txn: txn, dbs: dbs)
+                        var last = try Self.viewsThrough(txn, dbs)
+                        let stop = last + chunk
+                        var events: [Event] = []
+                        events.reserveCapacity(Int(chunk))
+                        try view.forEachRecord(from: last + 1) { sequence, record in
+                            events.append(try RecordCodec.decode(record, sequence: sequence).event)
+                            last = sequence
+                            return sequence < stop
+                        }
+                        for event in events { try Fold.apply(event, to: &view) }
+                        try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(last))
+                        return last
+                    }
+                }
+                progress(done, total)
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`.
+    private func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
+        while true {
+            do {
+                return try body()
+            } catch let error as LMDBError where error.isMapFull {
+                let size = env.mapSize
+                try env.setMapSize(size + min(size, maxMapGrowth))
+            }
+        }
+    }
+
+    private func checkFormat() throws {
+        try env.withWriteTransaction { txn in
+            if let stored = try txn.get(dbs.meta, key: StoreDatabases.formatKey) {
+                guard stored.count == 1, stored[0] <= Self.formatVersion else {
+                    throw ChordStoreError(
+                        .failedPrecondition,
+                        "the data directory has format \(Array(stored)), newer than this chordstore (\(Self.formatVersion))")
+                }
+            } else {
+                try txn.put(dbs.meta, key: StoreDatabases.formatKey, value: [Self.formatVersion])
+            }
+        }
+    }
+
+    static func viewsThrough(_ txn: Transaction, _ dbs: StoreDatabases) throws -> UInt64 {
+        try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(StoreKeys.sequence) ?? 0
+    }
+
+    static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, withTimestamp: Bool) throws -> LogHead {
+        try txn.withCursor(dbs.log) { cursor in
+            guard let last = try cursor.last() else { return .empty }
+            let sequence = StoreKeys.sequence(last.key)
+            guard let checksum = RecordCodec.storedChecksum(last.value) else {
+                throw ChordStoreError(.dataLoss, "event \(sequence), the last in the log, does not end with its checksum")
+            }
+            let timestamp = withTimestamp
+                ? try RecordCodec.decode(last.value, sequence: sequence).timestamp
+                : Instant(microsecondsSince1970: 0)
+            return LogHead(sequence: sequence, checksum: checksum, timestamp: timestamp)
+        }
+    }
+
+    private static func openError(_ error: any Error, directory: URL) -> ChordStoreError {
+        if let error = error as? ChordStoreError { return error }
+        return ChordStoreError(.unavailable, "cannot open the store in \(directory.path): \(error)", cause: error)
+    }
+}

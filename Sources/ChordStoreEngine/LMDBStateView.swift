@@ -1,0 +1,187 @@
+import ChordStoreDomain
+import ChordStoreProto
+import Foundation
+import LMDB
+import SwiftProtobuf
+
+/// The named databases of a store's LMDB environment.
+struct StoreDatabases: Sendable {
+    /// sequence → event record (the log; append-only).
+    var log: Database
+    /// chordset id → `Chordset` message without its index.
+    var chordsets: Database
+    /// chord id → chordset id + position (or the controls marker).
+    var chords: Database
+    /// index → chordset id (the user order).
+    var order: Database
+    /// chordset id → index.
+    var positions: Database
+    /// creation time + id → nothing (the default list order).
+    var created: Database
+    /// "views" → last sequence folded into the views; "controls" → `Chord`; "format".
+    var meta: Database
+
+    /// Every projection database, emptied by a rebuild.
+    var views: [Database] { [chordsets, chords, order, positions, created] }
+
+    static let viewsKey = Array("views".utf8)
+    static let controlsKey = Array("controls".utf8)
+    static let formatKey = Array("format".utf8)
+}
+
+/// The projected state read and written through one LMDB transaction: the fold's
+/// ``StateWriting`` over the view databases, so views commit atomically with the log.
+struct LMDBStateView: StoreSnapshot, StateWriting {
+    let txn: Transaction
+    let dbs: StoreDatabases
+
+    var head: LogHead {
+        get throws { try LMDBBackend.readHead(txn, dbs, withTimestamp: false) }
+    }
+
+    func chordset(_ id: UUID) throws -> Chordset? {
+        let key = StoreKeys.id(id)
+        guard let record = try txn.get(dbs.chordsets, key: key),
+              let index = try txn.get(dbs.positions, key: key) else { return nil }
+        var chordset = try Chordset(proto: Chordstore_V1_Chordset(serializedBytes: record.bytes))
+        chordset.index = StoreKeys.index(index)
+        return chordset
+    }
+
+    func chordLocation(_ id: UUID) throws -> ChordLocation? {
+        try txn.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
+    }
+
+    func controlsChord() throws -> Chord? {
+        guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.controlsKey) else { return nil }
+        return try Chord(proto: Chordstore_V1_Chord(serializedBytes: bytes.bytes))
+    }
+
+    func chordsetCount() throws -> Int { try txn.stat(dbs.chordsets).entries }
+    func chordCount() throws -> Int { try txn.stat(dbs.chords).entries }
+
+    func chordsetID(atIndex index: Int) throws -> UUID? {
+        guard index >= 0, index <= UInt32.max else { return nil }
+        return try txn.get(dbs.order, key: StoreKeys.index(index)).map(StoreKeys.id)
+    }
+
+    func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset] {
+        let cap = limit ?? Int.max
+        var result: [Chordset] = []
+        switch order {
+        case .creationDate:
+            try txn.withCursor(dbs.created) { cursor in
+                var entry = try cursor.first()
+                while let current = entry, result.count < cap {
+                    if let chordset = try chordset(StoreKeys.idInCreationKey(current.key)) { result.append(chordset) }
+                    entry = try cursor.next()
+                }
+            }
+        case .index:
+            try txn.withCursor(dbs.order) { cursor in
+                var entry = try cursor.first()
+                while let current = entry, result.count < cap {
+                    if let chordset = try chordset(StoreKeys.id(current.value)) { result.append(chordset) }
+                    entry = try cursor.next()
+                }
+            }
+        case .title:
+            result = try chordsets(order: .index, limit: nil).sorted(by: ChordsetSorting.byTitle)
+            if result.count > cap { result.removeLast(result.count - cap) }
+        }
+        return result
+    }
+
+    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try txn.withCursor(dbs.log) { cursor in
+            var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry {
+                guard try body(StoreKeys.sequence(current.key), current.value) else { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    // MARK: StateWriting
+
+    mutating func insertChordset(_ chordset: Chordset) throws {
+        let count = try chordsetCount()
+        let index = min(chordset.index, count)
+        if index < count {
+            for i in stride(from: count - 1, through: index, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
+            try txn.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id))
+        } else {
+            try txn.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id), flags: .append)
+        }
+        let key = StoreKeys.id(chordset.id)
+        try txn.put(dbs.positions, key: key, value: StoreKeys.index(index))
+        try putRecord(chordset)
+        try txn.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
+        for chord in chordset.chords {
+            try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
+        }
+    }
+
+    mutating func replaceChordset(_ chordset: Chordset) throws {
+        try putRecord(chordset)
+    }
+
+    mutating func removeChordset(_ chordset: Chordset) throws {
+        let key = StoreKeys.id(chordset.id)
+        guard let indexBytes = try txn.get(dbs.positions, key: key) else { return }
+        let index = StoreKeys.index(indexBytes)
+        let count = try chordsetCount()
+        try txn.delete(dbs.chordsets, key: key)
+        try txn.delete(dbs.positions, key: key)
+        try txn.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
+        for chord in chordset.chords { try txn.delete(dbs.chords, key: StoreKeys.id(chord.id)) }
+        for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }
+        try txn.delete(dbs.order, key: StoreKeys.index(count - 1))
+    }
+
+    mutating func moveChordset(_ id: UUID, from: Int, to: Int) throws {
+        guard from != to else { return }
+        if from < to {
+            for i in (from + 1)...to { try moveOrderEntry(from: i, to: i - 1) }
+        } else {
+            for i in stride(from: from - 1, through: to, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
+        }
+        try txn.put(dbs.order, key: StoreKeys.index(to), value: StoreKeys.id(id))
+        try txn.put(dbs.positions, key: StoreKeys.id(id), value: StoreKeys.index(to))
+    }
+
+    mutating func setControlsChord(_ chord: Chord?) throws {
+        if let previous = try controlsChord() {
+            try txn.delete(dbs.chords, key: StoreKeys.id(previous.id))
+        }
+        guard let chord else {
+            try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
+            return
+        }
+        try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: try chord.proto.serializedBytes() as [UInt8])
+        try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
+    }
+
+    mutating func removeAllChordsets() throws {
+        for db in dbs.views { try txn.empty(db) }
+        if let controls = try controlsChord() {
+            try txn.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
+        }
+    }
+
+    /// Moves the chordset at user-order index `from` to `to` (overwriting what was there).
+    private func moveOrderEntry(from: Int, to: Int) throws {
+        guard let idBytes = try txn.get(dbs.order, key: StoreKeys.index(from)) else {
+            throw ChordStoreError(.dataLoss, "the user order has no chordset at index \(from)")
+        }
+        let id = Array(idBytes)
+        try txn.put(dbs.order, key: StoreKeys.index(to), value: id)
+        try txn.put(dbs.positions, key: id, value: StoreKeys.index(to))
+    }
+
+    private func putRecord(_ chordset: Chordset) throws {
+        var message = chordset.proto
+        message.index = 0
+        try txn.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: try message.serializedBytes() as [UInt8])
+    }
+}

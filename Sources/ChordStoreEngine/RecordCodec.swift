@@ -1,0 +1,97 @@
+import Foundation
+public import ChordStoreDomain
+public import ChordStoreProto
+import SwiftProtobuf
+
+/// Encodes and decodes log records: a serialized ``Chordstore_V1_EventEnvelope`` whose
+/// last 9 bytes are the `checksum` field (tag `0x79` + 8 little-endian bytes), a hash
+/// chain: `checksum = XXH64(record minus its last 9 bytes, seed: previous checksum)`.
+public enum RecordCodec {
+    /// The tag byte of field 15 (`checksum`), wire type 1 (64-bit).
+    static let checksumTag: UInt8 = 0x79
+    /// Bytes the checksum field adds at the end of every record.
+    public static let trailerSize = 9
+
+    /// Encodes `recorded` (its `checksum` is ignored) chained to `previousChecksum`;
+    /// returns the record bytes and the new checksum.
+    public static func encode(_ recorded: RecordedEvent, previousChecksum: UInt64) throws(ChordStoreError) -> (bytes: [UInt8], checksum: UInt64) {
+        var envelope = envelope(for: recorded)
+        envelope.checksum = 0
+        var bytes: [UInt8]
+        do {
+            bytes = try envelope.serializedBytes()
+        } catch {
+            throw ChordStoreError(.internal, "encoding event \(recorded.sequence) failed: \(error)", cause: error)
+        }
+        let checksum = bytes.withUnsafeBytes { XXHash64.hash($0, seed: previousChecksum) }
+        bytes.reserveCapacity(bytes.count + trailerSize)
+        bytes.append(checksumTag)
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
+        return (bytes, checksum)
+    }
+
+    /// The protobuf envelope of `recorded`, checksum included (for JSON output and the wire).
+    public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope {
+        var envelope = Chordstore_V1_EventEnvelope()
+        envelope.sequence = recorded.sequence
+        envelope.epoch = recorded.epoch
+        envelope.timestamp = recorded.timestamp.proto
+        envelope.session = recorded.session
+        envelope.commandID = recorded.commandID
+        recorded.event.encode(into: &envelope)
+        envelope.checksum = recorded.checksum
+        return envelope
+    }
+
+    /// The checksum a record stores (its last 8 bytes), or `nil` if it has no trailer.
+    public static func storedChecksum(_ record: UnsafeRawBufferPointer) -> UInt64? {
+        guard record.count > trailerSize, record[record.count - trailerSize] == checksumTag else { return nil }
+        return UInt64(littleEndian: record.loadUnaligned(fromByteOffset: record.count - 8, as: UInt64.self))
+    }
+
+    /// Checks the record's checksum against `previousChecksum`; returns the stored checksum.
+    public static func verify(_ record: UnsafeRawBufferPointer, sequence: UInt64, previousChecksum: UInt64) throws(ChordStoreError) -> UInt64 {
+        guard let stored = storedChecksum(record) else {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: it does not end with its checksum field")
+        }
+        let body = UnsafeRawBufferPointer(rebasing: record[..<(record.count - trailerSize)])
+        let computed = XXHash64.hash(body, seed: previousChecksum)
+        guard computed == stored else {
+            throw ChordStoreError(
+                .dataLoss,
+                "event \(sequence) is damaged: checksum \(hex(stored)) stored, \(hex(computed)) computed")
+        }
+        return stored
+    }
+
+    /// Decodes a record (without checking its checksum; see ``verify(_:sequence:previousChecksum:)``).
+    public static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
+        let envelope: Chordstore_V1_EventEnvelope
+        do {
+            envelope = try Chordstore_V1_EventEnvelope(serializedBytes: record.bytes)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error)", cause: error)
+        }
+        guard envelope.sequence == sequence else {
+            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(envelope.sequence)")
+        }
+        return RecordedEvent(
+            sequence: envelope.sequence, epoch: envelope.epoch,
+            timestamp: Instant(proto: envelope.timestamp), session: envelope.session,
+            commandID: envelope.commandID, event: try Event(envelope: envelope), checksum: envelope.checksum)
+    }
+
+    /// Decodes a record into its protobuf envelope (for `--json` output and the wire).
+    public static func envelope(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> Chordstore_V1_EventEnvelope {
+        do {
+            return try Chordstore_V1_EventEnvelope(serializedBytes: record.bytes)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error)", cause: error)
+        }
+    }
+
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,53 @@
+import ChordStoreDomain
+
+/// The position of the log's last record: what the next append chains to.
+struct LogHead: Sendable, Hashable {
+    var sequence: UInt64
+    var checksum: UInt64
+    var timestamp: Instant
+
+    static let empty = LogHead(sequence: 0, checksum: 0, timestamp: Instant(microsecondsSince1970: 0))
+}
+
+/// How a list of chordsets is ordered.
+public enum ChordsetOrder: String, Sendable, CaseIterable {
+    /// Oldest first by creation date, then by id: the seed app's list order.
+    case creationDate = "created"
+    /// The user's own order (``ChordStoreDomain/Chordset/index``).
+    case index
+    /// By title, localized and case-insensitive, then by creation date.
+    case title
+}
+
+/// A consistent, read-only view of a store at one committed sequence number: the log up
+/// to that point and the projections that reflect exactly it.
+protocol StoreSnapshot: StateReading {
+    /// The last record of the log in this snapshot.
+    var head: LogHead { get throws }
+    /// Chordsets in `order`, at most `limit` of them.
+    func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset]
+    /// Calls `body` with each stored record from `sequence` on, in order, until it returns
+    /// `false`. The buffer is valid only during the call.
+    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+}
+
+/// One command waiting for the writer, and where its result goes.
+struct SubmittedCommand: Sendable {
+    var command: Command
+    var context: CommandContext
+}
+
+/// Where a store keeps its log and projections: LMDB on disk or plain memory. Every
+/// method that writes is called on the writer thread only.
+protocol StorageBackend: AnyObject, Sendable {
+    /// Validates, appends and folds `batch` as one atomic, durable commit. A command that
+    /// fails validation gets its error and writes nothing; a storage failure fails them all.
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>]
+    /// Runs `body` on a consistent snapshot. Never blocks the writer for longer than it
+    /// takes to take the snapshot.
+    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T
+    /// Drops the projections and replays the whole log into them (writer thread).
+    func rebuild(applier: BatchApplier, progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
+    /// Releases files and locks. No call may follow.
+    func close()
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+
+/// The `chordstore` command: works directly on a data directory.
+@main
+struct ChordStoreCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chordstore",
+        abstract: "An event-sourced store of chordsets and chords.",
+        discussion: """
+            Every change is an immutable event in an LMDB log; lists and lookups read
+            projections of that log. Commands work directly on a data directory (--data,
+            default ./chordstore-data), which only one process may open at a time.
+
+            Ids may be given as UUIDs (6F1C…-…) or as the base64 form that --json prints.
+            Exit status: 0 on success, 1 when the store refused or failed, 64 for usage errors.
+            """,
+        subcommands: [
+            AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
+            DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
+            MoveCommand.self, DeleteAllCommand.self, ProfileCommand.self, LogCommand.self,
+            VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
+        ]
+    )
+
+    /// Accepts the global options before the verb too (`chordstore --data DIR list`), as
+    /// the README writes them, by moving them after it.
+    static func main() async {
+        await main(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+        let valued: Set<String> = ["--data", "--session"]
+        let flags: Set<String> = ["--json"]
+        var leading: [String] = []
+        var rest = arguments[...]
+        while let first = rest.first {
+            let name = String(first.split(separator: "=", maxSplits: 1)[0])
+            if valued.contains(name) && !first.contains("=") && rest.count >= 2 {
+                leading.append(contentsOf: rest.prefix(2))
+                rest = rest.dropFirst(2)
+            } else if valued.contains(name) || flags.contains(first) {
+                leading.append(first)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        var result = Array(rest)
+        result.insert(contentsOf: leading, at: result.firstIndex(of: "--") ?? result.endIndex)
+        return result
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import ChordStoreEngine
+
+/// The `--order` values.
+enum OrderArgument: String, ExpressibleByArgument, CaseIterable {
+    case created, index, title
+
+    var order: ChordsetOrder {
+        switch self {
+        case .created: .creationDate
+        case .index: .index
+        case .title: .title
+        }
+    }
+}
+
+/// `chordstore list`: lists chordsets, oldest first by default.
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List chordsets (by creation date unless --order says otherwise).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Order: created (oldest first), index (the user order) or title.")
+    var order: OrderArgument = .created
+
+    @Option(help: "Show at most this many.")
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
+    }
+
+    func run() async throws {
+        let chordsets = try await withStore(global) { try $0.chordsets(order: order.order, limit: limit) }
+        try Output.chordsetList(chordsets, json: global.json)
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import ChordStoreDomain
+import ChordStoreEngine
+import Foundation
+
+/// `chordstore profile`: counts, as the seed app printed on save.
+struct ProfileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "Count chordsets and chords (chords = 8 × chordsets + the controls chord).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let profile = try await withStore(global) { try $0.profile() }
+        try Output.profile(profile, json: global.json)
+    }
+}
+
+/// `chordstore verify`: checks every record and compares a replay with the views.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check the log and the views.",
+        discussion: """
+            Checks every event's checksum chain and sequence (no gap), replays the whole log
+            into a fresh state checking the invariants, and compares the result with the
+            live views. Reports the first problem with its sequence number; exits 1 if any.
+            """)
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let started = ContinuousClock.now
+        let report = try await withStore(global) { store in
+            let progress = ProgressReporter(label: "verifying")
+            defer { progress.finish() }
+            return try store.verify(progress: progress.report)
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        if let problem = report.problem {
+            let place = report.sequence.map { " at event \($0)" } ?? ""
+            throw Failure(ChordStoreError(problem.code, "verify failed\(place): \(problem.message)"))
+        }
+        Output.print("ok: \(report.events) events verified in \(String(format: "%.2f", seconds)) s; the views match a replay of the log")
+    }
+}
+
+/// `chordstore rebuild`: drops the views and replays the log.
+struct RebuildCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rebuild",
+        abstract: "Drop the views and rebuild them by replaying the whole log.",
+        discussion: "Safe to interrupt: the next open resumes the replay where it stopped.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let started = ContinuousClock.now
+        let events = try await withStore(global) { store in
+            let progress = ProgressReporter(label: "rebuilding")
+            defer { progress.finish() }
+            try await store.rebuild(progress: progress.report)
+            return try store.profile().lastSequence
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        Output.print("rebuilt the views from \(events) events in \(String(format: "%.2f", seconds)) s")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,100 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import Foundation
+import SwiftProtobuf
+
+/// Prints results for people, or as protobuf canonical JSON with `--json`.
+enum Output {
+    static func print(_ text: String) { Swift.print(text) }
+
+    static func json(_ message: some SwiftProtobuf.Message) throws {
+        Swift.print(try message.jsonString())
+    }
+
+    static func chordsetLine(_ chordset: Chordset) -> String {
+        let title = chordset.title.isEmpty ? "(untitled)" : chordset.title
+        return "\(pad(String(chordset.index), 5)) \(chordset.id.uuidString)  \(chordset.creationDate)  \(title)"
+    }
+
+    static func chordsetList(_ chordsets: [Chordset], json: Bool) throws {
+        if json {
+            try self.json(Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) })
+            return
+        }
+        if chordsets.isEmpty {
+            print("no chordsets")
+            return
+        }
+        print("INDEX ID                                    CREATED                      TITLE")
+        for chordset in chordsets { print(chordsetLine(chordset)) }
+    }
+
+    static func chordset(_ chordset: Chordset, json: Bool) throws {
+        if json { return try self.json(chordset.proto) }
+        print("chordset \(chordset.id.uuidString)")
+        print("  title    \(chordset.title.isEmpty ? "(untitled)" : chordset.title)")
+        print("  created  \(chordset.creationDate)")
+        print("  index    \(chordset.index)")
+        print("  POS CHORD ID                               BPM     HUE    PURITY BRIGHT ALPHA")
+        for chord in chordset.chords { print("  " + chordLine(chord)) }
+    }
+
+    static func chordLine(_ chord: Chord) -> String {
+        let c = chord.color
+        let columns = [c.hue, c.purity, c.brightness].map { pad(number($0), 6) }.joined(separator: " ")
+        return "\(pad(String(chord.position), 3)) \(chord.id.uuidString) \(pad(number(chord.bpm), 7)) \(columns) \(number(c.alpha))"
+    }
+
+    static func chord(_ chord: Chord, chordsetID: UUID?, json: Bool) throws {
+        if json {
+            return try self.json(Chordstore_V1_ChordView.with {
+                $0.chord = chord.proto
+                if let chordsetID { $0.chordsetID = chordsetID.protoBytes }
+            })
+        }
+        print(chordsetID.map { "chord of chordset \($0.uuidString)" } ?? "controls chord")
+        print("  POS CHORD ID                               BPM     HUE    PURITY BRIGHT ALPHA")
+        print("  " + chordLine(chord))
+    }
+
+    static func profile(_ profile: Profile, json: Bool) throws {
+        if json {
+            return try self.json(Chordstore_V1_Profile.with {
+                $0.chordsets = UInt64(profile.chordsets)
+                $0.chords = UInt64(profile.chords)
+                $0.controlsChordPresent = profile.hasControlsChord
+                $0.lastSequence = profile.lastSequence
+            })
+        }
+        let controls = profile.hasControlsChord ? " (8 per chordset + the controls chord)" : " (8 per chordset)"
+        print("\(profile.chordsets) chordsets, \(profile.chords) chords\(controls); last event \(profile.lastSequence)")
+    }
+
+    /// One line describing a recorded event.
+    static func eventLine(_ recorded: RecordedEvent) -> String {
+        "\(pad(String(recorded.sequence), 8)) \(recorded.timestamp)  \(recorded.session)  \(describe(recorded.event))"
+    }
+
+    static func describe(_ event: Event) -> String {
+        switch event {
+        case .chordsetAdded(let c): "added chordset \(c.id.uuidString) \"\(c.title)\" at index \(c.index)"
+        case .chordsetRenamed(let id, let title, let previous): "renamed \(id.uuidString) \"\(previous)\" -> \"\(title)\""
+        case .chordsetDeleted(let c): "deleted chordset \(c.id.uuidString) \"\(c.title)\" and its 8 chords"
+        case .chordColorSet(let chord, _, let color, _):
+            "set colour of chord \(chord.uuidString) to \(number(color.hue)) \(number(color.purity)) \(number(color.brightness)) \(number(color.alpha))"
+        case .chordBPMSet(let chord, _, let bpm, let previous): "set bpm of chord \(chord.uuidString) \(number(previous)) -> \(number(bpm))"
+        case .controlsChordSet(let chord, _): "set controls chord \(chord.id.uuidString) bpm \(number(chord.bpm))"
+        case .chordsetMoved(let id, let from, let to): "moved \(id.uuidString) from index \(from) to \(to)"
+        case .allDeleted(let count): "deleted all \(count) chordsets"
+        }
+    }
+
+    static func number(_ value: Double) -> String {
+        value.formatted(.number.precision(.fractionLength(0...3)).grouping(.never))
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}

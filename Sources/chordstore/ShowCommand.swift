@@ -1,0 +1,29 @@
+import ArgumentParser
+import ChordStoreDomain
+import ChordStoreEngine
+
+/// `chordstore show ID`: one chordset with its chords, one chord, or the controls chord.
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a chordset with its chords, a single chord, or the controls chord.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "A chordset id, a chord id, or 'controls'.")
+    var id: String
+
+    func run() async throws {
+        if id == "controls" {
+            let chord = try await withStore(global) { try $0.controlsChord() }
+            guard let chord else { throw Failure(ChordStoreError(.notFound, "the controls chord is not set")) }
+            return try Output.chord(chord, chordsetID: nil, json: global.json)
+        }
+        let id = try parseID(id)
+        let (chordset, chord) = try await withStore(global) { store in
+            (try store.chordset(id), try store.chord(id))
+        }
+        if let chordset { return try Output.chordset(chordset, json: global.json) }
+        if let chord { return try Output.chord(chord.chord, chordsetID: chord.chordsetID, json: global.json) }
+        throw Failure(ChordStoreError(.notFound, "no chordset or chord has id \(id)"))
+    }
+}

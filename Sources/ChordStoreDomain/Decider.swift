@@ -64,7 +64,7 @@ public struct Decider: Sendable {
             try validation.checkBPM(set.bpm)
             try validation.checkColor(set.color)
             let previous = try state.controlsChord()
-            let id = set.id ?? previous?.id ?? UUID.random(using: &generator)
+            let id = set.id ?? previous?.id ?? UUID.version7(at: timestamp, using: &generator)
             if id != previous?.id, try state.chordLocation(id) != nil {
                 throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use")
             }
@@ -96,7 +96,7 @@ public struct Decider: Sendable {
             throw ChordStoreError(
                 .resourceExhausted, "the store holds \(count) chordsets, its limit")
         }
-        let id = add.id ?? UUID.random(using: &generator)
+        let id = add.id ?? UUID.version7(at: timestamp, using: &generator)
         if try state.chordset(id) != nil {
             throw ChordStoreError(.alreadyExists, "chordset \(id) already exists")
         }
@@ -121,7 +121,7 @@ public struct Decider: Sendable {
             }
             if let bpm = spec.bpm { try validation.checkBPM(bpm) }
             if let color = spec.color { try validation.checkColor(color) }
-            let chordID = spec.id ?? UUID.random(using: &generator)
+            let chordID = spec.id ?? UUID.version7(at: timestamp, using: &generator)
             guard seenIDs.insert(chordID).inserted else {
                 throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset")
             }

@@ -1,5 +1,6 @@
 import ChordStoreDomain
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// second process (a CLI next to a running server, or a second server) is refused with
 /// a clear message instead of writing the same log. The file holds the owner's pid.
 final class DirectoryLock: Sendable {
-    private let descriptor: Int32
+    private let descriptor: Mutex<Int32>
     static let fileName = "chordstore.lock"
 
     init(directory: URL) throws(ChordStoreError) {
@@ -28,11 +29,19 @@ final class DirectoryLock: Sendable {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        descriptor = fd
+        descriptor = Mutex(fd)
     }
 
     deinit {
-        close(descriptor)
+        release()
+    }
+
+    /// Gives up the lock. Calling it again does nothing.
+    func release() {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 
     private static func owner(fd: Int32) -> Int? {

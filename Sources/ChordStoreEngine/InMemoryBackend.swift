@@ -39,6 +39,7 @@ final class InMemoryBackend: StorageBackend {
     }
 
     private let storage = Mutex(Storage())
+    private let closed = Atomic(false)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
         storage.withLock { storage in
@@ -57,6 +58,7 @@ final class InMemoryBackend: StorageBackend {
     }
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        if closed.load(ordering: .relaxed) { throw ChordStoreError(.unavailable, "the store is closed") }
         let snapshot = storage.withLock { $0 }
         do {
             return try body(snapshot)
@@ -83,5 +85,8 @@ final class InMemoryBackend: StorageBackend {
         storage.withLock { $0.state = state }
     }
 
-    func close() {}
+    func close() {
+        closed.store(true, ordering: .relaxed)
+        storage.withLock { $0 = Storage() }
+    }
 }

@@ -71,6 +71,7 @@ final class LMDBBackend: StorageBackend {
     }
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        if env.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
         do {
             return try env.withReadTransaction { txn in try body(LMDBStateView(txn: txn, dbs: dbs)) }
         } catch {
@@ -93,7 +94,10 @@ final class LMDBBackend: StorageBackend {
         try catchUpViews(progress: progress)
     }
 
-    func close() {}
+    func close() {
+        env.close()
+        lock.release()
+    }
 
     /// Folds every record after the views' last sequence into the views, in transactions of
     /// `chunk` events, each recording how far the views got (so a crash resumes here).

@@ -1,4 +1,5 @@
 public import ChordStoreDomain
+import Foundation
 
 /// An event as the log stores it: the event plus its envelope.
 public struct RecordedEvent: Sendable, Hashable {
@@ -42,8 +43,9 @@ public struct CommandContext: Sendable, Hashable {
     /// Creates a context.
     public init(session: String = "local", commandID: String? = nil) {
         self.session = session
-        self.commandID = commandID ?? UUID().uuidString
+        // `UUID()` opens /dev/urandom on every call on Linux; the system generator uses getrandom.
+        var system = SystemRandomNumberGenerator()
+        self.commandID = commandID ?? UUID.random(using: &system).uuidString
     }
 }
 
-import Foundation

@@ -26,6 +26,8 @@ public final class Environment: @unchecked Sendable {
 
     let handle: OpaquePointer
     private let resizeLock = ReadWriteLock()
+    /// Whether ``close()`` was called (written under the exclusive lock).
+    public private(set) nonisolated(unsafe) var isClosed = false
     /// The directory holding `data.mdb` and `lock.mdb`.
     public let directory: URL
 
@@ -53,26 +55,41 @@ public final class Environment: @unchecked Sendable {
     }
 
     deinit {
-        mdb_env_close(handle)
+        close()
+    }
+
+    /// Closes the environment after the transactions in flight end. Later transactions fail
+    /// with `EINVAL`. Calling it again does nothing.
+    public func close() {
+        resizeLock.withExclusive {
+            if !isClosed { mdb_env_close(handle) }
+            isClosed = true
+        }
     }
 
     /// The current map size in bytes.
     public var mapSize: Int {
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        return info.me_mapsize
+        resizeLock.withShared {
+            var info = MDB_envinfo()
+            if !isClosed { mdb_env_info(handle, &info) }
+            return info.me_mapsize
+        }
     }
 
     /// Grows (or shrinks) the map. Waits until no transaction is active in this process.
     public func setMapSize(_ size: Int) throws(LMDBError) {
         try resizeLock.withExclusive { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize(\(size))")
         }
     }
 
     /// Flushes buffers to disk; needed only after writes made with ``Options/noSync``.
     public func sync() throws(LMDBError) {
-        try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+        try resizeLock.withShared { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
+            try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+        }
     }
 
     /// Runs `body` in a read-only snapshot. The transaction and every buffer it returned
@@ -112,6 +129,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     private func begin(flags: UInt32) throws(LMDBError) -> Transaction {
+        if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
         var txn: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, flags, &txn), "mdb_txn_begin")
         return Transaction(handle: txn!, isReadOnly: flags & UInt32(MDB_RDONLY) != 0)

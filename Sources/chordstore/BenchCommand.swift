@@ -59,6 +59,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds even if --count is not reached.") var seconds: Double = 120
     @Flag(help: "Use the in-memory engine (no disk).") var inMemory = false
     @Flag(help: "Print an 'ack' line per acknowledged command.") var printAcks = false
+    @Flag(help: "Skip fsync at commit (shows the CPU ceiling; acknowledged writes are not durable).") var noSync = false
 
     func validate() throws {
         guard (1...4_096).contains(callers) else { throw ValidationError("--callers must be 1...4096") }
@@ -70,7 +71,9 @@ struct BenchAppendCommand: AsyncParsableCommand {
         try await directory.withDirectory { url in
             let store: ChordStore
             do {
-                store = inMemory ? ChordStore.inMemory() : try ChordStore.open(at: url)
+                var options = ChordStore.Options()
+                options.unsafeNoSync = noSync
+                store = inMemory ? ChordStore.inMemory(options: options) : try ChordStore.open(at: url, options: options)
             } catch let error as ChordStoreError { throw Failure(error) }
             defer { store.close() }
             let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
@@ -100,7 +103,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
             }
             let elapsed = (ContinuousClock.now - started).seconds
             let done = latencies.samples.count
-            let kind = inMemory ? "in-memory" : "durable (fsync per commit)"
+            let kind = inMemory ? "in-memory" : noSync ? "LMDB without fsync (not durable)" : "durable (fsync per commit)"
             Output.print("append: \(done) events, \(callers) callers, \(kind)")
             Output.print(String(
                 format: "  %.0f events/s; commit latency p50 %.3f ms, p99 %.3f ms; %.2f s",
@@ -175,11 +178,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
                 let roll = chordsetIDs.isEmpty ? 0 : Int(generator.next() % 10)
                 switch roll {
                 case 0:
-                    let id = UUID.random(using: &generator)
-                    let chords = (0..<Chordset.chordCount).map { ChordSpec(id: UUID.random(using: &generator), position: $0) }
-                    chordsetIDs.append(id)
-                    chordIDs.append(contentsOf: chords.compactMap { $0.id })
-                    commands.append(.addChordset(AddChordset(id: id, title: "chordset \(chordsetIDs.count)", chords: chords)))
+                    commands.append(.addChordset(AddChordset(title: "chordset \(done + commands.count)")))
                 case 1...3:
                     let chord = chordIDs[Int(generator.next() % UInt64(chordIDs.count))]
                     commands.append(.setChordColor(chordID: chord, color: .random(using: &generator)))
@@ -191,11 +190,19 @@ struct BenchRebuildCommand: AsyncParsableCommand {
                     commands.append(.renameChordset(id: id, title: "renamed \(generator.next() % 1_000)"))
                 }
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            let added = try await withThrowingTaskGroup(of: Chordset?.self) { group in
                 for command in commands {
-                    group.addTask { try await store.execute(command, context: CommandContext(session: "bench")) }
+                    group.addTask {
+                        let recorded = try await store.execute(command, context: CommandContext(session: "bench"))
+                        if case .chordsetAdded(let chordset) = recorded.event { return chordset }
+                        return nil
+                    }
                 }
-                try await group.waitForAll()
+                return try await group.reduce(into: [Chordset]()) { if let chordset = $1 { $0.append(chordset) } }
+            }
+            for chordset in added {
+                chordsetIDs.append(chordset.id)
+                chordIDs.append(contentsOf: chordset.chords.map(\.id))
             }
             done += batch
             progress.report(UInt64(done), UInt64(events))

@@ -1,0 +1,23 @@
+@testable import chordstore
+import Foundation
+import Testing
+
+@Suite("chordstore arguments")
+struct ArgumentTests {
+    @Test("global options before the verb move after it; others stay put")
+    func hoisting() {
+        #expect(ChordStoreCLI.hoistingGlobalOptions(["--data", "d", "--json", "list", "--limit", "3"])
+            == ["list", "--limit", "3", "--data", "d", "--json"])
+        #expect(ChordStoreCLI.hoistingGlobalOptions(["--data=d", "add", "--", "--title-like-this"])
+            == ["add", "--data=d", "--", "--title-like-this"])
+        #expect(ChordStoreCLI.hoistingGlobalOptions(["add", "--data", "d"]) == ["add", "--data", "d"])
+    }
+
+    @Test("ids are accepted as UUID text and as the base64 that --json prints")
+    func ids() throws {
+        let text = "2F4E98F2-EA9B-4DFD-BB09-3698CD8AA479"
+        #expect(try parseID(text).uuidString == text)
+        #expect(try parseID("L06Y8uqbTf27CTaYzYqkeQ==").uuidString == text)
+        #expect(throws: (any Error).self) { try parseID("not-an-id") }
+    }
+}

@@ -1,0 +1,137 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import Foundation
+import LMDB
+import Testing
+
+/// What only the LMDB engine promises: data survives closing, the map grows, damage is
+/// found, an interrupted rebuild resumes, and a directory has one owner.
+@Suite("Durable store")
+struct DurableStoreTests {
+    @Test("everything committed is there after closing and reopening")
+    func reopen() async throws {
+        let directory = temporaryDirectory()
+        var expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<10 { _ = try await store.add("c\(i)") }
+            let third = try store.chordsets()[2]
+            try await store.execute(.deleteChordset(id: third.id))
+            try await store.execute(.setControlsChord(SetControlsChord(bpm: 80, color: ChordColor(hue: 0, purity: 0, brightness: 1))))
+            expected = try store.liveSnapshot()
+            store.close()
+        }
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        #expect(try store.liveSnapshot() == expected)
+        #expect(try store.profile().lastSequence == 12)
+        let next = try await store.add("after reopen")
+        #expect(try store.events(from: 13).first?.event == .chordsetAdded(next))
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a store started with a 64 KiB map grows it instead of failing")
+    func mapGrows() async throws {
+        let store = try EngineKind.lmdb.makeStore { $0.initialMapSize = 64 << 10 }
+        defer { store.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<2_000 { group.addTask { _ = try await store.add("grow \(i)") } }
+            try await group.waitForAll()
+        }
+        #expect(try store.profile().chordsets == 2_000)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a second open of a directory in use is refused with UNAVAILABLE naming the owner's pid")
+    func directoryInUse() throws {
+        let directory = temporaryDirectory()
+        let store = try ChordStore.open(at: directory)
+        do {
+            _ = try ChordStore.open(at: directory)
+            Issue.record("the directory was opened twice")
+        } catch {
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains("in use by another process (pid \(ProcessInfo.processInfo.processIdentifier))"))
+        }
+        store.close()
+        let again = try ChordStore.open(at: directory)
+        again.close()
+    }
+
+    @Test("one flipped byte in a stored event is found by verify, naming its sequence number", arguments: [0, 5, 40])
+    func flippedByte(offsetFromTrailer: Int) async throws {
+        let directory = temporaryDirectory()
+        let target: RecordedEvent
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<30 { _ = try await store.add("event \(i)") }
+            target = try #require(try store.events(from: 17, limit: 1).first)
+            store.close()
+        }
+        // The 9-byte trailer (0x79 + checksum) identifies the record's bytes in the file;
+        // flip a byte `offsetFromTrailer` bytes before it (0: in the checksum itself).
+        let file = directory.appendingPathComponent("data.mdb")
+        var bytes = try Data(contentsOf: file)
+        let trailer = Data([0x79]) + withUnsafeBytes(of: target.checksum.littleEndian) { Data($0) }
+        var flipped = 0
+        var searchStart = bytes.startIndex
+        while let range = bytes.range(of: trailer, in: searchStart..<bytes.endIndex) {
+            let position = offsetFromTrailer == 0 ? range.lowerBound + 3 : range.lowerBound - offsetFromTrailer
+            bytes[position] ^= 0x20
+            flipped += 1
+            searchStart = range.upperBound
+        }
+        #expect(flipped >= 1)
+        try bytes.write(to: file)
+
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        let report = try store.verify()
+        #expect(!report.isSound)
+        #expect(report.sequence == 17)
+        #expect(report.problem?.code == .dataLoss)
+        #expect(report.problem?.message.contains("event 17") == true, "\(String(describing: report.problem))")
+    }
+
+    @Test("after a crash between dropping the views and replaying, opening the store finishes the rebuild")
+    func interruptedRebuildResumes() async throws {
+        let directory = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<50 { _ = try await store.add("c\(i)") }
+            try await store.execute(.moveChordset(id: try store.chordsets()[0].id, toIndex: 30))
+            expected = try store.liveSnapshot()
+            store.close()
+        }
+        // What rebuild's first transaction leaves behind if the process dies right after it.
+        do {
+            let env = try Environment(directory: directory)
+            let names = ["chordsets", "chords", "order", "positions", "created"]
+            let views = try names.map { try env.openDatabase($0) }
+            let meta = try env.openDatabase("meta")
+            try env.withWriteTransaction { txn in
+                for db in views { try txn.empty(db) }
+                try txn.put(meta, key: Array("views".utf8), value: [UInt8](repeating: 0, count: 8))
+            }
+        }
+        let reported = ProgressLog()
+        let store = try ChordStore.open(at: directory, progress: { done, total in reported.append(done, total) })
+        defer { store.close() }
+        #expect(try store.liveSnapshot() == expected)
+        #expect(reported.last.map { [$0.0, $0.1] } == [51, 51])
+        #expect(try store.verify().isSound)
+    }
+}
+
+/// Collects progress callbacks.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(UInt64, UInt64)] = []
+
+    func append(_ done: UInt64, _ total: UInt64) {
+        lock.withLock { entries.append((done, total)) }
+    }
+
+    var last: (UInt64, UInt64)? { lock.withLock { entries.last } }
+}

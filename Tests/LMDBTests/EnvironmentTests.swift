@@ -1,0 +1,116 @@
+import Foundation
+import LMDB
+import Testing
+
+@Suite("LMDB wrapper")
+struct EnvironmentTests {
+    private func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("lmdb-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("values written in a committed transaction are read back; an aborted one leaves nothing")
+    func putGetCommitAbort() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: Array("one".utf8)) }
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try env.withWriteTransaction { txn throws in
+                try txn.put(db, key: [2], value: Array("two".utf8))
+                throw Boom()
+            }
+        }
+        try env.withReadTransaction { txn throws in
+            #expect(try txn.get(db, key: [1]).map { String(decoding: $0, as: UTF8.self) } == "one")
+            #expect(try txn.get(db, key: [2]) == nil)
+            #expect(try txn.stat(db).entries == 1)
+        }
+    }
+
+    @Test("a cursor walks keys in memcmp order and seeks to the first key at least a bound")
+    func cursorOrder() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in
+            for key: UInt8 in [5, 1, 3] { try txn.put(db, key: [key], value: [key]) }
+        }
+        try env.withReadTransaction { txn throws in
+            try txn.withCursor(db) { cursor throws in
+                var keys: [UInt8] = []
+                var entry = try cursor.first()
+                while let e = entry { keys.append(e.key[0]); entry = try cursor.next() }
+                #expect(keys == [1, 3, 5])
+                let found = try [UInt8(2)].withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                #expect(found?.key[0] == 3)
+                #expect(try cursor.last()?.key[0] == 5)
+            }
+        }
+    }
+
+    @Test("MDB_APPEND with a key out of order fails with MDB_KEYEXIST and LMDB's message")
+    func appendOutOfOrder() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("log")
+        do {
+            try env.withWriteTransaction { txn throws in
+                try txn.put(db, key: [2], value: [0], flags: .append)
+                try txn.put(db, key: [1], value: [0], flags: .append)
+            }
+            Issue.record("an out-of-order append succeeded")
+        } catch let error as LMDBError {
+            #expect(error.isKeyExists)
+            #expect(error.message.contains("MDB_KEYEXIST"))
+            #expect(error.operation == "mdb_put(log)")
+        }
+    }
+
+    @Test("a full map fails with MDB_MAP_FULL, and growing it lets the same write succeed")
+    func mapFullThenGrow() throws {
+        var options = Environment.Options()
+        options.mapSize = 64 << 10
+        let env = try Environment(directory: try temporaryDirectory(), options: options)
+        let db = try env.openDatabase("big")
+        let value = [UInt8](repeating: 7, count: 256 << 10)
+        do {
+            try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: value) }
+            Issue.record("a 256 KiB value fit in a 64 KiB map")
+        } catch let error as LMDBError {
+            #expect(error.isMapFull)
+        }
+        try env.setMapSize(4 << 20)
+        #expect(env.mapSize == 4 << 20)
+        try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: value) }
+        try env.withReadTransaction { txn throws in #expect(try txn.get(db, key: [1])?.count == value.count) }
+    }
+
+    @Test("a read transaction keeps its snapshot while a writer commits")
+    func snapshotIsolation() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: [1]) }
+        try env.withReadTransaction { reader throws in
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                try? env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: [2]) }
+                done.signal()
+            }
+            done.wait()
+            #expect(try reader.get(db, key: [1])?.first == 1)
+        }
+        try env.withReadTransaction { txn throws in #expect(try txn.get(db, key: [1])?.first == 2) }
+    }
+
+    @Test("emptying a database removes its keys and keeps it usable")
+    func emptyDatabase() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in
+            for key: UInt8 in 0..<10 { try txn.put(db, key: [key], value: [key]) }
+            try txn.empty(db)
+            try txn.put(db, key: [42], value: [1])
+        }
+        try env.withReadTransaction { txn throws in #expect(try txn.stat(db).entries == 1) }
+    }
+}

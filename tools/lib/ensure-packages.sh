@@ -1,0 +1,24 @@
+# Installs the Debian packages ChordStore builds against, when any is missing.
+# Sourced by tools/test, tools/chordstore and tools/bench/*.
+chordstore_packages=(liblmdb-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler pkg-config)
+
+ensure_packages() {
+  if dpkg -s "${chordstore_packages[@]}" >/dev/null 2>&1; then
+    return 0
+  fi
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then sudo=sudo; else
+      echo "chordstore: missing packages (${chordstore_packages[*]}); run as root or install them" >&2
+      return 1
+    fi
+  fi
+  echo "chordstore: installing ${chordstore_packages[*]}" >&2
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${chordstore_packages[@]}" >&2
+}
+
+if ! command -v swift >/dev/null; then
+  echo "chordstore: the Swift 6.3 toolchain is not on PATH (https://www.swift.org/install/linux/)" >&2
+  exit 1
+fi

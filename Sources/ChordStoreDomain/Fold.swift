@@ -11,9 +11,7 @@ public enum Fold {
             try state.insertChordset(chordset)
 
         case .chordsetRenamed(let id, let title, _):
-            guard var chordset = try state.chordset(id) else { throw missing(id, event) }
-            chordset.title = title
-            try state.replaceChordset(chordset)
+            guard try state.retitleChordset(id, to: title) else { throw missing(id, event) }
 
         case .chordsetDeleted(let chordset):
             guard let stored = try state.chordset(chordset.id) else { throw missing(chordset.id, event) }
@@ -46,11 +44,7 @@ public enum Fold {
             try state.setControlsChord(chord)
             return
         }
-        guard var chordset = try state.chordset(chordsetID),
-              let position = chordset.chords.firstIndex(where: { $0.id == chordID })
-        else { throw missing(chordID, event) }
-        change(&chordset.chords[position])
-        try state.replaceChordset(chordset)
+        guard try state.updateChord(chordID, inChordset: chordsetID, change) else { throw missing(chordID, event) }
     }
 
     private static func missing(_ id: UUID, _ event: Event) -> ChordStoreError {

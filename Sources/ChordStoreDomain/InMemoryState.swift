@@ -23,6 +23,15 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         for event in events { try Fold.apply(event, to: &self) }
     }
 
+    /// Makes room for `chordsets` chordsets (and their chords) so that a replay of a
+    /// long log does not spend its time regrowing hash tables.
+    public mutating func reserveCapacity(chordsets: Int) {
+        records.reserveCapacity(chordsets)
+        order.reserveCapacity(chordsets)
+        indexByID.reserveCapacity(chordsets)
+        chordLocations.reserveCapacity(chordsets * Chordset.chordCount)
+    }
+
     /// The chordset ids in the user order.
     public var chordsetIDsInOrder: [UUID] { order }
 
@@ -75,6 +84,21 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func setControlsChord(_ chord: Chord?) { controls = chord }
+
+    public mutating func retitleChordset(_ id: UUID, to title: String) -> Bool {
+        guard records[id] != nil else { return false }
+        records[id]!.title = title
+        return true
+    }
+
+    public mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) -> Bool {
+        // One lookup, then a scan of eight chords (no probe of the large chord index), and
+        // mutation through the dictionary's storage so the chords array is not copied.
+        guard let index = records.index(forKey: chordsetID),
+              let position = records.values[index].chords.firstIndex(where: { $0.id == chordID }) else { return false }
+        change(&records.values[index].chords[position])
+        return true
+    }
 
     public mutating func removeAllChordsets() {
         records.removeAll()

@@ -32,4 +32,27 @@ public protocol StateWriting: StateReading {
     mutating func setControlsChord(_ chord: Chord?) throws
     /// Removes every chordset and chord but the controls chord.
     mutating func removeAllChordsets() throws
+    /// Sets a chordset's title; returns `false` if there is no such chordset.
+    mutating func retitleChordset(_ id: UUID, to title: String) throws -> Bool
+    /// Changes one chord of a chordset in place; returns `false` if either is missing.
+    mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) throws -> Bool
+}
+
+extension StateWriting {
+    /// Read, change, write back: the default for stores without in-place updates.
+    public mutating func retitleChordset(_ id: UUID, to title: String) throws -> Bool {
+        guard var chordset = try chordset(id) else { return false }
+        chordset.title = title
+        try replaceChordset(chordset)
+        return true
+    }
+
+    /// Read, change, write back: the default for stores without in-place updates.
+    public mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) throws -> Bool {
+        guard var chordset = try chordset(chordsetID),
+              let position = chordset.chords.firstIndex(where: { $0.id == chordID }) else { return false }
+        change(&chordset.chords[position])
+        try replaceChordset(chordset)
+        return true
+    }
 }

@@ -33,7 +33,7 @@ struct BatchApplier: Sendable {
                 sequence: head.sequence + 1, epoch: epoch, timestamp: timestamp,
                 session: submitted.context.session, commandID: submitted.context.commandID,
                 event: event, checksum: 0)
-            let (bytes, checksum) = try RecordCodec.encode(recorded, previousChecksum: head.checksum)
+            let (bytes, checksum) = RecordCodec.encode(recorded, previousChecksum: head.checksum)
             recorded.checksum = checksum
             try append(recorded.sequence, bytes)
             try Fold.apply(event, to: &state)

@@ -80,18 +80,7 @@ final class LMDBBackend: StorageBackend {
     }
 
     func rebuild(applier: BatchApplier, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        do {
-            try withGrowingMap {
-                try env.withWriteTransaction { txn in
-                    for db in dbs.views { try txn.empty(db) }
-                    try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
-                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(0))
-                }
-            }
-        } catch {
-            throw ChordStoreError.wrapping(error)
-        }
-        try catchUpViews(progress: progress)
+        try rebuildViews(progress: progress)
     }
 
     func close() {
@@ -99,36 +88,50 @@ final class LMDBBackend: StorageBackend {
         lock.release()
     }
 
-    /// Folds every record after the views' last sequence into the views, in transactions of
-    /// `chunk` events, each recording how far the views got (so a crash resumes here).
-    private func catchUpViews(progress: (UInt64, UInt64) -> Void, chunk: UInt64 = 50_000) throws(ChordStoreError) {
+    /// Rebuilds the views if they do not reflect the whole log (views dropped by a crash
+    /// between two steps of an older rebuild, or by hand).
+    private func catchUpViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        let total = committedHead.withLock { $0.sequence }
+        let through: UInt64
+        do {
+            through = try env.withReadTransaction { txn in try Self.viewsThrough(txn, dbs) }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        if through != total { try rebuildViews(progress: progress) }
+    }
+
+    /// Replays the whole log into memory (the domain fold), then replaces the views with
+    /// the result in the same transaction, writing every index in key order with
+    /// `MDB_APPEND`. Atomic: a crash leaves the old views.
+    private func rebuildViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let total = committedHead.withLock { $0.sequence }
         do {
-            var done = try env.withReadTransaction { txn in try Self.viewsThrough(txn, dbs) }
-            guard done < total else { return }
-            while done < total {
-                done = try withGrowingMap {
-                    try env.withWriteTransaction { txn in
-                        var view = LMDBStateView(txn: txn, dbs: dbs)
-                        var last = try Self.viewsThrough(txn, dbs)
-                        let stop = last + chunk
-                        var events: [Event] = []
-                        events.reserveCapacity(Int(chunk))
-                        try view.forEachRecord(from: last + 1) { sequence, record in
-                            events.append(try RecordCodec.decode(record, sequence: sequence).event)
-                            last = sequence
-                            return sequence < stop
+            try withGrowingMap {
+                try env.withWriteTransaction { txn in
+                    let view = LMDBStateView(txn: txn, dbs: dbs)
+                    var state = InMemoryState()
+                    state.reserveCapacity(chordsets: try view.chordsetCount())
+                    var last: UInt64 = 0
+                    try view.forEachRecord(from: 1) { sequence, record in
+                        guard sequence == last + 1 else {
+                            throw ChordStoreError(.dataLoss, "the log jumps from event \(last) to \(sequence)")
                         }
-                        for event in events { try Fold.apply(event, to: &view) }
-                        try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(last))
-                        return last
+                        try Fold.apply(try RecordCodec.decode(record, sequence: sequence).event, to: &state)
+                        last = sequence
+                        if sequence & 0xFFFF == 0 { progress(sequence, total) }
+                        return true
                     }
+                    for db in dbs.views { try txn.empty(db) }
+                    try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
+                    try ViewLoader(txn: txn, dbs: dbs).load(state)
+                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(last))
                 }
-                progress(done, total)
             }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
+        progress(total, total)
     }
 
     /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`.

@@ -1,8 +1,6 @@
 import ChordStoreDomain
-import ChordStoreProto
 import Foundation
 import LMDB
-import SwiftProtobuf
 
 /// The named databases of a store's LMDB environment.
 struct StoreDatabases: Sendable {
@@ -43,7 +41,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         let key = StoreKeys.id(id)
         guard let record = try txn.get(dbs.chordsets, key: key),
               let index = try txn.get(dbs.positions, key: key) else { return nil }
-        var chordset = try Chordset(proto: Chordstore_V1_Chordset(serializedBytes: record.bytes))
+        var chordset = try WireCodec.readChordset(record)
         chordset.index = StoreKeys.index(index)
         return chordset
     }
@@ -54,7 +52,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     func controlsChord() throws -> Chord? {
         guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.controlsKey) else { return nil }
-        return try Chord(proto: Chordstore_V1_Chord(serializedBytes: bytes.bytes))
+        return try WireCodec.readChord(bytes)
     }
 
     func chordsetCount() throws -> Int { try txn.stat(dbs.chordsets).entries }
@@ -158,7 +156,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
             return
         }
-        try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: try chord.proto.serializedBytes() as [UInt8])
+        try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(chord))
         try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
     }
 
@@ -180,8 +178,6 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 
     private func putRecord(_ chordset: Chordset) throws {
-        var message = chordset.proto
-        message.index = 0
-        try txn.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: try message.serializedBytes() as [UInt8])
+        try txn.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
     }
 }

@@ -14,15 +14,8 @@ public enum RecordCodec {
 
     /// Encodes `recorded` (its `checksum` is ignored) chained to `previousChecksum`;
     /// returns the record bytes and the new checksum.
-    public static func encode(_ recorded: RecordedEvent, previousChecksum: UInt64) throws(ChordStoreError) -> (bytes: [UInt8], checksum: UInt64) {
-        var envelope = envelope(for: recorded)
-        envelope.checksum = 0
-        var bytes: [UInt8]
-        do {
-            bytes = try envelope.serializedBytes()
-        } catch {
-            throw ChordStoreError(.internal, "encoding event \(recorded.sequence) failed: \(error)", cause: error)
-        }
+    public static func encode(_ recorded: RecordedEvent, previousChecksum: UInt64) -> (bytes: [UInt8], checksum: UInt64) {
+        var bytes = WireCodec.envelope(recorded)
         let checksum = bytes.withUnsafeBytes { XXHash64.hash($0, seed: previousChecksum) }
         bytes.reserveCapacity(bytes.count + trailerSize)
         bytes.append(checksumTag)
@@ -66,19 +59,16 @@ public enum RecordCodec {
 
     /// Decodes a record (without checking its checksum; see ``verify(_:sequence:previousChecksum:)``).
     public static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
-        let envelope: Chordstore_V1_EventEnvelope
+        let recorded: RecordedEvent
         do {
-            envelope = try Chordstore_V1_EventEnvelope(serializedBytes: record.bytes)
+            recorded = try WireCodec.readEnvelope(record)
         } catch {
-            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error)", cause: error)
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
         }
-        guard envelope.sequence == sequence else {
-            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(envelope.sequence)")
+        guard recorded.sequence == sequence else {
+            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(recorded.sequence)")
         }
-        return RecordedEvent(
-            sequence: envelope.sequence, epoch: envelope.epoch,
-            timestamp: Instant(proto: envelope.timestamp), session: envelope.session,
-            commandID: envelope.commandID, event: try Event(envelope: envelope), checksum: envelope.checksum)
+        return recorded
     }
 
     /// Decodes a record into its protobuf envelope (for `--json` output and the wire).

@@ -20,6 +20,7 @@ enum Verifier {
     static func verify(_ snapshot: any StoreSnapshot, progress: (UInt64, UInt64) -> Void) throws -> VerifyReport {
         let head = try snapshot.head
         var state = InMemoryState()
+        state.reserveCapacity(chordsets: try snapshot.chordsetCount())
         var expected: UInt64 = 1
         var previousChecksum: UInt64 = 0
         var problem: (ChordStoreError, UInt64?)?

@@ -1,0 +1,282 @@
+import ChordStoreDomain
+import Foundation
+
+/// Hand-written protobuf encoding and decoding of the domain values, byte-compatible with
+/// the messages of `proto/` (the generated code stays the schema's reference, used for
+/// JSON output and to test this codec). Used wherever speed matters: every commit, every
+/// view read, verify and rebuild.
+enum WireCodec {
+    // MARK: Writing
+
+    static func write(_ w: inout ProtoWriter, id field: Int, _ id: UUID) {
+        withUnsafeBytes(of: id.uuid) { w.bytes(field, $0) }
+    }
+
+    static func write(_ w: inout ProtoWriter, _ color: ChordColor) {
+        w.double(1, color.hue)
+        w.double(2, color.purity)
+        w.double(3, color.brightness)
+        w.double(4, color.alpha)
+    }
+
+    static func write(_ w: inout ProtoWriter, _ chord: Chord) {
+        write(&w, id: 1, chord.id)
+        w.uint(2, UInt64(chord.position))
+        w.double(3, chord.bpm)
+        w.message(4) { write(&$0, chord.color) }
+    }
+
+    static func write(_ w: inout ProtoWriter, _ instant: Instant) {
+        let (seconds, nanos) = instant.secondsAndNanos
+        w.int(1, seconds)
+        w.int(2, Int64(nanos))
+    }
+
+    /// A `Chordset` message; the index is left out when `withIndex` is false (view records
+    /// keep the index in their own database).
+    static func write(_ w: inout ProtoWriter, _ chordset: Chordset, withIndex: Bool = true) {
+        write(&w, id: 1, chordset.id)
+        w.string(2, chordset.title)
+        w.message(3) { write(&$0, chordset.creationDate) }
+        if withIndex { w.uint(4, UInt64(chordset.index)) }
+        for chord in chordset.chords { w.message(5) { write(&$0, chord) } }
+    }
+
+    /// The bytes of a view record: a `Chordset` message without its index.
+    static func chordsetRecord(_ chordset: Chordset) -> [UInt8] {
+        var w = ProtoWriter(capacity: 640)
+        write(&w, chordset, withIndex: false)
+        return w.bytes
+    }
+
+    /// The bytes of a `Chord` message.
+    static func chordRecord(_ chord: Chord) -> [UInt8] {
+        var w = ProtoWriter(capacity: 80)
+        write(&w, chord)
+        return w.bytes
+    }
+
+    /// An `EventEnvelope` without its checksum.
+    static func envelope(_ recorded: RecordedEvent) -> [UInt8] {
+        var w = ProtoWriter(capacity: recorded.event.isAdd ? 720 : 160)
+        w.uint(1, recorded.sequence)
+        w.uint(2, recorded.epoch)
+        w.message(3) { write(&$0, recorded.timestamp) }
+        w.string(4, recorded.session)
+        w.string(5, recorded.commandID)
+        write(&w, recorded.event)
+        return w.bytes
+    }
+
+    private static func write(_ w: inout ProtoWriter, _ event: Event) {
+        switch event {
+        case .chordsetAdded(let chordset):
+            w.message(6) { inner in inner.message(1) { write(&$0, chordset) } }
+        case .chordsetRenamed(let id, let title, let previous):
+            w.message(7) {
+                write(&$0, id: 1, id)
+                $0.string(2, title)
+                $0.string(3, previous)
+            }
+        case .chordsetDeleted(let chordset):
+            w.message(8) { inner in inner.message(1) { write(&$0, chordset) } }
+        case .chordColorSet(let chordID, let chordsetID, let color, let previous):
+            w.message(9) { inner in
+                write(&inner, id: 1, chordID)
+                if let chordsetID { write(&inner, id: 2, chordsetID) }
+                inner.message(3) { write(&$0, color) }
+                inner.message(4) { write(&$0, previous) }
+            }
+        case .chordBPMSet(let chordID, let chordsetID, let bpm, let previous):
+            w.message(10) {
+                write(&$0, id: 1, chordID)
+                if let chordsetID { write(&$0, id: 2, chordsetID) }
+                $0.double(3, bpm)
+                $0.double(4, previous)
+            }
+        case .controlsChordSet(let chord, let previous):
+            w.message(11) { inner in
+                inner.message(1) { write(&$0, chord) }
+                if let previous { inner.message(2) { write(&$0, previous) } }
+            }
+        case .chordsetMoved(let id, let from, let to):
+            w.message(12) {
+                write(&$0, id: 1, id)
+                $0.uint(2, UInt64(from))
+                $0.uint(3, UInt64(to))
+            }
+        case .allDeleted(let count):
+            w.message(13) { $0.uint(1, UInt64(count)) }
+        }
+    }
+
+    // MARK: Reading
+
+    static func readID(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+        guard raw.count == 16 else { throw ChordStoreError(.dataLoss, "an id is \(raw.count) bytes; ids are 16") }
+        return StoreKeys.id(raw)
+    }
+
+    static func readColor(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChordColor {
+        var r = ProtoReader(raw)
+        var color = ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 0)
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1...4:
+                try r.expect(wire, 1, field: field)
+                let value = try r.double()
+                switch field {
+                case 1: color.hue = value
+                case 2: color.purity = value
+                case 3: color.brightness = value
+                default: color.alpha = value
+                }
+            default: try r.skip(wire)
+            }
+        }
+        return color
+    }
+
+    static func readChord(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chord {
+        var r = ProtoReader(raw)
+        var id: UUID?
+        var chord = Chord(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), position: 0, bpm: 0,
+                          color: ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 0))
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 2, field: 1); id = try readID(try r.lengthDelimited())
+            case 2: try r.expect(wire, 0, field: 2); chord.position = try r.uint32()
+            case 3: try r.expect(wire, 1, field: 3); chord.bpm = try r.double()
+            case 4: try r.expect(wire, 2, field: 4); chord.color = try readColor(try r.lengthDelimited())
+            default: try r.skip(wire)
+            }
+        }
+        guard let id else { throw ChordStoreError(.dataLoss, "a chord has no id") }
+        chord.id = id
+        return chord
+    }
+
+    static func readInstant(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Instant {
+        var r = ProtoReader(raw)
+        var seconds: Int64 = 0
+        var nanos: Int32 = 0
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 0, field: 1); seconds = Int64(bitPattern: try r.varint())
+            case 2: try r.expect(wire, 0, field: 2); nanos = Int32(truncatingIfNeeded: try r.varint())
+            default: try r.skip(wire)
+            }
+        }
+        return Instant(seconds: seconds, nanos: nanos)
+    }
+
+    static func readChordset(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chordset {
+        var r = ProtoReader(raw)
+        var id: UUID?
+        var title = ""
+        var created = Instant(microsecondsSince1970: 0)
+        var index = 0
+        var chords: [Chord] = []
+        chords.reserveCapacity(Chordset.chordCount)
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 2, field: 1); id = try readID(try r.lengthDelimited())
+            case 2: try r.expect(wire, 2, field: 2); title = try r.string()
+            case 3: try r.expect(wire, 2, field: 3); created = try readInstant(try r.lengthDelimited())
+            case 4: try r.expect(wire, 0, field: 4); index = try r.uint32()
+            case 5: try r.expect(wire, 2, field: 5); chords.append(try readChord(try r.lengthDelimited()))
+            default: try r.skip(wire)
+            }
+        }
+        guard let id else { throw ChordStoreError(.dataLoss, "a chordset has no id") }
+        return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)
+    }
+
+    /// Decodes a log record (an `EventEnvelope`, checksum included).
+    static func readEnvelope(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> RecordedEvent {
+        var r = ProtoReader(raw)
+        var recorded = RecordedEvent(
+            sequence: 0, epoch: 0, timestamp: Instant(microsecondsSince1970: 0), session: "", commandID: "",
+            event: .allDeleted(count: 0), checksum: 0)
+        var event: Event?
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 0, field: 1); recorded.sequence = try r.varint()
+            case 2: try r.expect(wire, 0, field: 2); recorded.epoch = try r.varint()
+            case 3: try r.expect(wire, 2, field: 3); recorded.timestamp = try readInstant(try r.lengthDelimited())
+            case 4: try r.expect(wire, 2, field: 4); recorded.session = try r.string()
+            case 5: try r.expect(wire, 2, field: 5); recorded.commandID = try r.string()
+            case 6...13: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 15: try r.expect(wire, 1, field: 15); recorded.checksum = try r.fixed64()
+            default: try r.skip(wire)
+            }
+        }
+        guard let event else {
+            throw ChordStoreError(.dataLoss, "event \(recorded.sequence) has no event of a known kind")
+        }
+        recorded.event = event
+        return recorded
+    }
+
+    private static func readEvent(_ kind: Int, _ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Event {
+        var r = ProtoReader(raw)
+        // Field slots shared by the event messages (see events.proto); each kind reads the
+        // ones it declares and skips the rest.
+        var id1: UUID?, id2: UUID?
+        var string2 = "", string3 = ""
+        var number1: UInt64 = 0, number2: UInt64 = 0, number3: UInt64 = 0
+        var double3 = 0.0, double4 = 0.0
+        let zero = ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 0)
+        var color3 = zero, color4 = zero
+        var chordset: Chordset?
+        var chord1: Chord?, chord2: Chord?
+        while let (field, wire) = try r.next() {
+            switch (kind, field, wire) {
+            case (6, 1, 2), (8, 1, 2): chordset = try readChordset(try r.lengthDelimited())
+            case (7, 1, 2), (9, 1, 2), (10, 1, 2), (12, 1, 2): id1 = try readID(try r.lengthDelimited())
+            case (9, 2, 2), (10, 2, 2):
+                let raw = try r.lengthDelimited()
+                id2 = raw.isEmpty ? nil : try readID(raw)
+            case (7, 2, 2): string2 = try r.string()
+            case (7, 3, 2): string3 = try r.string()
+            case (9, 3, 2): color3 = try readColor(try r.lengthDelimited())
+            case (9, 4, 2): color4 = try readColor(try r.lengthDelimited())
+            case (10, 3, 1): double3 = try r.double()
+            case (10, 4, 1): double4 = try r.double()
+            case (11, 1, 2): chord1 = try readChord(try r.lengthDelimited())
+            case (11, 2, 2): chord2 = try readChord(try r.lengthDelimited())
+            case (13, 1, 0): number1 = try r.varint()
+            case (12, 2, 0): number2 = try r.varint()
+            case (12, 3, 0): number3 = try r.varint()
+            default: try r.skip(wire)
+            }
+        }
+        func required<T>(_ value: T?, _ what: String) throws(ChordStoreError) -> T {
+            guard let value else { throw ChordStoreError(.dataLoss, "an event lacks its \(what)") }
+            return value
+        }
+        switch kind {
+        case 6: return .chordsetAdded(try required(chordset, "chordset"))
+        case 8: return .chordsetDeleted(try required(chordset, "chordset"))
+        case 7: return .chordsetRenamed(id: try required(id1, "chordset id"), title: string2, previousTitle: string3)
+        case 9: return .chordColorSet(chordID: try required(id1, "chord id"), chordsetID: id2, color: color3, previous: color4)
+        case 10: return .chordBPMSet(chordID: try required(id1, "chord id"), chordsetID: id2, bpm: double3, previous: double4)
+        case 11: return .controlsChordSet(try required(chord1, "controls chord"), previous: chord2)
+        case 12:
+            return .chordsetMoved(
+                id: try required(id1, "chordset id"), from: Int(UInt32(truncatingIfNeeded: number2)),
+                to: Int(UInt32(truncatingIfNeeded: number3)))
+        default: return .allDeleted(count: Int(clamping: number1))
+        }
+    }
+}
+
+extension Event {
+    /// Whether this event carries a whole chordset (and so encodes large).
+    var isAdd: Bool {
+        switch self {
+        case .chordsetAdded, .chordsetDeleted: true
+        default: false
+        }
+    }
+}

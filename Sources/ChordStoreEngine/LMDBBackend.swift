@@ -8,6 +8,9 @@ import Synchronization
 final class LMDBBackend: StorageBackend {
     /// The on-disk format this code writes and reads.
     static let formatVersion: UInt8 = 1
+    /// The layout of the view databases. A store whose views have another layout (or
+    /// none) gets them rebuilt from the log when opened.
+    static let viewsVersion: UInt8 = 1
 
     private let env: Environment
     private let dbs: StoreDatabases
@@ -56,9 +59,6 @@ final class LMDBBackend: StorageBackend {
                     let results = try applier.apply(batch, to: &view, head: &head, now: .now, generator: &generator) { sequence, bytes in
                         try txn.put(dbs.log, key: StoreKeys.sequence(sequence), value: bytes, flags: .append)
                     }
-                    if head.sequence != start.sequence {
-                        try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(head.sequence))
-                    }
                     return (results, head)
                 }
             }
@@ -88,17 +88,16 @@ final class LMDBBackend: StorageBackend {
         lock.release()
     }
 
-    /// Rebuilds the views if they do not reflect the whole log (views dropped by a crash
-    /// between two steps of an older rebuild, or by hand).
+    /// Rebuilds the views if their layout is not this version's (or they were dropped).
+    /// Commits write the views in the log's transaction, so no other check is needed.
     private func catchUpViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let total = committedHead.withLock { $0.sequence }
-        let through: UInt64
+        let stored: [UInt8]?
         do {
-            through = try env.withReadTransaction { txn in try Self.viewsThrough(txn, dbs) }
+            stored = try env.withReadTransaction { txn in try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init) }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        if through != total { try rebuildViews(progress: progress) }
+        if stored != [Self.viewsVersion] { try rebuildViews(progress: progress) }
     }
 
     /// Replays the whole log into memory (the domain fold), then replaces the views with
@@ -125,7 +124,7 @@ final class LMDBBackend: StorageBackend {
                     for db in dbs.views { try txn.empty(db) }
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
                     try ViewLoader(txn: txn, dbs: dbs).load(state)
-                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: StoreKeys.sequence(last))
+                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
                 }
             }
         } catch {
@@ -158,10 +157,6 @@ final class LMDBBackend: StorageBackend {
                 try txn.put(dbs.meta, key: StoreDatabases.formatKey, value: [Self.formatVersion])
             }
         }
-    }
-
-    static func viewsThrough(_ txn: Transaction, _ dbs: StoreDatabases) throws -> UInt64 {
-        try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(StoreKeys.sequence) ?? 0
     }
 
     static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, withTimestamp: Bool) throws -> LogHead {

@@ -16,7 +16,7 @@ struct StoreDatabases: Sendable {
     var positions: Database
     /// creation time + id → nothing (the default list order).
     var created: Database
-    /// "views" → last sequence folded into the views; "controls" → `Chord`; "format".
+    /// "views" → the views' layout version; "controls" → `Chord`; "format".
     var meta: Database
 
     /// Every projection database, emptied by a rebuild.

@@ -1,5 +1,4 @@
 public import ChordStoreDomain
-import Foundation
 
 /// An event as the log stores it: the event plus its envelope.
 public struct RecordedEvent: Sendable, Hashable {
@@ -37,15 +36,12 @@ public struct RecordedEvent: Sendable, Hashable {
 public struct CommandContext: Sendable, Hashable {
     /// The session (actor) name; ``ChordStoreDomain/Limits/maxMetadataBytes`` at most.
     public var session: String
-    /// The client's id for this command; a random UUID when not given.
+    /// The client's id for this command (empty when the client gave none).
     public var commandID: String
 
     /// Creates a context.
-    public init(session: String = "local", commandID: String? = nil) {
+    public init(session: String = "local", commandID: String = "") {
         self.session = session
-        // `UUID()` opens /dev/urandom on every call on Linux; the system generator uses getrandom.
-        var system = SystemRandomNumberGenerator()
-        self.commandID = commandID ?? UUID.random(using: &system).uuidString
+        self.commandID = commandID
     }
 }
-

@@ -23,7 +23,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The context recorded with a command.
-    var context: CommandContext { CommandContext(session: session) }
+    var context: CommandContext { CommandContext(session: session, commandID: UUID().uuidString) }
 }
 
 /// Runs `body` with an open store and closes it afterwards, printing a refusal as

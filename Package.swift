@@ -19,7 +19,7 @@ let package = Package(
     ],
     dependencies: [
         // `traits: []`: with the default traits SwiftPM 6.3 rebuilds SwiftProtobuf on
-        // every switch between `swift build` and `swift test` (see TOOLCHAIN.md).
+        // every switch between `swift build` and `swift test`.
         .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
     ],

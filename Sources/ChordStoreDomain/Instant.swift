@@ -29,10 +29,11 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Whole seconds since 1970 (floored) and the nanoseconds within that second, as a
     /// protobuf `Timestamp` stores them.
     public var secondsAndNanos: (seconds: Int64, nanos: Int32) {
-        let seconds = microsecondsSince1970 >= 0
-            ? microsecondsSince1970 / 1_000_000
-            : -((-microsecondsSince1970 + 999_999) / 1_000_000)
-        let micros = microsecondsSince1970 - seconds * 1_000_000
+        var (seconds, micros) = microsecondsSince1970.quotientAndRemainder(dividingBy: 1_000_000)
+        if micros < 0 {
+            seconds -= 1
+            micros += 1_000_000
+        }
         return (seconds, Int32(micros * 1_000))
     }
 

@@ -25,6 +25,10 @@ struct BatchApplier: Sendable {
                 try decider.validation.checkMetadata(submitted.context.session, name: "session")
                 try decider.validation.checkMetadata(submitted.context.commandID, name: "command id")
                 event = try decider.decide(submitted.command, state: state, timestamp: timestamp, using: &generator)
+            } catch where error.code == .internal || error.code == .dataLoss {
+                // Reading the state failed: a storage problem, not a refusal. Fail the
+                // whole batch (its transaction is aborted) rather than commit around it.
+                throw error
             } catch {
                 results.append(.failure(error))
                 continue

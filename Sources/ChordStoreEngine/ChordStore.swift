@@ -23,8 +23,9 @@ public final class ChordStore: Sendable {
         public var maxBatch = 1_024
         /// Most commands waiting for the writer; more are refused with `resourceExhausted`.
         public var maxQueued = 100_000
-        /// The LMDB map's initial size; it grows on demand.
-        public var initialMapSize = 64 << 20
+        /// The LMDB map's initial size; it grows on demand. It reserves address space, not
+        /// disk, so it starts large: growing waits for open snapshots to end.
+        public var initialMapSize = 1 << 33
         /// The most the map grows by at once (it doubles until this step).
         public var maxMapGrowth = 1 << 30
         /// The seed of the id and colour generator; random when `nil`. Tests fix it.
@@ -56,8 +57,8 @@ public final class ChordStore: Sendable {
 
     /// Opens (creating if needed) the durable store in `directory`.
     ///
-    /// Fails with `unavailable` if another process has the directory open. If the views lag
-    /// the log (a crash during a rebuild), the missing events are replayed first, with
+    /// Fails with `unavailable` if another process has the directory open. If the views
+    /// have another layout than this version's, they are rebuilt from the log first, with
     /// `progress(done, total)` reporting how far.
     public static func open(
         at directory: URL, options: Options = Options(), progress: (UInt64, UInt64) -> Void = { _, _ in }
@@ -81,7 +82,8 @@ public final class ChordStore: Sendable {
 
     /// Chordsets in `order` (creation date by default), at most `limit` of them.
     public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) throws(ChordStoreError) -> [Chordset] {
-        try backend.withSnapshot { try $0.chordsets(order: order, limit: limit) }
+        if let limit, limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
+        return try backend.withSnapshot { try $0.chordsets(order: order, limit: limit) }
     }
 
     /// The chordset with `id`, or `nil`.
@@ -120,7 +122,9 @@ public final class ChordStore: Sendable {
 
     /// Up to `limit` events from sequence `from` on.
     public func events(from sequence: UInt64 = 1, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
-        try backend.withSnapshot { snapshot in
+        if limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
+        if limit == 0 { return [] }
+        return try backend.withSnapshot { snapshot in
             var events: [RecordedEvent] = []
             try snapshot.forEachRecord(from: sequence) { sequence, record in
                 events.append(try RecordCodec.decode(record, sequence: sequence))
@@ -131,7 +135,8 @@ public final class ChordStore: Sendable {
     }
 
     /// Calls `body` with each raw stored record from `sequence` on until it returns `false`
-    /// (for export and the protobuf JSON output). The buffer is valid during the call only.
+    /// (for export and the protobuf JSON output). The buffer is valid during the call
+    /// only, and `body` must not call the store.
     public func forEachRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
         try backend.withSnapshot { try $0.forEachRecord(from: sequence, body) }
     }
@@ -142,21 +147,29 @@ public final class ChordStore: Sendable {
         try backend.withSnapshot { try Verifier.verify($0, progress: progress) }
     }
 
-    /// Drops the views and replays the whole log into them, on the writer thread (commands
-    /// wait meanwhile).
+    /// Replaces the views with a replay of the whole log, in one transaction on the writer
+    /// thread (commands wait meanwhile; a crash leaves the old views).
     public func rebuild(progress: @escaping @Sendable (UInt64, UInt64) -> Void = { _, _ in }) async throws(ChordStoreError) {
         let backend = self.backend
-        let applier = self.applier
         try await writer.exclusive { () -> Result<Void, ChordStoreError> in
-            Result { () throws(ChordStoreError) in try backend.rebuild(applier: applier, progress: progress) }
+            Result { () throws(ChordStoreError) in try backend.rebuild(progress: progress) }
         }.get()
     }
 
-    /// Commits what is queued, then stops the writer and releases the directory.
+    /// Commits what is queued, then stops the writer and releases the directory. Later
+    /// calls fail with `unavailable`. Calling it again does nothing.
     public func close() {
         writer.close()
         backend.close()
     }
+
+    deinit {
+        close()
+    }
+
+    /// How many commits (transactions) and events the writer has made since opening: the
+    /// ratio shows how well group commit batches concurrent commands.
+    public var statistics: WriterStatistics { writer.statistics }
 }
 
 /// Counts of a store, as the seed app's `profile()` printed them.

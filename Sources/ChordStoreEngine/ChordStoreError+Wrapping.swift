@@ -2,8 +2,8 @@ import ChordStoreDomain
 import LMDB
 
 extension ChordStoreError {
-    /// `error` itself if it is a ``ChordStoreError``; otherwise an `internal` error (or
-    /// `resourceExhausted` for a full disk) that keeps it as the cause.
+    /// `error` itself if it is a ``ChordStoreError``; otherwise an `internal` error that
+    /// keeps it as the cause.
     static func wrapping(_ error: any Error) -> ChordStoreError {
         if let error = error as? ChordStoreError { return error }
         if let lmdb = error as? LMDBError {

@@ -22,6 +22,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     private let queue = Mutex(Queue())
+    private let counters = Mutex(WriterStatistics())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let backend: any StorageBackend
@@ -58,6 +59,9 @@ final class GroupCommitWriter: Sendable {
             }
         }
     }
+
+    /// Commits and events so far.
+    var statistics: WriterStatistics { counters.withLock { $0 } }
 
     /// Finishes every queued job, then stops the thread. Later submissions fail.
     func close() {
@@ -117,6 +121,13 @@ final class GroupCommitWriter: Sendable {
                 completions.append(completion)
             }
             let results = backend.commit(commands, applier: applier, generator: &generator)
+            let committed = results.count { if case .success = $0 { true } else { false } }
+            if committed > 0 {
+                counters.withLock {
+                    $0.commits += 1
+                    $0.events += UInt64(committed)
+                }
+            }
             for (completion, result) in zip(completions, results) { completion.resume(returning: result) }
         }
         finished.signal()
@@ -131,4 +142,12 @@ final class GroupCommitWriter: Sendable {
         jobs.removeFirst(end)
         return batch
     }
+}
+
+/// Counters of the writer since the store was opened.
+public struct WriterStatistics: Sendable, Hashable {
+    /// Transactions that committed at least one event.
+    public var commits: UInt64 = 0
+    /// Events committed.
+    public var events: UInt64 = 0
 }

@@ -43,18 +43,33 @@ final class InMemoryBackend: StorageBackend {
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
         storage.withLock { storage in
+            let before = storage.records.count
             do {
-                var records = storage.records
-                storage.records = []
-                defer { storage.records = records }
                 return try applier.apply(
                     batch, to: &storage.state, head: &storage.head, now: .now, generator: &generator,
-                    append: { _, bytes in records.append(bytes) })
+                    append: { _, bytes in storage.records.append(bytes) })
             } catch {
-                let failure = ChordStoreError(.internal, "in-memory commit failed: \(error)", cause: error)
+                // Undo the part of the batch already applied, as an aborted LMDB
+                // transaction would: drop its records and replay the rest (a path only a
+                // bug can take, so its cost does not matter).
+                storage.records.removeSubrange(before...)
+                storage = Self.replayed(storage.records)
+                let failure = ChordStoreError.wrapping(error)
                 return batch.map { _ in .failure(failure) }
             }
         }
+    }
+
+    private static func replayed(_ records: [[UInt8]]) -> Storage {
+        var storage = Storage()
+        storage.records = records
+        for (offset, record) in records.enumerated() {
+            let sequence = UInt64(offset + 1)
+            guard let recorded = try? record.withUnsafeBytes({ try RecordCodec.decode($0, sequence: sequence) }),
+                  (try? Fold.apply(recorded.event, to: &storage.state)) != nil else { break }
+            storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp)
+        }
+        return storage
     }
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
@@ -67,7 +82,7 @@ final class InMemoryBackend: StorageBackend {
         }
     }
 
-    func rebuild(applier: BatchApplier, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+    func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let records = storage.withLock { $0.records }
         var state = InMemoryState()
         let total = UInt64(records.count)

@@ -19,8 +19,8 @@ final class LMDBBackend: StorageBackend {
     private let committedHead: Mutex<LogHead>
     private let maxMapGrowth: Int
 
-    /// Opens or creates the store in `directory`, replaying any log tail the views miss
-    /// (after a crash during a rebuild).
+    /// Opens or creates the store in `directory`, rebuilding the views if their layout is
+    /// not this version's.
     init(directory: URL, options: ChordStore.Options, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -29,9 +29,9 @@ final class LMDBBackend: StorageBackend {
         }
         lock = try DirectoryLock(directory: directory)
         var envOptions = Environment.Options()
-        envOptions.mapSize = options.initialMapSize
+        envOptions.mapSize = max(1 << 16, options.initialMapSize)
         envOptions.noSync = options.unsafeNoSync
-        maxMapGrowth = options.maxMapGrowth
+        maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         do {
             env = try Environment(directory: directory, options: envOptions)
             dbs = StoreDatabases(
@@ -79,7 +79,7 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    func rebuild(applier: BatchApplier, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+    func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         try rebuildViews(progress: progress)
     }
 
@@ -112,10 +112,12 @@ final class LMDBBackend: StorageBackend {
                     var state = InMemoryState()
                     state.reserveCapacity(chordsets: try view.chordsetCount())
                     var last: UInt64 = 0
+                    var checksum: UInt64 = 0
                     try view.forEachRecord(from: 1) { sequence, record in
                         guard sequence == last + 1 else {
                             throw ChordStoreError(.dataLoss, "the log jumps from event \(last) to \(sequence)")
                         }
+                        checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
                         try Fold.apply(try RecordCodec.decode(record, sequence: sequence).event, to: &state)
                         last = sequence
                         if sequence & 0xFFFF == 0 { progress(sequence, total) }
@@ -133,9 +135,10 @@ final class LMDBBackend: StorageBackend {
         progress(total, total)
     }
 
-    /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`.
+    /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`
+    /// (at most 32 times: a batch that needs more is refused, not retried forever).
     private func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
-        while true {
+        for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
@@ -143,6 +146,7 @@ final class LMDBBackend: StorageBackend {
                 try env.setMapSize(size + min(size, maxMapGrowth))
             }
         }
+        throw ChordStoreError(.resourceExhausted, "the LMDB map is full and did not grow enough (now \(env.mapSize) bytes)")
     }
 
     private func checkFormat() throws {
@@ -159,17 +163,16 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
+    /// The last record's sequence number, checksum and (if `withTimestamp`) timestamp.
+    /// A damaged last record does not stop the store from opening: its timestamp is taken
+    /// as unknown, and `verify` reports the damage.
     static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, withTimestamp: Bool) throws -> LogHead {
         try txn.withCursor(dbs.log) { cursor in
             guard let last = try cursor.last() else { return .empty }
-            let sequence = StoreKeys.sequence(last.key)
-            guard let checksum = RecordCodec.storedChecksum(last.value) else {
-                throw ChordStoreError(.dataLoss, "event \(sequence), the last in the log, does not end with its checksum")
-            }
-            let timestamp = withTimestamp
-                ? try RecordCodec.decode(last.value, sequence: sequence).timestamp
-                : Instant(microsecondsSince1970: 0)
-            return LogHead(sequence: sequence, checksum: checksum, timestamp: timestamp)
+            let sequence = try StoreKeys.sequence(last.key)
+            let checksum = RecordCodec.storedChecksum(last.value) ?? 0
+            let timestamp = withTimestamp ? (try? RecordCodec.decode(last.value, sequence: sequence))?.timestamp : nil
+            return LogHead(sequence: sequence, checksum: checksum, timestamp: timestamp ?? Instant(microsecondsSince1970: 0))
         }
     }
 

@@ -42,7 +42,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         guard let record = try txn.get(dbs.chordsets, key: key),
               let index = try txn.get(dbs.positions, key: key) else { return nil }
         var chordset = try WireCodec.readChordset(record)
-        chordset.index = StoreKeys.index(index)
+        chordset.index = try StoreKeys.index(index)
         return chordset
     }
 
@@ -60,7 +60,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     func chordsetID(atIndex index: Int) throws -> UUID? {
         guard index >= 0, index <= UInt32.max else { return nil }
-        return try txn.get(dbs.order, key: StoreKeys.index(index)).map(StoreKeys.id)
+        return try txn.get(dbs.order, key: StoreKeys.index(index)).map { try StoreKeys.checkedID($0) }
     }
 
     func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset] {
@@ -71,7 +71,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             try txn.withCursor(dbs.created) { cursor in
                 var entry = try cursor.first()
                 while let current = entry, result.count < cap {
-                    if let chordset = try chordset(StoreKeys.idInCreationKey(current.key)) { result.append(chordset) }
+                    result.append(try indexed(StoreKeys.idInCreationKey(current.key), in: "created"))
                     entry = try cursor.next()
                 }
             }
@@ -79,7 +79,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             try txn.withCursor(dbs.order) { cursor in
                 var entry = try cursor.first()
                 while let current = entry, result.count < cap {
-                    if let chordset = try chordset(StoreKeys.id(current.value)) { result.append(chordset) }
+                    result.append(try indexed(StoreKeys.checkedID(current.value), in: "order"))
                     entry = try cursor.next()
                 }
             }
@@ -88,6 +88,14 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             if result.count > cap { result.removeLast(result.count - cap) }
         }
         return result
+    }
+
+    /// The chordset an index entry names; a dangling entry is damage, not something to skip.
+    private func indexed(_ id: UUID, in index: String) throws -> Chordset {
+        guard let chordset = try chordset(id) else {
+            throw ChordStoreError(.dataLoss, "the \(index) index names chordset \(id), which has no record")
+        }
+        return chordset
     }
 
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
@@ -127,7 +135,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     mutating func removeChordset(_ chordset: Chordset) throws {
         let key = StoreKeys.id(chordset.id)
         guard let indexBytes = try txn.get(dbs.positions, key: key) else { return }
-        let index = StoreKeys.index(indexBytes)
+        let index = try StoreKeys.index(indexBytes)
         let count = try chordsetCount()
         try txn.delete(dbs.chordsets, key: key)
         try txn.delete(dbs.positions, key: key)

@@ -162,7 +162,7 @@ extension Event {
         case .chordsetMoved(let e):
             self = .chordsetMoved(id: try UUID(protoBytes: e.chordsetID), from: Int(e.fromIndex), to: Int(e.toIndex))
         case .allDeleted(let e):
-            self = .allDeleted(count: Int(e.chordsetCount))
+            self = .allDeleted(count: Int(clamping: e.chordsetCount))
         case nil:
             throw ChordStoreError(.dataLoss, "event \(envelope.sequence) has no event of a known kind")
         }

@@ -10,7 +10,7 @@ public struct RecordedEvent: Sendable, Hashable {
     public var timestamp: Instant
     /// The session (actor) whose command caused it.
     public var session: String
-    /// The command id the client supplied (or the store generated).
+    /// The command id the client supplied (empty if it gave none).
     public var commandID: String
     /// The event.
     public var event: Event

@@ -31,7 +31,7 @@ protocol StoreSnapshot: StateReading {
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
 }
 
-/// One command waiting for the writer, and where its result goes.
+/// One command waiting for the writer.
 struct SubmittedCommand: Sendable {
     var command: Command
     var context: CommandContext
@@ -43,11 +43,12 @@ protocol StorageBackend: AnyObject, Sendable {
     /// Validates, appends and folds `batch` as one atomic, durable commit. A command that
     /// fails validation gets its error and writes nothing; a storage failure fails them all.
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>]
-    /// Runs `body` on a consistent snapshot. Never blocks the writer for longer than it
-    /// takes to take the snapshot.
+    /// Runs `body` on a consistent snapshot. Snapshots do not block commits (only the rare
+    /// growth of the LMDB map waits for open snapshots to end). `body` must not call the
+    /// store again.
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T
-    /// Drops the projections and replays the whole log into them (writer thread).
-    func rebuild(applier: BatchApplier, progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
+    /// Replaces the projections with a replay of the whole log, atomically (writer thread).
+    func rebuild(progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
     /// Releases files and locks. No call may follow.
     func close()
 }

@@ -7,17 +7,19 @@ enum StoreKeys {
     /// A log key: the sequence number, 8 bytes big-endian.
     static func sequence(_ value: UInt64) -> [UInt8] { bigEndian(value) }
 
-    /// Reads a log key.
-    static func sequence(_ key: UnsafeRawBufferPointer) -> UInt64 {
-        UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+    /// Reads a log key (or any 8-byte big-endian number).
+    static func sequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
+        guard key.count == 8 else { throw ChordStoreError(.dataLoss, "a sequence key is \(key.count) bytes; they are 8") }
+        return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
     }
 
     /// A user-order key: the index, 4 bytes big-endian.
     static func index(_ value: Int) -> [UInt8] { bigEndian(UInt32(value)) }
 
     /// Reads a user-order value or key holding an index.
-    static func index(_ bytes: UnsafeRawBufferPointer) -> Int {
-        Int(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)))
+    static func index(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Int {
+        guard bytes.count == 4 else { throw ChordStoreError(.dataLoss, "an index is \(bytes.count) bytes; they are 4") }
+        return Int(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)))
     }
 
     /// An id key: the UUID's 16 bytes.
@@ -25,7 +27,7 @@ enum StoreKeys {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
-    /// Reads a 16-byte id.
+    /// Reads a 16-byte id (the caller checks the length; shorter input is zero-padded).
     static func id(_ bytes: UnsafeRawBufferPointer) -> UUID {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16))) }
@@ -39,15 +41,22 @@ enum StoreKeys {
     }
 
     /// The id inside a creation-index key.
-    static func idInCreationKey(_ key: UnsafeRawBufferPointer) -> UUID {
-        id(UnsafeRawBufferPointer(rebasing: key[8..<24]))
+    static func idInCreationKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+        guard key.count == 24 else { throw ChordStoreError(.dataLoss, "a creation key is \(key.count) bytes; they are 24") }
+        return id(UnsafeRawBufferPointer(rebasing: key[8..<24]))
+    }
+
+    /// Reads a 16-byte id value, checking its length.
+    static func checkedID(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+        guard bytes.count == 16 else { throw ChordStoreError(.dataLoss, "an id is \(bytes.count) bytes; they are 16") }
+        return id(bytes)
     }
 
     /// A chord-location value: the chordset id and the position byte. The controls chord
     /// is stored as 16 zero bytes and position 0xFF.
     static func location(_ location: ChordLocation) -> [UInt8] {
         switch location {
-        case .chordset(let id, let position): Self.id(id) + [UInt8(position)]
+        case .chordset(let id, let position): Self.id(id) + [UInt8(clamping: position)]
         case .controls: [UInt8](repeating: 0, count: 16) + [0xFF]
         }
     }

@@ -52,6 +52,13 @@ enum Verifier {
             if let difference = replayed.firstDifference(from: live) {
                 throw ChordStoreError(.dataLoss, "the views differ from a replay of the log: \(difference)")
             }
+            let byCreation = try snapshot.chordsets(order: .creationDate, limit: nil).map(\.id)
+            let expected = replayed.chordsets.sorted(by: ChordsetSorting.byCreation).map(\.id)
+            guard byCreation == expected else {
+                throw ChordStoreError(
+                    .dataLoss,
+                    "the creation-date index lists \(byCreation.count) chordsets in another order than a replay (\(expected.count))")
+            }
         } catch {
             return VerifyReport(events: expected - 1, problem: ChordStoreError.wrapping(error), sequence: nil)
         }

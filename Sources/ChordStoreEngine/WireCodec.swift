@@ -152,6 +152,9 @@ enum WireCodec {
             }
         }
         guard let id else { throw ChordStoreError(.dataLoss, "a chord has no id") }
+        guard (0..<Chordset.chordCount).contains(chord.position) else {
+            throw ChordStoreError(.dataLoss, "chord \(id) has position \(chord.position)")
+        }
         chord.id = id
         return chord
     }
@@ -166,6 +169,10 @@ enum WireCodec {
             case 2: try r.expect(wire, 0, field: 2); nanos = Int32(truncatingIfNeeded: try r.varint())
             default: try r.skip(wire)
             }
+        }
+        // The protobuf Timestamp range (years 1 to 9999); outside it a record is damaged.
+        guard (-62_135_596_800...253_402_300_799).contains(seconds), (0..<1_000_000_000).contains(nanos) else {
+            throw ChordStoreError(.dataLoss, "a timestamp (\(seconds) s, \(nanos) ns) is outside the protobuf range")
         }
         return Instant(seconds: seconds, nanos: nanos)
     }
@@ -189,6 +196,9 @@ enum WireCodec {
             }
         }
         guard let id else { throw ChordStoreError(.dataLoss, "a chordset has no id") }
+        guard chords.map(\.position) == Array(0..<Chordset.chordCount) else {
+            throw ChordStoreError(.dataLoss, "chordset \(id) has chords at positions \(chords.map(\.position))")
+        }
         return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)
     }
 

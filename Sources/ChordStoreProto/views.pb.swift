@@ -97,6 +97,52 @@ public nonisolated struct Chordstore_V1_EventList: Sendable {
   public init() {}
 }
 
+/// What verify found: sound, or the first problem and where.
+public nonisolated struct Chordstore_V1_VerifyReport: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// records checked
+  public var events: UInt64 = 0
+
+  public var sound: Bool = false
+
+  /// status code name of the problem (e.g. DATA_LOSS), empty when sound
+  public var code: String = String()
+
+  /// the first problem, empty when sound
+  public var problem: String = String()
+
+  /// the event the problem was found at, 0 when not one event's
+  public var sequence: UInt64 = 0
+
+  public var seconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What a rebuild did.
+public nonisolated struct Chordstore_V1_RebuildReport: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// events replayed
+  public var events: UInt64 = 0
+
+  /// chordsets in the rebuilt views
+  public var chordsets: UInt64 = 0
+
+  public var seconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "chordstore.v1"
@@ -240,6 +286,101 @@ nonisolated extension Chordstore_V1_EventList: SwiftProtobuf.Message, SwiftProto
 
   public static func ==(lhs: Chordstore_V1_EventList, rhs: Chordstore_V1_EventList) -> Bool {
     if lhs.events != rhs.events {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_VerifyReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".VerifyReport"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0\u{1}sound\0\u{1}code\0\u{1}problem\0\u{1}sequence\0\u{1}seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.events) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.sound) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.problem) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 6: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.events != 0 {
+      try visitor.visitSingularUInt64Field(value: self.events, fieldNumber: 1)
+    }
+    if self.sound != false {
+      try visitor.visitSingularBoolField(value: self.sound, fieldNumber: 2)
+    }
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 3)
+    }
+    if !self.problem.isEmpty {
+      try visitor.visitSingularStringField(value: self.problem, fieldNumber: 4)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 5)
+    }
+    if self.seconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.seconds, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_VerifyReport, rhs: Chordstore_V1_VerifyReport) -> Bool {
+    if lhs.events != rhs.events {return false}
+    if lhs.sound != rhs.sound {return false}
+    if lhs.code != rhs.code {return false}
+    if lhs.problem != rhs.problem {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.seconds != rhs.seconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_RebuildReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RebuildReport"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0\u{1}chordsets\0\u{1}seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.events) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.chordsets) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.events != 0 {
+      try visitor.visitSingularUInt64Field(value: self.events, fieldNumber: 1)
+    }
+    if self.chordsets != 0 {
+      try visitor.visitSingularUInt64Field(value: self.chordsets, fieldNumber: 2)
+    }
+    if self.seconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.seconds, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_RebuildReport, rhs: Chordstore_V1_RebuildReport) -> Bool {
+    if lhs.events != rhs.events {return false}
+    if lhs.chordsets != rhs.chordsets {return false}
+    if lhs.seconds != rhs.seconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -15,9 +15,6 @@ public struct Cursor {
     public mutating func last() throws(LMDBError) -> Entry? { try move(MDB_LAST) }
     /// The entry after the current one.
     public mutating func next() throws(LMDBError) -> Entry? { try move(MDB_NEXT) }
-    /// The entry before the current one.
-    public mutating func previous() throws(LMDBError) -> Entry? { try move(MDB_PREV) }
-
     /// The first entry whose key is at least `key`.
     public mutating func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
@@ -27,11 +24,6 @@ public struct Cursor {
         try check(rc, "mdb_cursor_get(\(name), SET_RANGE)")
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-    }
-
-    /// Deletes the entry under the cursor (write transactions only).
-    public mutating func deleteCurrent() throws(LMDBError) {
-        try check(mdb_cursor_del(handle, 0), "mdb_cursor_del(\(name))")
     }
 
     private mutating func move(_ op: MDB_cursor_op) throws(LMDBError) -> Entry? {

@@ -23,8 +23,6 @@ public struct PutFlags: OptionSet, Sendable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    /// Fail with `MDB_KEYEXIST` instead of overwriting.
-    public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
     /// The key sorts after every key present: a fast append (keys must be in memcmp order).
     public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
 }

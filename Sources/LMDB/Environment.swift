@@ -1,5 +1,6 @@
 public import Foundation
 internal import CLMDB
+import Synchronization
 
 /// An LMDB environment: one memory-mapped data file holding named ``Database``s.
 ///
@@ -26,8 +27,10 @@ public final class Environment: @unchecked Sendable {
 
     let handle: OpaquePointer
     private let resizeLock = ReadWriteLock()
-    /// Whether ``close()`` was called (written under the exclusive lock).
-    public private(set) nonisolated(unsafe) var isClosed = false
+    private let closed = Atomic(false)
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
     /// The directory holding `data.mdb` and `lock.mdb`.
     public let directory: URL
 
@@ -63,7 +66,7 @@ public final class Environment: @unchecked Sendable {
     public func close() {
         resizeLock.withExclusive {
             if !isClosed { mdb_env_close(handle) }
-            isClosed = true
+            closed.store(true, ordering: .releasing)
         }
     }
 
@@ -81,14 +84,6 @@ public final class Environment: @unchecked Sendable {
         try resizeLock.withExclusive { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize(\(size))")
-        }
-    }
-
-    /// Flushes buffers to disk; needed only after writes made with ``Options/noSync``.
-    public func sync() throws(LMDBError) {
-        try resizeLock.withShared { () throws(LMDBError) in
-            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
-            try check(mdb_env_sync(handle, 1), "mdb_env_sync")
         }
     }
 

@@ -18,10 +18,8 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The map is full: grow it with ``Environment/setMapSize(_:)`` and retry.
     public var isMapFull: Bool { code == MDB_MAP_FULL }
-    /// The key was already present (`MDB_NOOVERWRITE`, or out-of-order `MDB_APPEND`).
+    /// The key was already present (an out-of-order `MDB_APPEND`).
     public var isKeyExists: Bool { code == MDB_KEYEXIST }
-    /// The process ran out of reader slots.
-    public var isReadersFull: Bool { code == MDB_READERS_FULL }
 
     public var description: String { "\(operation): \(message) (\(code))" }
 }

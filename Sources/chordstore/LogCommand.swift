@@ -15,6 +15,11 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "The first sequence number to print.") var from: UInt64 = 1
     @Option(help: "Print at most this many events (0: all).") var limit: Int = 0
 
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit must be 0 (all) or more") }
+        if from == 0 { throw ValidationError("--from starts at 1, the first event") }
+    }
+
     func run() async throws {
         try await withStore(global) { store in
             var printed = 0

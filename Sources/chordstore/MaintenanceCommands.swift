@@ -1,6 +1,8 @@
 import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreProto
+import SwiftProtobuf
 import Foundation
 
 /// `chordstore profile`: counts, as the seed app printed on save.
@@ -35,6 +37,18 @@ struct VerifyCommand: AsyncParsableCommand {
             return try store.verify(progress: progress.report)
         }
         let seconds = (ContinuousClock.now - started).seconds
+        if global.json {
+            try Output.json(Chordstore_V1_VerifyReport.with {
+                $0.events = report.events
+                $0.sound = report.isSound
+                $0.code = report.problem.map { "\($0.code)" } ?? ""
+                $0.problem = report.problem?.message ?? ""
+                $0.sequence = report.sequence ?? 0
+                $0.seconds = seconds
+            })
+            if !report.isSound { throw ExitCode.failure }
+            return
+        }
         if let problem = report.problem {
             let place = report.sequence.map { " at event \($0)" } ?? ""
             throw Failure(ChordStoreError(problem.code, "verify failed\(place): \(problem.message)"))
@@ -48,18 +62,29 @@ struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Drop the views and rebuild them by replaying the whole log.",
-        discussion: "Safe to interrupt: the next open resumes the replay where it stopped.")
+        discussion: """
+            Replays the log into memory, then replaces the views in one transaction: if it is
+            interrupted, the old views stay. Needs memory for the live chordsets (not the log).
+            """)
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let started = ContinuousClock.now
-        let events = try await withStore(global) { store in
+        let profile = try await withStore(global) { store in
             let progress = ProgressReporter(label: "rebuilding")
             defer { progress.finish() }
             try await store.rebuild(progress: progress.report)
-            return try store.profile().lastSequence
+            return try store.profile()
         }
         let seconds = (ContinuousClock.now - started).seconds
+        let events = profile.lastSequence
+        if global.json {
+            return try Output.json(Chordstore_V1_RebuildReport.with {
+                $0.events = events
+                $0.chordsets = UInt64(profile.chordsets)
+                $0.seconds = seconds
+            })
+        }
         Output.print("rebuilt the views from \(events) events in \(String(format: "%.2f", seconds)) s")
     }
 }

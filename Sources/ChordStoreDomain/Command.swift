@@ -58,9 +58,13 @@ public struct AddChordset: Sendable, Hashable {
 /// One chord of an ``AddChordset``; `nil` fields take defaults (random id and colour,
 /// ``Limits/defaultBPM``).
 public struct ChordSpec: Sendable, Hashable {
+    /// The chord's id; a new time-ordered one when `nil`.
     public var id: UUID?
+    /// The chord's position, `0..<Chordset.chordCount`.
     public var position: Int
+    /// The tempo; ``Limits/defaultBPM`` when `nil`.
     public var bpm: Double?
+    /// The background colour; random (as the seed app) when `nil`.
     public var color: ChordColor?
 
     /// Creates a chord spec.
@@ -77,7 +81,9 @@ public struct SetControlsChord: Sendable, Hashable {
     /// The controls chord's id: kept from the current controls chord when `nil`, or
     /// random when there is none yet.
     public var id: UUID?
+    /// The controls chord's tempo.
     public var bpm: Double
+    /// The controls chord's background colour.
     public var color: ChordColor
 
     /// Creates a set-controls command.

@@ -14,12 +14,22 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     private var indexByID: [UUID: Int] = [:]
     private var chordLocations: [UUID: ChordLocation] = [:]
     private var controls: Chord?
+    /// Whether `chordLocations` is kept. A replay that only needs the resulting chordsets
+    /// (rebuild, verify) turns it off: it is most of the cost of folding an add.
+    private let indexesChords: Bool
 
     /// An empty state, as before the first event.
-    public init() {}
+    ///
+    /// - Parameter indexingChords: keep an index of chords by id, which makes
+    ///   ``chordLocation(_:)`` O(1) (needed to decide commands). Without it, the lookup
+    ///   scans every chordset.
+    public init(indexingChords: Bool = true) {
+        indexesChords = indexingChords
+    }
 
     /// Applies every event in order to an empty state.
     public init(replaying events: some Sequence<Event>) throws {
+        self.init()
         for event in events { try Fold.apply(event, to: &self) }
     }
 
@@ -29,7 +39,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         records.reserveCapacity(chordsets)
         order.reserveCapacity(chordsets)
         indexByID.reserveCapacity(chordsets)
-        chordLocations.reserveCapacity(chordsets * Chordset.chordCount)
+        if indexesChords { chordLocations.reserveCapacity(chordsets * Chordset.chordCount) }
     }
 
     /// The chordset ids in the user order.
@@ -42,12 +52,19 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public func chordLocation(_ id: UUID) -> ChordLocation? {
         if let controls, controls.id == id { return .controls }
-        return chordLocations[id]
+        if indexesChords { return chordLocations[id] }
+        for (chordsetID, record) in records {
+            if let chord = record.chords.first(where: { $0.id == id }) { return .chordset(chordsetID, position: chord.position) }
+        }
+        return nil
     }
 
     public func controlsChord() -> Chord? { controls }
     public func chordsetCount() -> Int { order.count }
-    public func chordCount() -> Int { chordLocations.count + (controls == nil ? 0 : 1) }
+    public func chordCount() -> Int {
+        let chords = indexesChords ? chordLocations.count : records.values.reduce(0) { $0 + $1.chords.count }
+        return chords + (controls == nil ? 0 : 1)
+    }
 
     public func chordsetID(atIndex index: Int) -> UUID? {
         order.indices.contains(index) ? order[index] : nil
@@ -58,6 +75,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         records[chordset.id] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
         order.insert(chordset.id, at: index)
         reindex(from: index, through: order.count - 1)
+        guard indexesChords else { return }
         for chord in chordset.chords {
             chordLocations[chord.id] = .chordset(chordset.id, position: chord.position)
         }
@@ -73,7 +91,9 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
               let index = indexByID.removeValue(forKey: chordset.id) else { return }
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
-        for chord in record.chords { chordLocations[chord.id] = nil }
+        if indexesChords {
+            for chord in record.chords { chordLocations[chord.id] = nil }
+        }
     }
 
     public mutating func moveChordset(_ id: UUID, from: Int, to: Int) {

@@ -109,7 +109,7 @@ final class LMDBBackend: StorageBackend {
             try withGrowingMap {
                 try env.withWriteTransaction { txn in
                     let view = LMDBStateView(txn: txn, dbs: dbs)
-                    var state = InMemoryState()
+                    var state = InMemoryState(indexingChords: false)
                     state.reserveCapacity(chordsets: try view.chordsetCount())
                     var last: UInt64 = 0
                     var checksum: UInt64 = 0

@@ -68,6 +68,14 @@ enum StoreKeys {
         return .chordset(id(bytes), position: Int(bytes[16]))
     }
 
+    /// An id as two integers that compare like its bytes (memcmp order), for sorting.
+    static func sortKey(_ id: UUID) -> (UInt64, UInt64) {
+        withUnsafeBytes(of: id.uuid) { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
+
     private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }

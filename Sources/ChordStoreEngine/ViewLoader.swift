@@ -20,23 +20,25 @@ struct ViewLoader {
             guard let chordset = state.chordset(id) else { continue }
             chordsets.append(chordset)
         }
-        chordsets.sort { ChordsetSorting.idLess($0.id, $1.id) }
+        chordsets.sort { StoreKeys.sortKey($0.id) < StoreKeys.sortKey($1.id) }
         for chordset in chordsets {
             let key = StoreKeys.id(chordset.id)
             try txn.put(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset), flags: .append)
             try txn.put(dbs.positions, key: key, value: StoreKeys.index(chordset.index), flags: .append)
         }
 
-        var chords: [(id: UUID, location: ChordLocation)] = []
+        var chords: [(key: (UInt64, UInt64), id: UUID, location: ChordLocation)] = []
         chords.reserveCapacity(chordsets.count * Chordset.chordCount + 1)
         for chordset in chordsets {
-            for chord in chordset.chords { chords.append((chord.id, .chordset(chordset.id, position: chord.position))) }
+            for chord in chordset.chords {
+                chords.append((StoreKeys.sortKey(chord.id), chord.id, .chordset(chordset.id, position: chord.position)))
+            }
         }
         if let controls = state.controlsChord() {
-            chords.append((controls.id, .controls))
+            chords.append((StoreKeys.sortKey(controls.id), controls.id, .controls))
             try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(controls))
         }
-        chords.sort { ChordsetSorting.idLess($0.id, $1.id) }
+        chords.sort { $0.key < $1.key }
         for chord in chords {
             try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(chord.location), flags: .append)
         }

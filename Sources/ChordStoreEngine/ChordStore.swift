@@ -144,7 +144,8 @@ public final class ChordStore: Sendable {
     /// Replays the log into a fresh state and compares it with the live views; see
     /// ``Verifier``.
     public func verify(progress: (UInt64, UInt64) -> Void = { _, _ in }) throws(ChordStoreError) -> VerifyReport {
-        try backend.withSnapshot { try Verifier.verify($0, progress: progress) }
+        let backend = self.backend
+        return try backend.withSnapshot { try Verifier.verify($0, backend: backend, progress: progress) }
     }
 
     /// Replaces the views with a replay of the whole log, in one transaction on the writer

@@ -108,20 +108,12 @@ final class LMDBBackend: StorageBackend {
         do {
             try withGrowingMap {
                 try env.withWriteTransaction { txn in
-                    let view = LMDBStateView(txn: txn, dbs: dbs)
-                    var state = InMemoryState(indexingChords: false)
-                    state.reserveCapacity(chordsets: try view.chordsetCount())
-                    var last: UInt64 = 0
-                    var checksum: UInt64 = 0
-                    try view.forEachRecord(from: 1) { sequence, record in
-                        guard sequence == last + 1 else {
-                            throw ChordStoreError(.dataLoss, "the log jumps from event \(last) to \(sequence)")
-                        }
-                        checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
-                        try Fold.apply(try RecordCodec.decode(record, sequence: sequence).event, to: &state)
-                        last = sequence
-                        if sequence & 0xFFFF == 0 { progress(sequence, total) }
-                        return true
+                    let chordsets = try LMDBStateView(txn: txn, dbs: dbs).chordsetCount()
+                    let state: InMemoryState
+                    do {
+                        state = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
+                    } catch let failure as LogReplay.Failure {
+                        throw failure.error
                     }
                     for db in dbs.views { try txn.empty(db) }
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)

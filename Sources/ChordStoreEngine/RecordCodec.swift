@@ -71,6 +71,16 @@ public enum RecordCodec {
         return recorded
     }
 
+    /// Decodes only the event of a record (for replays; the checksum chain, checked
+    /// separately, already ties the record to its place in the log).
+    static func decodeEvent(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> Event {
+        do {
+            return try WireCodec.readEventOnly(record)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
+        }
+    }
+
     /// Decodes a record into its protobuf envelope (for `--json` output and the wire).
     public static func envelope(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> Chordstore_V1_EventEnvelope {
         do {

@@ -13,36 +13,19 @@ public struct VerifyReport: Sendable, Hashable {
     public var isSound: Bool { problem == nil }
 }
 
-/// Checks a snapshot: every record's sequence (no gap), checksum chain and decoding; a
-/// replay of the whole log into a fresh in-memory state (an event the state cannot take,
-/// such as an edit of a missing chordset, is reported at its sequence number); then the
-/// invariants of the live views and the replayed state against them.
+/// Checks a snapshot: every record's sequence (no gap), checksum chain and decoding, and a
+/// replay of the whole log into a fresh in-memory state (``LogReplay``; an event the
+/// state cannot take, such as an edit of a missing chordset, is reported at its sequence
+/// number); then the invariants of the live views and the replayed state against them.
 enum Verifier {
-    static func verify(_ snapshot: any StoreSnapshot, progress: (UInt64, UInt64) -> Void) throws -> VerifyReport {
+    static func verify(_ snapshot: any StoreSnapshot, backend: any StorageBackend, progress: (UInt64, UInt64) -> Void) throws -> VerifyReport {
         let head = try snapshot.head
-        var state = InMemoryState(indexingChords: false)
-        state.reserveCapacity(chordsets: try snapshot.chordsetCount())
-        var expected: UInt64 = 1
-        var previousChecksum: UInt64 = 0
-        var problem: (ChordStoreError, UInt64?)?
-        try snapshot.forEachRecord(from: 1) { sequence, record in
-            do {
-                guard sequence == expected else {
-                    throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
-                }
-                previousChecksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: previousChecksum)
-                let recorded = try RecordCodec.decode(record, sequence: sequence)
-                try Fold.apply(recorded.event, to: &state)
-            } catch {
-                problem = (ChordStoreError.wrapping(error), sequence)
-                return false
-            }
-            if sequence % 65_536 == 0 { progress(sequence, head.sequence) }
-            expected += 1
-            return true
-        }
-        if let (error, sequence) = problem {
-            return VerifyReport(events: expected - 1, problem: error, sequence: sequence)
+        let chordsets = try snapshot.chordsetCount()
+        let state: InMemoryState
+        do {
+            state = try LogReplay.replay(backend, through: head.sequence, expectedChordsets: chordsets, progress: progress)
+        } catch {
+            return VerifyReport(events: error.replayed, problem: error.error, sequence: error.sequence)
         }
         progress(head.sequence, head.sequence)
         do {
@@ -60,8 +43,8 @@ enum Verifier {
                     "the creation-date index lists \(byCreation.count) chordsets in another order than a replay (\(expected.count))")
             }
         } catch {
-            return VerifyReport(events: expected - 1, problem: ChordStoreError.wrapping(error), sequence: nil)
+            return VerifyReport(events: head.sequence, problem: ChordStoreError.wrapping(error), sequence: nil)
         }
-        return VerifyReport(events: expected - 1, problem: nil, sequence: nil)
+        return VerifyReport(events: head.sequence, problem: nil, sequence: nil)
     }
 }

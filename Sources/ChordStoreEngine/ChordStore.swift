@@ -23,6 +23,10 @@ public final class ChordStore: Sendable {
         public var maxBatch = 1_024
         /// Most commands waiting for the writer; more are refused with `resourceExhausted`.
         public var maxQueued = 100_000
+        /// The longest the writer waits for more commands to join a batch, when fewer are
+        /// queued than the last batch held and more keep arriving (commit delay). Zero
+        /// commits at once.
+        public var maxCommitDelay: Duration = .milliseconds(2)
         /// The LMDB map's initial size; it grows on demand. It reserves address space, not
         /// disk, so it starts large: growing waits for open snapshots to end.
         public var initialMapSize = 1 << 33
@@ -52,7 +56,7 @@ public final class ChordStore: Sendable {
         self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: options.epoch)
         self.writer = GroupCommitWriter(
             backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,
-            seed: options.seed ?? UInt64.random(in: .min ... .max))
+            maxCommitDelay: options.maxCommitDelay, seed: options.seed ?? UInt64.random(in: .min ... .max))
     }
 
     /// Opens (creating if needed) the durable store in `directory`.

@@ -1,6 +1,9 @@
 import ChordStoreDomain
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The one writer: a dedicated thread that owns every write to the backend.
 ///
@@ -29,13 +32,18 @@ final class GroupCommitWriter: Sendable {
     private let applier: BatchApplier
     private let maxBatch: Int
     private let maxQueued: Int
+    private let maxCommitDelay: Duration
     private let seed: UInt64
 
-    init(backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int, seed: UInt64) {
+    init(
+        backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int,
+        maxCommitDelay: Duration, seed: UInt64
+    ) {
         self.backend = backend
         self.applier = applier
         self.maxBatch = max(1, maxBatch)
         self.maxQueued = max(1, maxQueued)
+        self.maxCommitDelay = maxCommitDelay
         self.seed = seed
         let thread = Thread { [self] in run() }
         thread.name = "chordstore-writer"
@@ -95,7 +103,9 @@ final class GroupCommitWriter: Sendable {
 
     private func run() {
         var generator = SplitMix64(seed: seed)
+        var lastBatch = 1
         while true {
+            gatherSiblings(expecting: lastBatch)
             let (jobs, closed) = queue.withLock { queue -> ([Job], Bool) in
                 if queue.jobs.isEmpty {
                     queue.sleeping = !queue.closed
@@ -120,6 +130,7 @@ final class GroupCommitWriter: Sendable {
                 commands.append(command)
                 completions.append(completion)
             }
+            lastBatch = commands.count
             let results = backend.commit(commands, applier: applier, generator: &generator)
             let committed = results.count { if case .success = $0 { true } else { false } }
             if committed > 0 {
@@ -131,6 +142,23 @@ final class GroupCommitWriter: Sendable {
             for (completion, result) in zip(completions, results) { completion.resume(returning: result) }
         }
         finished.signal()
+    }
+
+    /// Commit delay: when fewer commands wait than the last batch held, the callers of
+    /// that batch are most likely still resubmitting (they were answered a moment ago).
+    /// Waiting while the queue keeps growing, up to `maxCommitDelay`, lets them share the
+    /// next fsync instead of splitting into a small commit and a large one. A lone caller
+    /// (last batch of 1) never waits, and the wait ends as soon as arrivals stop.
+    private func gatherSiblings(expecting target: Int) {
+        guard target > 1, maxCommitDelay > .zero else { return }
+        let deadline = ContinuousClock.now + maxCommitDelay
+        var seen = queue.withLock { $0.jobs.count }
+        while seen > 0, seen < min(target, maxBatch), ContinuousClock.now < deadline {
+            usleep(100)
+            let now = queue.withLock { $0.jobs.count }
+            if now == seen { return }
+            seen = now
+        }
     }
 
     /// The next batch: one exclusive job alone, or the leading run of commands.

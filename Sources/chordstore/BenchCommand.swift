@@ -103,11 +103,13 @@ struct BenchAppendCommand: AsyncParsableCommand {
             }
             let elapsed = (ContinuousClock.now - started).seconds
             let done = latencies.samples.count
+            let statistics = store.statistics
             let kind = inMemory ? "in-memory" : noSync ? "LMDB without fsync (not durable)" : "durable (fsync per commit)"
             Output.print("append: \(done) events, \(callers) callers, \(kind)")
             Output.print(String(
-                format: "  %.0f events/s; commit latency p50 %.3f ms, p99 %.3f ms; %.2f s",
-                Double(done) / elapsed, latencies.percentile(50), latencies.percentile(99), elapsed))
+                format: "  %.0f events/s; commit latency p50 %.3f ms, p99 %.3f ms; %.2f s; %.1f events per transaction",
+                Double(done) / elapsed, latencies.percentile(50), latencies.percentile(99), elapsed,
+                Double(statistics.events) / Double(max(1, statistics.commits))))
         }
     }
 }

@@ -7,6 +7,9 @@ struct ProtoWriter {
 
     init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
+    /// Empties the buffer, keeping its storage for the next message.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {

@@ -2,50 +2,88 @@ import ChordStoreDomain
 import Foundation
 import LMDB
 
-/// Writes a whole state into empty view databases, each in key order with `MDB_APPEND`:
-/// the fast half of a rebuild (LMDB fills pages sequentially instead of splitting them).
+/// Writes a whole state into empty view databases, each in key order through a cursor
+/// with `MDB_APPEND`: the second half of a rebuild. LMDB then fills pages sequentially
+/// instead of splitting them, and keys and values are built in place, without an
+/// allocation per entry (a million-event log has about a million view entries).
 struct ViewLoader {
     let txn: Transaction
     let dbs: StoreDatabases
 
     func load(_ state: InMemoryState) throws {
         let ids = state.chordsetIDsInOrder
-        for (index, id) in ids.enumerated() {
-            try txn.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(id), flags: .append)
+        try append(to: dbs.order) { put in
+            for (index, id) in ids.enumerated() {
+                try withUnsafeBytes(of: UInt32(index).bigEndian) { key in
+                    try withUnsafeBytes(of: id.uuid) { try put(key, $0) }
+                }
+            }
         }
 
-        var chordsets: [Chordset] = []
+        var chordsets: [(key: (UInt64, UInt64), chordset: Chordset)] = []
         chordsets.reserveCapacity(ids.count)
         for id in ids {
             guard let chordset = state.chordset(id) else { continue }
-            chordsets.append(chordset)
+            chordsets.append((StoreKeys.sortKey(id), chordset))
         }
-        chordsets.sort { StoreKeys.sortKey($0.id) < StoreKeys.sortKey($1.id) }
-        for chordset in chordsets {
-            let key = StoreKeys.id(chordset.id)
-            try txn.put(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset), flags: .append)
-            try txn.put(dbs.positions, key: key, value: StoreKeys.index(chordset.index), flags: .append)
+        chordsets.sort { $0.key < $1.key }
+        var record = ProtoWriter(capacity: 1_024)
+        try append(to: dbs.chordsets) { put in
+            for (_, chordset) in chordsets {
+                record.removeAll()
+                WireCodec.write(&record, chordset, withIndex: false)
+                try withUnsafeBytes(of: chordset.id.uuid) { key in try record.bytes.withUnsafeBytes { try put(key, $0) } }
+            }
+        }
+        try append(to: dbs.positions) { put in
+            for (_, chordset) in chordsets {
+                try withUnsafeBytes(of: chordset.id.uuid) { key in
+                    try withUnsafeBytes(of: UInt32(chordset.index).bigEndian) { try put(key, $0) }
+                }
+            }
         }
 
-        var chords: [(key: (UInt64, UInt64), id: UUID, location: ChordLocation)] = []
+        var chords: [(key: (UInt64, UInt64), id: UUID, location: (uuid_t, UInt8))] = []
         chords.reserveCapacity(chordsets.count * Chordset.chordCount + 1)
-        for chordset in chordsets {
+        for (_, chordset) in chordsets {
             for chord in chordset.chords {
-                chords.append((StoreKeys.sortKey(chord.id), chord.id, .chordset(chordset.id, position: chord.position)))
+                chords.append((StoreKeys.sortKey(chord.id), chord.id, (chordset.id.uuid, UInt8(chord.position))))
             }
         }
         if let controls = state.controlsChord() {
-            chords.append((StoreKeys.sortKey(controls.id), controls.id, .controls))
+            let marker: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            chords.append((StoreKeys.sortKey(controls.id), controls.id, (marker, 0xFF)))
             try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(controls))
         }
         chords.sort { $0.key < $1.key }
-        for chord in chords {
-            try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(chord.location), flags: .append)
+        try append(to: dbs.chords) { put in
+            for chord in chords {
+                try withUnsafeBytes(of: chord.id.uuid) { key in
+                    try withUnsafeBytes(of: chord.location) { try put(key, UnsafeRawBufferPointer(rebasing: $0.prefix(17))) }
+                }
+            }
         }
 
-        let created = chordsets.map { StoreKeys.creation($0.creationDate, $0.id) }.sorted { $0.lexicographicallyPrecedes($1) }
-        for key in created {
-            try txn.put(dbs.created, key: key, value: [UInt8](), flags: .append)
+        var created = chordsets.map {
+            (time: UInt64(bitPattern: $0.chordset.creationDate.microsecondsSince1970) ^ (1 << 63), key: $0.key, id: $0.chordset.id)
+        }
+        created.sort { ($0.time, $0.key.0, $0.key.1) < ($1.time, $1.key.0, $1.key.1) }
+        try append(to: dbs.created) { put in
+            for entry in created {
+                try withUnsafeBytes(of: (entry.time.bigEndian, entry.id.uuid)) { key in
+                    try put(UnsafeRawBufferPointer(rebasing: key.prefix(24)), UnsafeRawBufferPointer(start: nil, count: 0))
+                }
+            }
+        }
+    }
+
+    /// Runs `body` with a function that appends one entry (keys must come in order).
+    private func append(
+        to db: Database,
+        _ body: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
+        try txn.withCursor(db) { cursor in
+            try body { key, value in try cursor.put(key: key, value: value, flags: .append) }
         }
     }
 }

@@ -26,6 +26,15 @@ public struct Cursor {
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// Stores `value` under `key` through the cursor, which is left on the new entry
+    /// (write transactions only). With ``PutFlags/append`` in a loop this is the fastest
+    /// way to load sorted data: the cursor stays on the last page.
+    public mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws(LMDBError) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_cursor_put(handle, &k, &v, flags.rawValue), "mdb_cursor_put(\(name))")
+    }
+
     private mutating func move(_ op: MDB_cursor_op) throws(LMDBError) -> Entry? {
         var k = MDB_val()
         var v = MDB_val()

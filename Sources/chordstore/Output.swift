@@ -68,7 +68,7 @@ enum Output {
             })
         }
         let controls = profile.hasControlsChord ? " (8 per chordset + the controls chord)" : " (8 per chordset)"
-        print("\(profile.chordsets) chordsets, \(profile.chords) chords\(controls); last event \(profile.lastSequence)")
+        print("\(count(profile.chordsets, "chordset")), \(count(profile.chords, "chord"))\(controls); last event \(profile.lastSequence)")
     }
 
     /// One line describing a recorded event.
@@ -86,13 +86,16 @@ enum Output {
         case .chordBPMSet(let chord, _, let bpm, let previous): "set bpm of chord \(chord.uuidString) \(number(previous)) -> \(number(bpm))"
         case .controlsChordSet(let chord, _): "set controls chord \(chord.id.uuidString) bpm \(number(chord.bpm))"
         case .chordsetMoved(let id, let from, let to): "moved \(id.uuidString) from index \(from) to \(to)"
-        case .allDeleted(let count): "deleted all \(count) chordsets"
+        case .allDeleted(let n): "deleted all chordsets (\(n))"
         }
     }
 
     static func number(_ value: Double) -> String {
         value.formatted(.number.precision(.fractionLength(0...3)).grouping(.never))
     }
+
+    /// "1 chord", "2 chords".
+    static func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
 
     static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)

@@ -31,10 +31,6 @@ extension Instant {
         return Google_Protobuf_Timestamp(seconds: seconds, nanos: nanos)
     }
 
-    /// Reads a protobuf `Timestamp`.
-    public init(proto: Google_Protobuf_Timestamp) {
-        self.init(seconds: proto.seconds, nanos: proto.nanos)
-    }
 }
 
 extension ChordColor {
@@ -46,11 +42,6 @@ extension ChordColor {
         message.brightness = brightness
         message.alpha = alpha
         return message
-    }
-
-    /// Reads a colour message.
-    public init(proto: Chordstore_V1_Color) {
-        self.init(hue: proto.hue, purity: proto.purity, brightness: proto.brightness, alpha: proto.alpha)
     }
 }
 
@@ -64,13 +55,6 @@ extension Chord {
         message.color = color.proto
         return message
     }
-
-    /// Reads a chord message.
-    public init(proto: Chordstore_V1_Chord) throws(ChordStoreError) {
-        self.init(
-            id: try UUID(protoBytes: proto.id), position: Int(proto.position),
-            bpm: proto.bpm, color: ChordColor(proto: proto.color))
-    }
 }
 
 extension Chordset {
@@ -83,16 +67,6 @@ extension Chordset {
         message.index = UInt32(index)
         message.chords = chords.map(\.proto)
         return message
-    }
-
-    /// Reads a chordset message.
-    public init(proto: Chordstore_V1_Chordset) throws(ChordStoreError) {
-        var chords: [Chord] = []
-        chords.reserveCapacity(proto.chords.count)
-        for chord in proto.chords { chords.append(try Chord(proto: chord)) }
-        self.init(
-            id: try UUID(protoBytes: proto.id), title: proto.title,
-            creationDate: Instant(proto: proto.creationDate), index: Int(proto.index), chords: chords)
     }
 }
 
@@ -138,37 +112,5 @@ extension Event {
         case .allDeleted(let count):
             envelope.allDeleted = .with { $0.chordsetCount = UInt64(count) }
         }
-    }
-
-    /// Reads the event of an envelope.
-    init(envelope: Chordstore_V1_EventEnvelope) throws(ChordStoreError) {
-        switch envelope.event {
-        case .chordsetAdded(let e):
-            self = .chordsetAdded(try Chordset(proto: e.chordset))
-        case .chordsetRenamed(let e):
-            self = .chordsetRenamed(id: try UUID(protoBytes: e.chordsetID), title: e.title, previousTitle: e.previousTitle)
-        case .chordsetDeleted(let e):
-            self = .chordsetDeleted(try Chordset(proto: e.chordset))
-        case .chordColorSet(let e):
-            self = .chordColorSet(
-                chordID: try UUID(protoBytes: e.chordID), chordsetID: try Self.optionalID(e.chordsetID),
-                color: ChordColor(proto: e.color), previous: ChordColor(proto: e.previousColor))
-        case .chordBpmSet(let e):
-            self = .chordBPMSet(
-                chordID: try UUID(protoBytes: e.chordID), chordsetID: try Self.optionalID(e.chordsetID),
-                bpm: e.bpm, previous: e.previousBpm)
-        case .controlsChordSet(let e):
-            self = .controlsChordSet(try Chord(proto: e.chord), previous: e.hasPrevious ? try Chord(proto: e.previous) : nil)
-        case .chordsetMoved(let e):
-            self = .chordsetMoved(id: try UUID(protoBytes: e.chordsetID), from: Int(e.fromIndex), to: Int(e.toIndex))
-        case .allDeleted(let e):
-            self = .allDeleted(count: Int(clamping: e.chordsetCount))
-        case nil:
-            throw ChordStoreError(.dataLoss, "event \(envelope.sequence) has no event of a known kind")
-        }
-    }
-
-    private static func optionalID(_ data: Data) throws(ChordStoreError) -> UUID? {
-        data.isEmpty ? nil : try UUID(protoBytes: data)
     }
 }

@@ -134,7 +134,7 @@ struct DurableStoreTests {
         do {
             let env = try Environment(directory: directory)
             let log = try env.openDatabase("log")
-            try env.withWriteTransaction { txn in
+            _ = try env.withWriteTransaction { txn in
                 try txn.delete(log, key: withUnsafeBytes(of: UInt64(10).bigEndian) { Array($0) })
             }
         }

@@ -19,6 +19,20 @@ public enum Command: Sendable, Hashable {
     /// Deletes every chordset (and so every chord but the controls chord).
     case deleteAll
 
+    /// The ``Event/kindName`` of the event this command is recorded as.
+    public var eventKindName: String {
+        switch self {
+        case .addChordset: "chordset_added"
+        case .renameChordset: "chordset_renamed"
+        case .deleteChordset: "chordset_deleted"
+        case .setChordColor: "chord_color_set"
+        case .setChordBPM: "chord_bpm_set"
+        case .setControlsChord: "controls_chord_set"
+        case .moveChordset: "chordset_moved"
+        case .deleteAll: "all_deleted"
+        }
+    }
+
     /// A short kind name, for logs and errors.
     public var kindName: String {
         switch self {

@@ -1,5 +1,15 @@
 import ChordStoreDomain
 
+/// Where a batch appends its records, with the index of the command ids already applied
+/// (so that a retried command, same id, is answered with its original event and writes
+/// nothing). Each backend keeps both in the same transaction as the projections.
+protocol LogAppending {
+    /// The event recorded for `commandID`, if a command with that id was applied.
+    func event(forCommand commandID: String) throws -> RecordedEvent?
+    /// Appends a record, and notes its command id (if not empty).
+    mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) throws
+}
+
 /// The commit logic both backends share: for each command in order, decide its event
 /// against the state as changed by the commands before it, append the record, fold it.
 struct BatchApplier: Sendable {
@@ -8,22 +18,29 @@ struct BatchApplier: Sendable {
 
     /// Applies `batch` to `state`. Per-command failures are returned; a thrown error is a
     /// storage failure and means the whole batch must be discarded.
-    func apply<State: StateWriting>(
+    func apply<State: StateWriting, Log: LogAppending>(
         _ batch: [SubmittedCommand],
         to state: inout State,
+        log: inout Log,
         head: inout LogHead,
         now: Instant,
-        generator: inout SplitMix64,
-        append: (UInt64, [UInt8]) throws -> Void
+        generator: inout SplitMix64
     ) throws -> [Result<RecordedEvent, ChordStoreError>] {
         let timestamp = max(now, head.timestamp)
         var results: [Result<RecordedEvent, ChordStoreError>] = []
         results.reserveCapacity(batch.count)
         for submitted in batch {
+            let commandID = submitted.context.commandID
+            // A storage failure here throws: it fails the batch, not just this command.
+            if !commandID.isEmpty, commandID.utf8.count <= decider.validation.limits.maxMetadataBytes,
+               let original = try log.event(forCommand: commandID) {
+                results.append(Self.repeated(submitted.command, original: original))
+                continue
+            }
             let event: Event
             do {
                 try decider.validation.checkMetadata(submitted.context.session, name: "session")
-                try decider.validation.checkMetadata(submitted.context.commandID, name: "command id")
+                try decider.validation.checkMetadata(commandID, name: "command id")
                 event = try decider.decide(submitted.command, state: state, timestamp: timestamp, using: &generator)
             } catch where error.code == .internal || error.code == .dataLoss {
                 // Reading the state failed: a storage problem, not a refusal. Fail the
@@ -39,11 +56,22 @@ struct BatchApplier: Sendable {
                 event: event, checksum: 0)
             let (bytes, checksum) = RecordCodec.encode(recorded, previousChecksum: head.checksum)
             recorded.checksum = checksum
-            try append(recorded.sequence, bytes)
+            try log.append(recorded.sequence, bytes, commandID: recorded.commandID)
             try Fold.apply(event, to: &state)
             head = LogHead(sequence: recorded.sequence, checksum: checksum, timestamp: timestamp)
             results.append(.success(recorded))
         }
         return results
+    }
+
+    /// The answer to a command whose id was already applied: its original event, or a
+    /// refusal if the id was used for another kind of command.
+    private static func repeated(_ command: Command, original: RecordedEvent) -> Result<RecordedEvent, ChordStoreError> {
+        guard command.eventKindName == original.event.kindName else {
+            return .failure(ChordStoreError(
+                .failedPrecondition,
+                "command id \(original.commandID) was already used by event \(original.sequence) (\(original.event.kindName)), not a \(command.kindName)"))
+        }
+        return .success(original)
     }
 }

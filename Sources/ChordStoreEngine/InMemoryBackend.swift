@@ -8,8 +8,10 @@ import Synchronization
 final class InMemoryBackend: StorageBackend {
     private struct Storage: StoreSnapshot {
         var state = InMemoryState()
-        var records: [[UInt8]] = []
+        var log = InMemoryLog()
         var head = LogHead.empty
+
+        var records: [[UInt8]] { log.records }
 
         func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
         func chordLocation(_ id: UUID) -> ChordLocation? { state.chordLocation(id) }
@@ -27,6 +29,9 @@ final class InMemoryBackend: StorageBackend {
             }
             return limit.map { Array(sorted.prefix($0)) } ?? sorted
         }
+
+        func sequence(forCommand commandID: String) -> UInt64? { log.sequence(forCommand: commandID) }
+        func commandCount() -> Int { log.commandCount }
 
         func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
             var next = max(sequence, 1)
@@ -46,14 +51,12 @@ final class InMemoryBackend: StorageBackend {
             let before = storage.records.count
             do {
                 return try applier.apply(
-                    batch, to: &storage.state, head: &storage.head, now: .now, generator: &generator,
-                    append: { _, bytes in storage.records.append(bytes) })
+                    batch, to: &storage.state, log: &storage.log, head: &storage.head, now: .now, generator: &generator)
             } catch {
                 // Undo the part of the batch already applied, as an aborted LMDB
                 // transaction would: drop its records and replay the rest (a path only a
                 // bug can take, so its cost does not matter).
-                storage.records.removeSubrange(before...)
-                storage = Self.replayed(storage.records)
+                storage = Self.replayed(Array(storage.records[..<before]))
                 let failure = ChordStoreError.wrapping(error)
                 return batch.map { _ in .failure(failure) }
             }
@@ -62,11 +65,11 @@ final class InMemoryBackend: StorageBackend {
 
     private static func replayed(_ records: [[UInt8]]) -> Storage {
         var storage = Storage()
-        storage.records = records
         for (offset, record) in records.enumerated() {
             let sequence = UInt64(offset + 1)
             guard let recorded = try? record.withUnsafeBytes({ try RecordCodec.decode($0, sequence: sequence) }),
                   (try? Fold.apply(recorded.event, to: &storage.state)) != nil else { break }
+            storage.log.append(sequence, record, commandID: recorded.commandID)
             storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp)
         }
         return storage
@@ -103,5 +106,24 @@ final class InMemoryBackend: StorageBackend {
     func close() {
         closed.store(true, ordering: .relaxed)
         storage.withLock { $0 = Storage() }
+    }
+}
+
+/// The in-memory log: its records, and the command ids applied (id → sequence).
+struct InMemoryLog: LogAppending, Sendable {
+    private(set) var records: [[UInt8]] = []
+    private var commands: [String: UInt64] = [:]
+
+    func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
+    var commandCount: Int { commands.count }
+
+    func event(forCommand commandID: String) throws -> RecordedEvent? {
+        guard let sequence = commands[commandID] else { return nil }
+        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
+    }
+
+    mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) {
+        records.append(record)
+        if !commandID.isEmpty { commands[commandID] = sequence }
     }
 }

@@ -10,7 +10,7 @@ final class LMDBBackend: StorageBackend {
     static let formatVersion: UInt8 = 1
     /// The layout of the view databases. A store whose views have another layout (or
     /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 1
+    static let viewsVersion: UInt8 = 2
 
     private let env: Environment
     private let dbs: StoreDatabases
@@ -38,7 +38,7 @@ final class LMDBBackend: StorageBackend {
                 log: try env.openDatabase("log"), chordsets: try env.openDatabase("chordsets"),
                 chords: try env.openDatabase("chords"), order: try env.openDatabase("order"),
                 positions: try env.openDatabase("positions"), created: try env.openDatabase("created"),
-                meta: try env.openDatabase("meta"))
+                commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"))
             committedHead = Mutex(.empty)
             try checkFormat()
             let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
@@ -55,10 +55,9 @@ final class LMDBBackend: StorageBackend {
             let (results, head) = try withGrowingMap {
                 try env.withWriteTransaction { txn in
                     var view = LMDBStateView(txn: txn, dbs: dbs)
+                    var log = LMDBLog(txn: txn, dbs: dbs)
                     var head = start
-                    let results = try applier.apply(batch, to: &view, head: &head, now: .now, generator: &generator) { sequence, bytes in
-                        try txn.put(dbs.log, key: StoreKeys.sequence(sequence), value: bytes, flags: .append)
-                    }
+                    let results = try applier.apply(batch, to: &view, log: &log, head: &head, now: .now, generator: &generator)
                     return (results, head)
                 }
             }
@@ -109,15 +108,15 @@ final class LMDBBackend: StorageBackend {
             try withGrowingMap {
                 try env.withWriteTransaction { txn in
                     let chordsets = try LMDBStateView(txn: txn, dbs: dbs).chordsetCount()
-                    let state: InMemoryState
+                    let replay: LogReplay.Result
                     do {
-                        state = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
+                        replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
                     } catch let failure as LogReplay.Failure {
                         throw failure.error
                     }
                     for db in dbs.views { try txn.empty(db) }
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
-                    try ViewLoader(txn: txn, dbs: dbs).load(state)
+                    try ViewLoader(txn: txn, dbs: dbs).load(replay.state, commands: replay.commands)
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
                 }
             }

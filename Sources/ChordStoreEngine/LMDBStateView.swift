@@ -16,11 +16,13 @@ struct StoreDatabases: Sendable {
     var positions: Database
     /// creation time + id → nothing (the default list order).
     var created: Database
+    /// command id → sequence of the event it was recorded as (for idempotent retries).
+    var commands: Database
     /// "views" → the views' layout version; "controls" → `Chord`; "format".
     var meta: Database
 
-    /// Every projection database, emptied by a rebuild.
-    var views: [Database] { [chordsets, chords, order, positions, created] }
+    /// Every database derived from the log, emptied and reloaded by a rebuild.
+    var views: [Database] { [chordsets, chords, order, positions, created, commands] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
@@ -97,6 +99,12 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         }
         return chordset
     }
+
+    func sequence(forCommand commandID: String) throws -> UInt64? {
+        try txn.get(dbs.commands, key: Array(commandID.utf8)).map { try StoreKeys.sequence($0) }
+    }
+
+    func commandCount() throws -> Int { try txn.stat(dbs.commands).entries }
 
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try txn.withCursor(dbs.log) { cursor in
@@ -187,5 +195,24 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     private func putRecord(_ chordset: Chordset) throws {
         try txn.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
+    }
+}
+
+/// The log of an LMDB write transaction, with its command-id index.
+struct LMDBLog: LogAppending {
+    let txn: Transaction
+    let dbs: StoreDatabases
+
+    func event(forCommand commandID: String) throws -> RecordedEvent? {
+        guard let sequence = try txn.get(dbs.commands, key: Array(commandID.utf8)).map({ try StoreKeys.sequence($0) }),
+              let record = try txn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
+        return try RecordCodec.decode(record, sequence: sequence)
+    }
+
+    mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) throws {
+        try txn.put(dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+        if !commandID.isEmpty {
+            try txn.put(dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
+        }
     }
 }

@@ -16,8 +16,14 @@ enum LogReplay {
         var replayed: UInt64
     }
 
+    /// What a replay produces: the state, and every command id with its event's sequence.
+    struct Result {
+        var state: InMemoryState
+        var commands: [(id: String, sequence: UInt64)]
+    }
+
     private enum Message: Sendable {
-        case events(first: UInt64, [Event])
+        case events(first: UInt64, [Event], commands: [(id: String, sequence: UInt64)])
         case failure(ChordStoreError, sequence: UInt64)
         case end
     }
@@ -25,8 +31,9 @@ enum LogReplay {
     static func replay(
         _ backend: any StorageBackend, through last: UInt64, expectedChordsets: Int,
         progress: (UInt64, UInt64) -> Void
-    ) throws(Failure) -> InMemoryState {
+    ) throws(Failure) -> Result {
         var state = InMemoryState(indexingChords: false)
+        var commands: [(id: String, sequence: UInt64)] = []
         state.reserveCapacity(chordsets: expectedChordsets)
         let channel = Channel<Message>(capacity: 4)
         let finished = DispatchSemaphore(value: 0)
@@ -41,7 +48,8 @@ enum LogReplay {
         var replayed: UInt64 = 0
         while true {
             switch channel.receive() {
-            case .events(let first, let events):
+            case .events(let first, let events, let ids):
+                commands.append(contentsOf: ids)
                 for (offset, event) in events.enumerated() {
                     do {
                         try Fold.apply(event, to: &state)
@@ -59,7 +67,7 @@ enum LogReplay {
                         error: ChordStoreError(.dataLoss, "the log ends at event \(replayed); its head is \(last)"),
                         sequence: nil, replayed: replayed)
                 }
-                return state
+                return Result(state: state, commands: commands)
             }
         }
     }
@@ -68,6 +76,7 @@ enum LogReplay {
         let chunkSize = 8_192
         var chunk: [Event] = []
         chunk.reserveCapacity(chunkSize)
+        var ids: [(id: String, sequence: UInt64)] = []
         var first: UInt64 = 1
         var expected: UInt64 = 1
         var checksum: UInt64 = 0
@@ -81,18 +90,21 @@ enum LogReplay {
                             throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
                         }
                         checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
-                        chunk.append(try RecordCodec.decodeEvent(record, sequence: sequence))
+                        let (event, commandID) = try RecordCodec.decodeEvent(record, sequence: sequence)
+                        chunk.append(event)
+                        if !commandID.isEmpty { ids.append((commandID, sequence)) }
                     } catch {
                         failed = true
-                        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk)) }
+                        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
                         _ = channel.send(.failure(.wrapping(error), sequence: sequence))
                         return false
                     }
                     expected += 1
                     if chunk.count == chunkSize {
-                        guard channel.send(.events(first: first, chunk)) else { return false }
+                        guard channel.send(.events(first: first, chunk, commands: ids)) else { return false }
                         first = expected
                         chunk.removeAll(keepingCapacity: true)
+                        ids.removeAll(keepingCapacity: true)
                     }
                     return true
                 }
@@ -102,7 +114,7 @@ enum LogReplay {
             _ = channel.send(.failure(error, sequence: expected))
         }
         guard !failed else { return }
-        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk)) }
+        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
         _ = channel.send(.end)
     }
 }

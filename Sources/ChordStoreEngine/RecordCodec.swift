@@ -71,9 +71,9 @@ public enum RecordCodec {
         return recorded
     }
 
-    /// Decodes only the event of a record (for replays; the checksum chain, checked
-    /// separately, already ties the record to its place in the log).
-    static func decodeEvent(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> Event {
+    /// Decodes only the event and command id of a record (for replays; the checksum
+    /// chain, checked separately, already ties the record to its place in the log).
+    static func decodeEvent(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> (Event, commandID: String) {
         do {
             return try WireCodec.readEventOnly(record)
         } catch {

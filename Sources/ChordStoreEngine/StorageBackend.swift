@@ -26,6 +26,10 @@ protocol StoreSnapshot: StateReading {
     var head: LogHead { get throws }
     /// Chordsets in `order`, at most `limit` of them.
     func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset]
+    /// The sequence of the event recorded for `commandID`, if any.
+    func sequence(forCommand commandID: String) throws -> UInt64?
+    /// How many command ids are recorded.
+    func commandCount() throws -> Int
     /// Calls `body` with each stored record from `sequence` on, in order, until it returns
     /// `false`. The buffer is valid only during the call.
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws

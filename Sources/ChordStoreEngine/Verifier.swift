@@ -21,9 +21,9 @@ enum Verifier {
     static func verify(_ snapshot: any StoreSnapshot, backend: any StorageBackend, progress: (UInt64, UInt64) -> Void) throws -> VerifyReport {
         let head = try snapshot.head
         let chordsets = try snapshot.chordsetCount()
-        let state: InMemoryState
+        let replay: LogReplay.Result
         do {
-            state = try LogReplay.replay(backend, through: head.sequence, expectedChordsets: chordsets, progress: progress)
+            replay = try LogReplay.replay(backend, through: head.sequence, expectedChordsets: chordsets, progress: progress)
         } catch {
             return VerifyReport(events: error.replayed, problem: error.error, sequence: error.sequence)
         }
@@ -31,7 +31,7 @@ enum Verifier {
         do {
             try Invariants.check(snapshot)
             let live = try StateSnapshot(of: snapshot)
-            let replayed = try StateSnapshot(of: state)
+            let replayed = try StateSnapshot(of: replay.state)
             if let difference = replayed.firstDifference(from: live) {
                 throw ChordStoreError(.dataLoss, "the views differ from a replay of the log: \(difference)")
             }
@@ -41,6 +41,13 @@ enum Verifier {
                 throw ChordStoreError(
                     .dataLoss,
                     "the creation-date index lists \(byCreation.count) chordsets in another order than a replay (\(expected.count))")
+            }
+            for command in replay.commands where try snapshot.sequence(forCommand: command.id) != command.sequence {
+                throw ChordStoreError(.dataLoss, "the command index does not map command id \(command.id) to event \(command.sequence)")
+            }
+            let indexed = try snapshot.commandCount()
+            guard indexed == Set(replay.commands.map(\.id)).count else {
+                throw ChordStoreError(.dataLoss, "the command index holds \(indexed) ids; the log has \(replay.commands.count)")
             }
         } catch {
             return VerifyReport(events: head.sequence, problem: ChordStoreError.wrapping(error), sequence: nil)

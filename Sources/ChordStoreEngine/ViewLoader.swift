@@ -10,7 +10,7 @@ struct ViewLoader {
     let txn: Transaction
     let dbs: StoreDatabases
 
-    func load(_ state: InMemoryState) throws {
+    func load(_ state: InMemoryState, commands: [(id: String, sequence: UInt64)]) throws {
         let ids = state.chordsetIDsInOrder
         try append(to: dbs.order) { put in
             for (index, id) in ids.enumerated() {
@@ -72,6 +72,21 @@ struct ViewLoader {
             for entry in created {
                 try withUnsafeBytes(of: (entry.time.bigEndian, entry.id.uuid)) { key in
                     try put(UnsafeRawBufferPointer(rebasing: key.prefix(24)), UnsafeRawBufferPointer(start: nil, count: 0))
+                }
+            }
+        }
+
+        // A later event with the same id (impossible through the engine) would win, as
+        // it would have in the live index.
+        var latest: [String: UInt64] = [:]
+        latest.reserveCapacity(commands.count)
+        for command in commands { latest[command.id] = command.sequence }
+        let sortedCommands = latest.map { (key: Array($0.key.utf8), sequence: $0.value) }
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        try append(to: dbs.commands) { put in
+            for command in sortedCommands {
+                try command.key.withUnsafeBytes { key in
+                    try withUnsafeBytes(of: command.sequence.bigEndian) { try put(key, $0) }
                 }
             }
         }

@@ -202,19 +202,21 @@ enum WireCodec {
         return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)
     }
 
-    /// Decodes only the event of a log record, skipping the envelope's other fields (a
-    /// replay needs nothing else, and the strings cost allocations).
-    static func readEventOnly(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Event {
+    /// Decodes only the event and command id of a log record, skipping the envelope's
+    /// other fields (a replay needs nothing else, and the strings cost allocations).
+    static func readEventOnly(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (Event, commandID: String) {
         var r = ProtoReader(raw)
         var event: Event?
+        var commandID = ""
         while let (field, wire) = try r.next() {
             switch field {
+            case 5: try r.expect(wire, 2, field: 5); commandID = try r.string()
             case 6...13: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             default: try r.skip(wire)
             }
         }
         guard let event else { throw ChordStoreError(.dataLoss, "a record has no event of a known kind") }
-        return event
+        return (event, commandID)
     }
 
     /// Decodes a log record (an `EventEnvelope`, checksum included).

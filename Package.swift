@@ -9,6 +9,12 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Tests that drive sockets through Glibc skip MemberImportVisibility: it attributes
+/// Glibc's `sockaddr_in` members to NIO's C shim module.
+let socketTestSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
 let package = Package(
     name: "ChordStore",
     platforms: [.macOS(.v15)],
@@ -16,12 +22,16 @@ let package = Package(
         .executable(name: "chordstore", targets: ["chordstore"]),
         .library(name: "ChordStoreEngine", targets: ["ChordStoreEngine"]),
         .library(name: "ChordStoreDomain", targets: ["ChordStoreDomain"]),
+        .library(name: "ChordStoreClient", targets: ["ChordStoreClient"]),
+        .library(name: "ChordStoreServer", targets: ["ChordStoreServer"]),
     ],
     dependencies: [
         // `traits: []`: with the default traits SwiftPM 6.3 rebuilds SwiftProtobuf on
         // every switch between `swift build` and `swift test`.
         .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -57,9 +67,51 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The wire protocol: framing, status codes, method names. No sockets, no engine.
+        .target(
+            name: "ChordStoreWire",
+            dependencies: [
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The TCP server: connections, calls, limits, dispatch to the engine.
+        .target(
+            name: "ChordStoreServer",
+            dependencies: [
+                "ChordStoreWire",
+                "ChordStoreEngine",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The Swift client library: async calls over one connection.
+        .target(
+            name: "ChordStoreClient",
+            dependencies: [
+                "ChordStoreWire",
+                "ChordStoreProto",
+                "ChordStoreDomain",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "chordstore",
             dependencies: [
+                "ChordStoreServer",
+                "ChordStoreClient",
+                .product(name: "Logging", package: "swift-log"),
                 "ChordStoreEngine",
                 "ChordStoreDomain",
                 "ChordStoreProto",
@@ -82,6 +134,32 @@ let package = Package(
             name: "ChordStoreEngineTests",
             dependencies: ["ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB"],
             swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChordStoreWireTests",
+            dependencies: [
+                "ChordStoreWire",
+                "ChordStoreProto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChordStoreServerTests",
+            dependencies: [
+                "ChordStoreServer",
+                "ChordStoreClient",
+                "ChordStoreWire",
+                "ChordStoreEngine",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: socketTestSettings
         ),
         .testTarget(
             name: "ChordStoreCLITests",

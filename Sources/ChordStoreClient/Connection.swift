@@ -1,0 +1,179 @@
+public import ChordStoreProto
+public import ChordStoreWire
+public import Foundation
+import NIOCore
+import NIOPosix
+public import SwiftProtobuf
+import Synchronization
+
+/// One connection to a ChordStore server, carrying any number of concurrent calls.
+///
+/// ```swift
+/// let connection = try await Connection.connect(host: "127.0.0.1", port: 7420)
+/// let profile: Chordstore_V1_Profile = try await connection.call(
+///     .getProfile, Chordstore_V1_GetProfileRequest())
+/// ```
+public final class Connection: Sendable {
+    private let channel: any Channel
+    private let router: ReplyRouter
+    private let nextCallID = Atomic<UInt64>(1)
+    private let group: MultiThreadedEventLoopGroup?
+
+    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?) {
+        self.channel = channel
+        self.router = router
+        self.group = group
+    }
+
+    /// Connects to `host:port`.
+    public static func connect(host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize) async throws(ClientError) -> Connection {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let router = ReplyRouter()
+        do {
+            let channel = try await ClientBootstrap(group: group)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize)))
+                        try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
+                        try pipeline.addHandler(ReplyHandler(router: router))
+                    }
+                }
+                .connect(host: host, port: port).get()
+            return Connection(channel: channel, router: router, group: group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
+        }
+    }
+
+    /// Makes a unary call and decodes its response as `Response`.
+    public func call<Response: SwiftProtobuf.Message>(
+        _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil,
+        metadata: [String: String] = [:], as: Response.Type = Response.self
+    ) async throws(ClientError) -> Response {
+        let payload = try await callRaw(method, request, timeout: timeout, metadata: metadata)
+        do {
+            return try Response(serializedBytes: payload)
+        } catch {
+            throw ClientError(.internal, "the reply to \(method.rawValue) is not a \(Response.protoMessageName)")
+        }
+    }
+
+    /// Makes a unary call and returns the raw response payload.
+    public func callRaw(
+        _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil, metadata: [String: String] = [:]
+    ) async throws(ClientError) -> Data {
+        let callID = nextCallID.add(1, ordering: .relaxed).oldValue
+        let replies = router.open(callID)
+        defer { router.close(callID) }
+        try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: metadata)
+        var payload = Data()
+        do {
+            for try await reply in replies {
+                if !reply.payload.isEmpty { payload = reply.payload }
+                if reply.hasStatus {
+                    guard reply.status.code == 0 else {
+                        throw ClientError(StatusCode(rawValue: reply.status.code) ?? .unknown, reply.status.message)
+                    }
+                    return payload
+                }
+            }
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError(.internal, "\(error)")
+        }
+        if Task.isCancelled {
+            try? await cancel(callID)
+            throw ClientError(.cancelled, "the call was cancelled")
+        }
+        throw ClientError(.unavailable, "the connection closed before the reply")
+    }
+
+    /// Makes a server-streaming call; the sequence yields each message and ends with the
+    /// call's status (throwing a ``ClientError`` unless it is OK).
+    public func stream<Message: SwiftProtobuf.Message>(
+        _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil, as: Message.Type = Message.self
+    ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
+        let callID = nextCallID.add(1, ordering: .relaxed).oldValue
+        let replies = router.open(callID)
+        try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:])
+        let router = self.router
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                defer { router.close(callID) }
+                do {
+                    for try await reply in replies {
+                        if !reply.payload.isEmpty { continuation.yield(try Message(serializedBytes: reply.payload)) }
+                        if reply.hasStatus {
+                            if reply.status.code == 0 {
+                                continuation.finish()
+                            } else {
+                                continuation.finish(throwing: ClientError(StatusCode(rawValue: reply.status.code) ?? .unknown, reply.status.message))
+                            }
+                            return
+                        }
+                    }
+                    continuation.finish(throwing: ClientError(.unavailable, "the connection closed during the stream"))
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Asks the server to cancel a call.
+    public func cancel(_ callID: UInt64) async throws(ClientError) {
+        var frame = Chordstore_V1_Frame()
+        frame.cancel = .with { $0.callID = callID }
+        try await write(frame)
+    }
+
+    /// The next call id this connection will use.
+    public var upcomingCallID: UInt64 { nextCallID.load(ordering: .relaxed) }
+
+    /// Closes the connection; calls in flight fail with `UNAVAILABLE`.
+    public func close() async {
+        try? await channel.close()
+        try? await group?.shutdownGracefully()
+    }
+
+    /// Resolves when the server closes the connection; gives the `GoAway` it sent, if any.
+    public func closed() async -> Chordstore_V1_GoAway? {
+        try? await channel.closeFuture.get()
+        return router.goAway
+    }
+
+    private func send(
+        callID: UInt64, method: String, request: some SwiftProtobuf.Message, timeout: Duration?, metadata: [String: String]
+    ) async throws(ClientError) {
+        var call = Chordstore_V1_Call()
+        call.callID = callID
+        call.method = method
+        call.metadata = metadata
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            call.timeoutMicros = UInt64(max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+        }
+        do {
+            call.payload = try request.serializedData()
+        } catch {
+            throw ClientError(.invalidArgument, "cannot encode the request: \(error)")
+        }
+        var frame = Chordstore_V1_Frame()
+        frame.call = call
+        try await write(frame)
+    }
+
+    private func write(_ frame: Chordstore_V1_Frame) async throws(ClientError) {
+        do {
+            let body = try frame.body(allocator: channel.allocator)
+            try await channel.writeAndFlush(body).get()
+        } catch {
+            throw ClientError(.unavailable, "cannot send to the server: \(error)")
+        }
+    }
+}

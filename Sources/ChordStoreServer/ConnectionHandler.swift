@@ -1,0 +1,208 @@
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import Logging
+import NIOCore
+import SwiftProtobuf
+
+/// One client connection: parses frames, runs each call as a task, and writes replies.
+///
+/// All state lives on the connection's event loop; call tasks hop back to it to reply.
+/// A call ends exactly once: with its result, or earlier by `Cancel`, its deadline, or
+/// the connection closing (a later result is then dropped). A connection-level problem
+/// (unparseable frame, frame too large or too slow, idleness) gets a `GoAway` and the
+/// connection is closed; other connections are unaffected.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let dispatcher: ServiceDispatcher
+    private let limits: WireLimits
+    private let activity: ServerActivity
+    private var logger: Logger
+    private let session: String
+    private var calls: [UInt64: Task<Void, Never>] = [:]
+    private var context: ChannelHandlerContext?
+    private var closing = false
+
+    init(dispatcher: ServiceDispatcher, limits: WireLimits, activity: ServerActivity, logger: Logger, session: String) {
+        self.dispatcher = dispatcher
+        self.limits = limits
+        self.activity = activity
+        self.logger = logger
+        self.session = session
+        self.logger[metadataKey: "connection"] = "\(session)"
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        let body = unwrapInboundIn(data)
+        let frame: Chordstore_V1_Frame
+        do {
+            frame = try body.withUnsafeReadableBytes { try Chordstore_V1_Frame(serializedBytes: $0.bytes) }
+        } catch {
+            goAway(WireError(.invalidArgument, "a frame is not a chordstore.v1.Frame: \(error)"))
+            return
+        }
+        switch frame.kind {
+        case .call(let call): start(call)
+        case .cancel(let cancel): end(cancel.callID, with: .failure(WireError(.cancelled, "cancelled by the client")))
+        case .reply, .goAway, nil:
+            goAway(WireError(.invalidArgument, "a client sends only Call and Cancel frames"))
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case IdleStateHandler.IdleStateEvent.read = event, calls.isEmpty {
+            goAway(WireError(.unavailable, "the connection was idle for \(limits.idleTimeout)"))
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        goAway(error as? WireError ?? WireError(.internal, "\(error)"))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        for (_, task) in calls {
+            task.cancel()
+            activity.callEnded()
+        }
+        calls.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: Calls
+
+    private func start(_ call: Chordstore_V1_Call) {
+        let callID = call.callID
+        guard calls[callID] == nil else {
+            send(.reply(callID: callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight"))))
+            return
+        }
+        guard calls.count < limits.maxCallsPerConnection else {
+            send(.reply(callID: callID, status: .init(WireError(
+                .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit"))))
+            return
+        }
+        guard let method = Method(rawValue: call.method) else {
+            send(.reply(callID: callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'"))))
+            return
+        }
+        guard let context else { return }
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let dispatcher = self.dispatcher
+        let session = call.metadata["session"] ?? self.session
+        let payload = call.payload
+        activity.callStarted()
+        let task: Task<Void, Never>
+        if method.isServerStreaming {
+            let stream = StreamWriter(channel: context.channel, callID: callID, limits: limits, handler: bound)
+            task = Task {
+                let result: Result<[UInt8]?, WireError>
+                do {
+                    try await dispatcher.readLog(payload: payload) { message throws(WireError) in try await stream.send(message) }
+                    result = .success(nil)
+                } catch let error as WireError {
+                    result = .failure(error)
+                } catch {
+                    result = .failure(WireError(.internal, "\(error)"))
+                }
+                loop.execute { bound.value.end(callID, with: result) }
+            }
+        } else {
+            task = Task {
+                let result: Result<[UInt8]?, WireError>
+                do {
+                    result = .success(try await dispatcher.unary(method, payload: payload, session: session))
+                } catch let error as WireError {
+                    result = .failure(error)
+                } catch {
+                    result = .failure(WireError(.internal, "\(error)"))
+                }
+                loop.execute { bound.value.end(callID, with: result) }
+            }
+        }
+        calls[callID] = task
+        if call.timeoutMicros > 0 {
+            loop.scheduleTask(in: .microseconds(Int64(clamping: call.timeoutMicros))) {
+                bound.value.end(callID, with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
+            }
+        }
+    }
+
+    /// Ends a call with its final reply, once: later ends of the same call are ignored.
+    func end(_ callID: UInt64, with result: Result<[UInt8]?, WireError>) {
+        guard let task = calls.removeValue(forKey: callID) else { return }
+        activity.callEnded()
+        switch result {
+        case .success(let payload):
+            send(.reply(callID: callID, payload: payload, status: .ok))
+        case .failure(let error):
+            task.cancel()
+            if error.code == .internal || error.code == .dataLoss {
+                logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
+            }
+            send(.reply(callID: callID, status: .init(error)))
+        }
+    }
+
+    /// Whether `callID` is still in flight (a stream stops when it is not).
+    func isActive(_ callID: UInt64) -> Bool { calls[callID] != nil }
+
+    /// Writes one frame and flushes it.
+    func send(_ frame: Chordstore_V1_Frame) {
+        guard let context, context.channel.isActive else { return }
+        do {
+            context.writeAndFlush(wrapOutboundOut(try frame.body(allocator: context.channel.allocator)), promise: nil)
+        } catch {
+            logger.error("cannot encode a frame", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func goAway(_ error: WireError) {
+        guard !closing, let context else { return }
+        closing = true
+        logger.notice("closing the connection", metadata: ["reason": "\(error)"])
+        send(.goAway(error))
+        context.close(promise: nil)
+    }
+}
+
+/// Writes the messages of one server stream, waiting while the client does not read:
+/// the channel's write buffer is bounded (its high-water mark), and a reader that stays
+/// behind longer than the limit ends the stream with `RESOURCE_EXHAUSTED`.
+struct StreamWriter: Sendable {
+    let channel: any Channel
+    let callID: UInt64
+    let limits: WireLimits
+    let handler: NIOLoopBound<ConnectionHandler>
+
+    func send(_ message: [UInt8]) async throws(WireError) {
+        let callID = self.callID
+        let handler = self.handler
+        let accepted: Bool
+        do {
+            accepted = try await channel.eventLoop.submit {
+                guard handler.value.isActive(callID) else { return false }
+                handler.value.send(.reply(callID: callID, payload: message))
+                return true
+            }.get()
+        } catch {
+            throw WireError(.unavailable, "the connection closed")
+        }
+        guard accepted else { throw WireError(.cancelled, "the call ended") }
+        let deadline = ContinuousClock.now + limits.slowReaderTimeout
+        while !channel.isWritable {
+            guard channel.isActive else { throw WireError(.unavailable, "the connection closed") }
+            guard ContinuousClock.now < deadline else {
+                throw WireError(.resourceExhausted, "the client did not read its stream for \(limits.slowReaderTimeout)")
+            }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}

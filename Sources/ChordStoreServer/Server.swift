@@ -1,0 +1,101 @@
+public import ChordStoreEngine
+public import ChordStoreWire
+public import Logging
+public import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The ChordStore TCP server: the framed protocol of `proto/chordstore/v1/rpc.proto`
+/// over SwiftNIO, serving one ``ChordStoreEngine/ChordStore``.
+///
+/// ```swift
+/// let server = Server(store: store, logger: logger)
+/// let address = try await server.start(host: "127.0.0.1", port: 7420)
+/// // ...
+/// await server.shutdown()   // stop accepting, let calls in flight finish, close
+/// store.close()
+/// ```
+public final class Server: Sendable {
+    private let dispatcher: ServiceDispatcher
+    private let limits: WireLimits
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let activity = ServerActivity()
+    private let state = Mutex(State())
+
+    private struct State {
+        var listener: (any Channel)?
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var nextConnection = 0
+    }
+
+    /// Creates a server for `store`; `node` names this node in `Health` replies.
+    public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", logger: Logger, threads: Int = System.coreCount) {
+        self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node)
+        self.limits = limits
+        self.logger = logger
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+    }
+
+    /// Binds and starts accepting connections; returns the bound address (port 0 picks a
+    /// free port).
+    public func start(host: String, port: Int) async throws -> SocketAddress {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.maxStreamBacklog / 2, high: limits.maxStreamBacklog))
+            .childChannelInitializer { [self] channel in initialize(channel) }
+        let listener = try await bootstrap.bind(host: host, port: port).get()
+        state.withLock { $0.listener = listener }
+        guard let address = listener.localAddress else { throw WireError(.internal, "the listener has no address") }
+        logger.info("listening", metadata: ["address": "\(address)"])
+        return address
+    }
+
+    /// Stops accepting connections, waits up to `grace` for the calls in flight to end,
+    /// then closes every connection and stops the event loops. Commands already handed
+    /// to the store are committed by the store's own close.
+    public func shutdown(grace: Duration = .seconds(10)) async {
+        let listener = state.withLock { $0.listener }
+        try? await listener?.close()
+        let deadline = ContinuousClock.now + grace
+        while activity.callsInFlight > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let connections = state.withLock { Array($0.connections.values) }
+        for connection in connections { try? await connection.close() }
+        try? await group.shutdownGracefully()
+        logger.info("stopped")
+    }
+
+    /// Connections open now.
+    public var openConnections: Int { activity.openConnections }
+
+    private func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
+        guard activity.admitConnection(limit: limits.maxConnections) else {
+            logger.warning("refused a connection: at the limit", metadata: ["limit": "\(limits.maxConnections)"])
+            return channel.close()
+        }
+        let (id, number) = state.withLock { state -> (ObjectIdentifier, Int) in
+            state.nextConnection += 1
+            state.connections[ObjectIdentifier(channel)] = channel
+            return (ObjectIdentifier(channel), state.nextConnection)
+        }
+        channel.closeFuture.whenComplete { [self] _ in
+            state.withLock { _ = $0.connections.removeValue(forKey: id) }
+            activity.connectionClosed()
+        }
+        let idle = TimeAmount.nanoseconds(Int64(limits.idleTimeout.components.seconds) * 1_000_000_000)
+        let handler = ConnectionHandler(
+            dispatcher: dispatcher, limits: limits, activity: activity, logger: logger, session: "connection-\(number)")
+        return channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
+            try pipeline.addHandler(FrameTimeoutHandler(timeout: limits.frameTimeout))
+            try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: limits.maxFrameSize)))
+            try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
+            try pipeline.addHandler(handler)
+        }
+    }
+}

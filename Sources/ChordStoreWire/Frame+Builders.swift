@@ -1,0 +1,44 @@
+public import ChordStoreProto
+public import NIOCore
+import Foundation
+import SwiftProtobuf
+
+extension Chordstore_V1_Frame {
+    /// A reply carrying `payload` and, when `status` is given, ending the call.
+    public static func reply(callID: UInt64, payload: [UInt8]? = nil, status: Chordstore_V1_Status? = nil) -> Chordstore_V1_Frame {
+        var reply = Chordstore_V1_Reply()
+        reply.callID = callID
+        if let payload { reply.payload = Data(payload) }
+        if let status { reply.status = status }
+        var frame = Chordstore_V1_Frame()
+        frame.reply = reply
+        return frame
+    }
+
+    /// A connection-level error, sent before the server closes the connection.
+    public static func goAway(_ error: WireError) -> Chordstore_V1_Frame {
+        var frame = Chordstore_V1_Frame()
+        frame.goAway = .with { $0.status = .init(error) }
+        return frame
+    }
+
+    /// The frame's body in a new buffer, ready for ``FrameEncoder``.
+    public func body(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        let bytes: [UInt8] = try serializedBytes()
+        var buffer = allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        return buffer
+    }
+}
+
+extension Chordstore_V1_Status {
+    /// The status of `error`.
+    public init(_ error: WireError) {
+        self.init()
+        code = error.code.rawValue
+        message = error.message
+    }
+
+    /// OK.
+    public static let ok = Chordstore_V1_Status()
+}

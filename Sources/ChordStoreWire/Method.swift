@@ -1,0 +1,33 @@
+/// The methods of the `chordstore.v1.ChordStore` service, by their wire names.
+public enum Method: String, Sendable, CaseIterable {
+    case addChordset = "chordstore.v1.ChordStore/AddChordset"
+    case renameChordset = "chordstore.v1.ChordStore/RenameChordset"
+    case deleteChordset = "chordstore.v1.ChordStore/DeleteChordset"
+    case setChordColor = "chordstore.v1.ChordStore/SetChordColor"
+    case setChordBPM = "chordstore.v1.ChordStore/SetChordBpm"
+    case setControlsChord = "chordstore.v1.ChordStore/SetControlsChord"
+    case moveChordset = "chordstore.v1.ChordStore/MoveChordset"
+    case deleteAll = "chordstore.v1.ChordStore/DeleteAll"
+    case listChordsets = "chordstore.v1.ChordStore/ListChordsets"
+    case getChordset = "chordstore.v1.ChordStore/GetChordset"
+    case getChord = "chordstore.v1.ChordStore/GetChord"
+    case getControlsChord = "chordstore.v1.ChordStore/GetControlsChord"
+    case getProfile = "chordstore.v1.ChordStore/GetProfile"
+    case readLog = "chordstore.v1.ChordStore/ReadLog"
+    case health = "chordstore.v1.ChordStore/Health"
+
+    /// Whether the server answers with a stream of messages.
+    public var isServerStreaming: Bool { self == .readLog }
+
+    /// Whether the method changes the store (and takes a command id).
+    public var isCommand: Bool {
+        switch self {
+        case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
+             .setControlsChord, .moveChordset, .deleteAll: true
+        default: false
+        }
+    }
+
+    /// The protocol version this build speaks.
+    public static let protocolVersion: UInt32 = 1
+}

@@ -1,0 +1,23 @@
+public import ChordStoreDomain
+
+/// A protocol-level error: its status code (gRPC's numbers) and a message for a person.
+/// Errors of the engine (``ChordStoreDomain/ChordStoreError``) carry the same codes.
+public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The status code.
+    public var code: StatusCode
+    /// What went wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: StatusCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The wire form of an engine error.
+    public init(_ error: ChordStoreError) {
+        self.init(StatusCode(rawValue: UInt32(clamping: error.code.rawValue)) ?? .unknown, error.message)
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,27 @@
+/// The limits a server enforces on what one client can make it allocate or hold.
+public struct WireLimits: Sendable, Hashable {
+    /// The default largest frame: 4 MiB.
+    public static let defaultMaxFrameSize = 4 << 20
+
+    /// Largest frame body accepted, in bytes; a larger length prefix closes the connection.
+    public var maxFrameSize = defaultMaxFrameSize
+    /// Calls in flight on one connection; more are refused with `RESOURCE_EXHAUSTED`.
+    public var maxCallsPerConnection = 256
+    /// Open connections; more are closed at once.
+    public var maxConnections = 1_024
+    /// A connection with no call in flight and nothing received for this long is closed.
+    public var idleTimeout: Duration = .seconds(300)
+    /// Time allowed from a frame's first byte to its last; a client that trickles bytes
+    /// is cut off.
+    public var frameTimeout: Duration = .seconds(10)
+    /// Bytes a stream may have queued for a client that does not read before the stream
+    /// ends with `RESOURCE_EXHAUSTED`.
+    public var maxStreamBacklog = 4 << 20
+    /// Longest a stream waits for a slow reader before ending with `RESOURCE_EXHAUSTED`.
+    public var slowReaderTimeout: Duration = .seconds(5)
+    /// Most chordsets one list call returns.
+    public var maxListSize = 100_000
+
+    /// The defaults.
+    public init() {}
+}

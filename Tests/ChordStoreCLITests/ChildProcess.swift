@@ -21,14 +21,26 @@ struct ChildProcessError: Error, CustomStringConvertible {
 }
 
 /// The output and exit status of a finished `chordstore` run.
-struct RunResult {
+struct RunResult: Sendable {
     var status: Int32
     var stdout: String
     var stderr: String
 }
 
+/// Runs blocking work on its own thread, not on the cooperative pool (two threads on a
+/// two-core machine, which other tests' servers and stores need).
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// Runs `chordstore` with `arguments` to completion (at most `timeout` seconds).
-func runChordstore(_ arguments: [String], timeout: TimeInterval = 60) throws -> RunResult {
+func runChordstore(_ arguments: [String], timeout: TimeInterval = 60) async throws -> RunResult {
+    try await offPool { try blockingRun(arguments, timeout: timeout) }
+}
+
+private func blockingRun(_ arguments: [String], timeout: TimeInterval) throws -> RunResult {
     let process = Process()
     process.executableURL = try chordstoreExecutable()
     process.arguments = arguments

@@ -9,7 +9,7 @@ import Testing
 @Suite("Crash safety")
 struct CrashSafetyTests {
     @Test("SIGKILL during appends loses no acknowledged command (20 rounds)")
-    func killDuringAppends() throws {
+    func killDuringAppends() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
@@ -29,14 +29,16 @@ struct CrashSafetyTests {
             // Some rounds die while opening the store, most in the middle of appending.
             let waitForFirstAck = round % 5 != 0
             let start = Date()
-            while waitForFirstAck && !output.text.contains("\n") && Date().timeIntervalSince(start) < 20 { usleep(2_000) }
-            usleep(useconds_t(generator.next() % 250_000))
+            while waitForFirstAck && !output.text.contains("\n") && Date().timeIntervalSince(start) < 20 {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await Task.sleep(for: .microseconds(generator.next() % 250_000))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try await offPool { process.waitUntilExit() }
             #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child exited by itself")
 
             // Only complete lines were acknowledged before the kill.
-            let text = output.finish()
+            let text = try await offPool { output.finish() }
             for line in text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1) {
                 let fields = line.split(separator: " ")
                 guard fields.count == 3, fields[0] == "ack", let sequence = UInt64(fields[1]), let id = UUID(uuidString: String(fields[2])) else {

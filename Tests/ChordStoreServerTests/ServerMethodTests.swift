@@ -106,11 +106,11 @@ struct ServerMethodTests {
 
         let raw = try RawClient(port: server.port)
         try raw.call(1, "chordstore.v1.ChordStore/NoSuchMethod", Chordstore_V1_GetProfileRequest())
-        #expect(try raw.finalStatus(of: 1)?.status.code == StatusCode.unimplemented.rawValue)
+        #expect(try await raw.finalStatus(of: 1)?.status.code == StatusCode.unimplemented.rawValue)
         var notARequest = Chordstore_V1_Frame()
         notARequest.call = .with { $0.callID = 2; $0.method = Method.getChordset.rawValue; $0.payload = Data([0xFF, 0xFF, 0xFF]) }
         try raw.send(notARequest)
-        let status = try raw.finalStatus(of: 2)?.status
+        let status = try await raw.finalStatus(of: 2)?.status
         #expect(status?.code == StatusCode.invalidArgument.rawValue)
         #expect(status?.message.contains("is not a chordstore.v1.GetChordsetRequest") == true)
     }
@@ -170,17 +170,17 @@ struct ServerMethodTests {
         defer { Task { await server.stop() } }
         let raw = try RawClient(port: server.port)
         try raw.call(1, Method.addChordset.rawValue, Chordstore_V1_AddChordsetRequest(), timeoutMicros: 1)
-        #expect(try raw.finalStatus(of: 1)?.status.code == StatusCode.deadlineExceeded.rawValue)
+        #expect(try await raw.finalStatus(of: 1)?.status.code == StatusCode.deadlineExceeded.rawValue)
 
         for i in 0..<2_000 { _ = try await server.store.execute(.addChordset(AddChordset(title: "c\(i)"))) }
         try raw.call(2, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
         var cancel = Chordstore_V1_Frame()
         cancel.cancel = .with { $0.callID = 2 }
         try raw.send(cancel)
-        let ended = try raw.finalStatus(of: 2)
+        let ended = try await raw.finalStatus(of: 2)
         #expect(ended?.status.code == StatusCode.cancelled.rawValue)
         #expect((ended?.messages ?? .max) < 2_001)
         try raw.call(3, Method.getProfile.rawValue, Chordstore_V1_GetProfileRequest())
-        #expect(try raw.finalStatus(of: 3)?.status.code == 0)
+        #expect(try await raw.finalStatus(of: 3)?.status.code == 0)
     }
 }

@@ -39,8 +39,17 @@ struct TestServer {
     }
 }
 
+/// Runs blocking work on its own thread, not on the cooperative pool: a test blocked in
+/// `recv` on one of the pool's two threads here would starve the server it waits for.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// A blocking TCP client that sends raw bytes and reads raw frames, for malformed input.
-final class RawClient {
+/// Its reads go through ``offPool(_:)``.
+final class RawClient: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
@@ -101,7 +110,11 @@ final class RawClient {
 
     /// Reads frames until the final reply of `callID`; returns its status and the number
     /// of payload replies before it.
-    func finalStatus(of callID: UInt64) throws -> (status: Chordstore_V1_Status, messages: Int)? {
+    func finalStatus(of callID: UInt64) async throws -> (status: Chordstore_V1_Status, messages: Int)? {
+        try await offPool { try self.blockingFinalStatus(of: callID) }
+    }
+
+    private func blockingFinalStatus(of callID: UInt64) throws -> (status: Chordstore_V1_Status, messages: Int)? {
         var messages = 0
         while let frame = try readFrame() {
             guard case .reply(let reply) = frame.kind, reply.callID == callID else { continue }
@@ -111,8 +124,12 @@ final class RawClient {
         return nil
     }
 
-    /// Whether the server closed the connection (reads until end of stream).
-    func readUntilClosed() throws -> Chordstore_V1_GoAway? {
+    /// Reads until the server closes the connection; returns the `GoAway` it sent, if any.
+    func readUntilClosed() async throws -> Chordstore_V1_GoAway? {
+        try await offPool { try self.blockingReadUntilClosed() }
+    }
+
+    private func blockingReadUntilClosed() throws -> Chordstore_V1_GoAway? {
         var goAway: Chordstore_V1_GoAway?
         while let frame = try readFrame() {
             if case .goAway(let g) = frame.kind { goAway = g }

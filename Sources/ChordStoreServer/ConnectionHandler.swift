@@ -62,6 +62,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// Backpressure: while the client does not read its replies (the write buffer is over
+    /// its high-water mark), stop reading its calls, so it cannot make replies pile up.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        context.channel.setOption(ChannelOptions.autoRead, value: context.channel.isWritable).whenComplete { _ in }
+        if context.channel.isWritable { context.read() }
+        context.fireChannelWritabilityChanged()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         goAway(error as? WireError ?? WireError(.internal, "\(error)"))
     }

@@ -52,8 +52,11 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 final class RawClient: @unchecked Sendable {
     let fd: Int32
 
-    init(port: Int) throws {
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -71,6 +74,9 @@ final class RawClient: @unchecked Sendable {
     func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
+
+    /// Tells the server nothing more will come (it sees end of stream).
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
     func send(_ frame: Chordstore_V1_Frame) throws {
         let body: [UInt8] = try frame.serializedBytes()

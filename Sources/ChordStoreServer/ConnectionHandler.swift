@@ -113,7 +113,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    try await dispatcher.readLog(payload: payload) { message throws(WireError) in try await stream.send(message) }
+                    try await dispatcher.readLog(payload: payload) { page throws(WireError) in try await stream.send(page) }
                     result = .success(nil)
                 } catch let error as WireError {
                     result = .failure(error)
@@ -163,13 +163,19 @@ final class ConnectionHandler: ChannelInboundHandler {
     func isActive(_ callID: UInt64) -> Bool { calls[callID] != nil }
 
     /// Writes one frame and flushes it.
-    func send(_ frame: Chordstore_V1_Frame) {
+    func send(_ frame: Chordstore_V1_Frame) { send([frame]) }
+
+    /// Writes frames and flushes once.
+    func send(_ frames: [Chordstore_V1_Frame]) {
         guard let context, context.channel.isActive else { return }
         do {
-            context.writeAndFlush(wrapOutboundOut(try frame.body(allocator: context.channel.allocator)), promise: nil)
+            for frame in frames {
+                context.write(wrapOutboundOut(try frame.body(allocator: context.channel.allocator)), promise: nil)
+            }
         } catch {
             logger.error("cannot encode a frame", metadata: ["error": "\(error)"])
         }
+        context.flush()
     }
 
     private func goAway(_ error: WireError) {
@@ -190,14 +196,16 @@ struct StreamWriter: Sendable {
     let limits: WireLimits
     let handler: NIOLoopBound<ConnectionHandler>
 
-    func send(_ message: [UInt8]) async throws(WireError) {
+    /// Writes a page of messages in one hop to the event loop and one flush, then waits
+    /// while the client is behind.
+    func send(_ messages: [[UInt8]]) async throws(WireError) {
         let callID = self.callID
         let handler = self.handler
         let accepted: Bool
         do {
             accepted = try await channel.eventLoop.submit {
                 guard handler.value.isActive(callID) else { return false }
-                handler.value.send(.reply(callID: callID, payload: message))
+                handler.value.send(messages.map { Chordstore_V1_Frame.reply(callID: callID, payload: $0) })
                 return true
             }.get()
         } catch {

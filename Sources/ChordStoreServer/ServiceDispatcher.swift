@@ -111,8 +111,8 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
-    /// Answers `ReadLog`: calls `emit` with each serialized `EventEnvelope`, in order.
-    public func readLog(payload: Data, emit: ([UInt8]) async throws(WireError) -> Void) async throws(WireError) {
+    /// Answers `ReadLog`: calls `emit` with pages of serialized `EventEnvelope`s, in order.
+    public func readLog(payload: Data, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
         let request: Chordstore_V1_ReadLogRequest
         do {
             request = try parse(Chordstore_V1_ReadLogRequest.self, payload, .readLog)
@@ -137,7 +137,7 @@ public struct ServiceDispatcher: Sendable {
                 throw WireError(error)
             }
             if batch.isEmpty { return }
-            for message in batch { try await emit(message) }
+            try await emit(batch)
             remaining -= UInt64(batch.count)
         }
     }

@@ -130,6 +130,20 @@ final class RawClient: @unchecked Sendable {
         return nil
     }
 
+    /// Reads frames until one for `callID` carries a payload; returns the final statuses
+    /// of other calls seen on the way.
+    func waitForFirstMessage(of callID: UInt64) async throws -> [UInt64: Chordstore_V1_Status] {
+        try await offPool {
+            var statuses: [UInt64: Chordstore_V1_Status] = [:]
+            while let frame = try self.readFrame() {
+                guard case .reply(let reply) = frame.kind else { continue }
+                if reply.hasStatus { statuses[reply.callID] = reply.status }
+                if reply.callID == callID, !reply.payload.isEmpty { break }
+            }
+            return statuses
+        }
+    }
+
     /// Reads until the server closes the connection; returns the `GoAway` it sent, if any.
     func readUntilClosed() async throws -> Chordstore_V1_GoAway? {
         try await offPool { try self.blockingReadUntilClosed() }

@@ -111,6 +111,8 @@ let package = Package(
             dependencies: [
                 "ChordStoreServer",
                 "ChordStoreClient",
+                "ChordStoreWire",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 "ChordStoreEngine",
                 "ChordStoreDomain",
@@ -163,7 +165,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ChordStoreCLITests",
-            dependencies: ["chordstore", "ChordStoreEngine", "ChordStoreDomain"],
+            dependencies: [
+                "chordstore", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto", "ChordStoreWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

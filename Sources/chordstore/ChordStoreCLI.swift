@@ -15,7 +15,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             Exit status: 0 on success, 1 when the store refused or failed, 64 for usage errors.
             """,
         subcommands: [
-            AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
+            ServeCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, ProfileCommand.self, LogCommand.self,
             VerifyCommand.self, RebuildCommand.self, BenchCommand.self,

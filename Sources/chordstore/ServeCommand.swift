@@ -1,0 +1,106 @@
+import ArgumentParser
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreServer
+import ChordStoreWire
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+
+/// `chordstore serve`: runs the server on a data directory until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the ChordStore server (loopback only unless --host says otherwise).",
+        discussion: """
+            Serves the protocol of proto/chordstore/v1/rpc.proto (see docs/PROTOCOL.md) on
+            HOST:PORT. On SIGINT or SIGTERM it stops accepting connections, lets the calls
+            in flight finish (up to --grace seconds), commits what is queued and closes the
+            log cleanly. Logs go to standard error.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The data directory (created if missing).", valueName: "DIR"))
+    var data: String = ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data"
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on (0: any free port).") var port = 7420
+    @Option(help: "This node's name, reported by the Health method.") var node = ProcessInfo.processInfo.hostName
+    @Option(help: "Largest frame accepted, in bytes.") var maxFrameSize = WireLimits.defaultMaxFrameSize
+    @Option(help: "Most open connections.") var maxConnections = WireLimits().maxConnections
+    @Option(help: "Most calls in flight on one connection.") var maxCalls = WireLimits().maxCallsPerConnection
+    @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
+    @Option(help: "Seconds allowed for calls in flight to finish at shutdown.") var grace = 10
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard maxFrameSize >= 1_024 else { throw ValidationError("--max-frame-size must be at least 1024") }
+        guard maxConnections >= 1, maxCalls >= 1, idleTimeout >= 1, grace >= 0 else {
+            throw ValidationError("--max-connections, --max-calls and --idle-timeout must be positive")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "chordstore")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var limits = WireLimits()
+        limits.maxFrameSize = maxFrameSize
+        limits.maxConnections = maxConnections
+        limits.maxCallsPerConnection = maxCalls
+        limits.idleTimeout = .seconds(idleTimeout)
+
+        let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
+        let store: ChordStore
+        do {
+            let progress = ProgressReporter(label: "rebuilding the views")
+            defer { progress.finish() }
+            store = try ChordStore.open(at: URL(fileURLWithPath: data), progress: progress.report)
+        } catch {
+            throw Failure(error)
+        }
+        let server = Server(store: store, limits: limits, node: node, logger: logger)
+        let address: String
+        do {
+            let bound = try await server.start(host: host, port: port)
+            address = "\(bound.ipAddress ?? host):\(bound.port ?? port)"
+        } catch {
+            store.close()
+            throw Failure(ChordStoreError(.unavailable, "cannot listen on \(host):\(port): \(error)"))
+        }
+        let profile = try? store.profile()
+        logger.notice("serving", metadata: [
+            "data": "\(data)", "address": "\(address)", "events": "\(profile?.lastSequence ?? 0)",
+        ])
+        let received = await signals.next()
+        logger.notice("shutting down", metadata: ["signal": "\(received)"])
+        await server.shutdown(grace: .seconds(grace))
+        store.close()
+        logger.notice("stopped; the log is closed")
+    }
+}
+
+/// Turns SIGINT/SIGTERM into an awaitable event (their default action is disabled).
+/// `@unchecked`: the sources are only kept alive here, never touched after `init`.
+final class SignalWatcher: @unchecked Sendable {
+    private let stream: AsyncStream<Int32>
+    private let sources: [any DispatchSourceSignal]
+
+    init(signals: [Int32]) {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        self.stream = stream
+        self.sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Waits for the next signal.
+    func next() async -> Int32 {
+        for await number in stream { return number }
+        return 0
+    }
+}

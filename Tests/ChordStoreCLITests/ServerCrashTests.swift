@@ -1,0 +1,86 @@
+import ChordStoreClient
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+import Testing
+
+/// `chordstore serve` killed with SIGKILL while several clients write: after a restart,
+/// every write a client saw acknowledged is there and verify passes.
+@Suite("Server crash safety")
+struct ServerCrashTests {
+    /// Starts `chordstore serve` on a free port; returns the process and its port.
+    static func serve(_ directory: URL) async throws -> (Process, Int, OutputCollector) {
+        let process = Process()
+        process.executableURL = try chordstoreExecutable()
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let log = OutputCollector(pipe.fileHandleForReading)
+        let start = Date()
+        while Date().timeIntervalSince(start) < 30 {
+            if let range = log.text.range(of: #"address=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                let port = Int(log.text[range].split(separator: ":").last!)!
+                return (process, port, log)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.terminate()
+        throw ChildProcessError(message: "the server did not start: \(log.text)")
+    }
+
+    @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write")
+    func killServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let acknowledged = AcknowledgedWrites()
+        for round in 0..<3 {
+            let (process, port, _) = try await Self.serve(directory)
+            let writers = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for client in 0..<4 {
+                        group.addTask {
+                            guard let connection = try? await Connection.connect(host: "127.0.0.1", port: port) else { return }
+                            for i in 0..<10_000 {
+                                let request = Chordstore_V1_AddChordsetRequest.with {
+                                    $0.title = "r\(round)-c\(client)-\(i)"
+                                    $0.context.commandID = "r\(round)-c\(client)-\(i)"
+                                }
+                                guard let reply = try? await connection.call(.addChordset, request, as: Chordstore_V1_CommandReply.self) else { return }
+                                acknowledged.add(reply.event.chordsetAdded.chordset.id)
+                            }
+                        }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300 + 200 * round))
+            kill(process.processIdentifier, SIGKILL)
+            try await offPool { process.waitUntilExit() }
+            await writers.value
+        }
+        let ids = acknowledged.all
+        #expect(ids.count > 50, "the clients should have written before the kills")
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        for id in ids {
+            guard try store.chordset(try UUID(protoBytes: id)) != nil else {
+                Issue.record("an acknowledged chordset is missing")
+                return
+            }
+        }
+        let report = try store.verify()
+        #expect(report.isSound, "\(String(describing: report.problem))")
+    }
+}
+
+/// Ids of acknowledged adds, collected from several tasks.
+final class AcknowledgedWrites: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [Data] = []
+
+    func add(_ id: Data) { lock.withLock { ids.append(id) } }
+    var all: [Data] { lock.withLock { ids } }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// The C client (protobuf-c) against a live server: the wire format is language-neutral.
+@Suite("C client")
+struct CClientTests {
+    /// The repository root, from this file's path.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("the C client adds a chordset and lists it through the protocol")
+    func addAndList() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("c-client-\(UUID().uuidString)")
+        let build = try await run(Self.root.appendingPathComponent("tools/c-client/build").path, [output.path])
+        #expect(build.status == 0, "\(build.output)")
+        let client = output.appendingPathComponent("chordstore-c").path
+        let first = try await run(client, ["127.0.0.1", "\(server.port)", "From C"])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("server: chordstore"))
+        #expect(first.output.contains("at index 0 (event 1)"))
+        let second = try await run(client, ["127.0.0.1", "\(server.port)", "Ünïcödé"])
+        let lines = second.output.split(separator: "\n").filter { $0.hasPrefix("0 ") || $0.hasPrefix("1 ") }
+        #expect(lines.count == 2)
+        #expect(lines.last?.hasSuffix("Ünïcödé") == true)
+        #expect(try server.store.chordsets().map(\.title) == ["From C", "Ünïcödé"])
+    }
+
+    private func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+    }
+}

@@ -56,7 +56,14 @@ struct ServerCrashTests {
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(300 + 200 * round))
+            // Kill once the clients are writing (at least 20 more acknowledgements),
+            // at a moment that differs per round.
+            let before = acknowledged.all.count
+            let start = Date()
+            while acknowledged.all.count < before + 20, Date().timeIntervalSince(start) < 20 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(50 * round))
             kill(process.processIdentifier, SIGKILL)
             try await offPool { process.waitUntilExit() }
             await writers.value

@@ -1,7 +1,8 @@
 public import ChordStoreWire
 
-/// A call's failure: the server's status, or a local one (`UNAVAILABLE` when the
-/// connection is lost, `DEADLINE_EXCEEDED` when the deadline passes first).
+/// A call's failure: the server's status (deadlines are enforced by the server), or a
+/// local one: `UNAVAILABLE` when the connection is lost, `CANCELLED` when the calling
+/// task is cancelled.
 public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status code.
     public var code: StatusCode

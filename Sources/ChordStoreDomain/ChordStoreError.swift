@@ -14,9 +14,10 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let alreadyExists = Code(rawValue: 6)
         /// A limit on stored data was reached.
         public static let resourceExhausted = Code(rawValue: 8)
-        /// The state does not allow the operation (for example, the store is busy or closed).
+        /// The state does not allow the operation (for example, a command id already used
+        /// by another kind of command).
         public static let failedPrecondition = Code(rawValue: 9)
-        /// A concurrency conflict.
+        /// A concurrency conflict (reserved for expected-revision checks).
         public static let aborted = Code(rawValue: 10)
         /// A bug or an unexpected storage failure.
         public static let `internal` = Code(rawValue: 13)

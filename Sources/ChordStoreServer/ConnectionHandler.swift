@@ -21,7 +21,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let activity: ServerActivity
     private var logger: Logger
     private let session: String
-    private var calls: [UInt64: Task<Void, Never>] = [:]
+    private var calls: [UInt64: (task: Task<Void, Never>, deadline: Scheduled<Void>?)] = [:]
     private var context: ChannelHandlerContext?
     private var closing = false
 
@@ -75,8 +75,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        for (_, task) in calls {
-            task.cancel()
+        for (_, call) in calls {
+            call.task.cancel()
+            call.deadline?.cancel()
             activity.callEnded()
         }
         calls.removeAll()
@@ -96,6 +97,10 @@ final class ConnectionHandler: ChannelInboundHandler {
                 .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit"))))
             return
         }
+        guard !activity.isDraining else {
+            send(.reply(callID: callID, status: .init(WireError(.unavailable, "the server is shutting down"))))
+            return
+        }
         guard let method = Method(rawValue: call.method) else {
             send(.reply(callID: callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'"))))
             return
@@ -104,7 +109,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         let dispatcher = self.dispatcher
-        let session = call.metadata["session"] ?? self.session
+        let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session
         let payload = call.payload
         activity.callStarted()
         let task: Task<Void, Never>
@@ -135,23 +140,31 @@ final class ConnectionHandler: ChannelInboundHandler {
                 loop.execute { bound.value.end(callID, with: result) }
             }
         }
-        calls[callID] = task
+        var deadline: Scheduled<Void>?
         if call.timeoutMicros > 0 {
-            loop.scheduleTask(in: .microseconds(Int64(clamping: call.timeoutMicros))) {
+            deadline = loop.scheduleTask(in: .microseconds(Int64(clamping: call.timeoutMicros))) {
                 bound.value.end(callID, with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
             }
         }
+        calls[callID] = (task, deadline)
     }
 
     /// Ends a call with its final reply, once: later ends of the same call are ignored.
     func end(_ callID: UInt64, with result: Result<[UInt8]?, WireError>) {
-        guard let task = calls.removeValue(forKey: callID) else { return }
+        guard let call = calls.removeValue(forKey: callID) else { return }
+        call.deadline?.cancel()
         activity.callEnded()
+        var result = result
+        if case .success(let payload?) = result, payload.count > limits.maxFrameSize - 64 {
+            result = .failure(WireError(
+                .resourceExhausted,
+                "the reply is \(payload.count) bytes, over the frame limit of \(limits.maxFrameSize); ask for less (a smaller limit)"))
+        }
         switch result {
         case .success(let payload):
             send(.reply(callID: callID, payload: payload, status: .ok))
         case .failure(let error):
-            task.cancel()
+            call.task.cancel()
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }

@@ -2,6 +2,7 @@ public import ChordStoreEngine
 public import ChordStoreWire
 public import Logging
 public import NIOCore
+import ChordStoreProto
 import NIOPosix
 import Synchronization
 
@@ -59,12 +60,19 @@ public final class Server: Sendable {
     public func shutdown(grace: Duration = .seconds(10)) async {
         let listener = state.withLock { $0.listener }
         try? await listener?.close()
+        activity.startDraining()
         let deadline = ContinuousClock.now + grace
         while activity.callsInFlight > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let connections = state.withLock { Array($0.connections.values) }
-        for connection in connections { try? await connection.close() }
+        let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down"))
+        for connection in connections {
+            if let body = try? goAway.body(allocator: connection.allocator) {
+                try? await connection.writeAndFlush(body)
+            }
+            try? await connection.close()
+        }
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }

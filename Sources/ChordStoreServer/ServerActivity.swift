@@ -5,6 +5,11 @@ import Synchronization
 final class ServerActivity: Sendable {
     private let connections = Atomic(0)
     private let calls = Atomic(0)
+    private let draining = Atomic(false)
+
+    /// Set at shutdown: new calls are refused with `UNAVAILABLE`.
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+    func startDraining() { draining.store(true, ordering: .relaxed) }
 
     /// Takes a connection slot if fewer than `limit` are taken.
     func admitConnection(limit: Int) -> Bool {

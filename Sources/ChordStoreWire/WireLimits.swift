@@ -19,8 +19,9 @@ public struct WireLimits: Sendable, Hashable {
     public var maxStreamBacklog = 4 << 20
     /// Longest a stream waits for a slow reader before ending with `RESOURCE_EXHAUSTED`.
     public var slowReaderTimeout: Duration = .seconds(5)
-    /// Most chordsets one list call returns.
-    public var maxListSize = 100_000
+    /// Most chordsets one list call returns (about 610 bytes each: 5,000 stay well under
+    /// the 4 MiB frame; a reply over the frame limit is refused with `RESOURCE_EXHAUSTED`).
+    public var maxListSize = 5_000
 
     /// The defaults.
     public init() {}

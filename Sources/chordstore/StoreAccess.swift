@@ -1,0 +1,214 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+
+/// What the verbs need from a store, whether opened directly (`--data`) or reached
+/// through a server (`--server`, the default).
+protocol StoreAccess: Sendable {
+    func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent
+    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset]
+    func chordset(_ id: UUID) async throws -> Chordset?
+    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)?
+    func controlsChord() async throws -> Chord?
+    func profile() async throws -> Profile
+    /// Calls `body` with each event envelope from `sequence` on (all when `limit` is 0).
+    func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws
+    func close() async
+}
+
+/// A store opened in this process.
+struct LocalAccess: StoreAccess {
+    let store: ChordStore
+
+    func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
+        try await store.execute(command, context: context)
+    }
+    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] { try store.chordsets(order: order, limit: limit) }
+    func chordset(_ id: UUID) async throws -> Chordset? { try store.chordset(id) }
+    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? { try store.chord(id) }
+    func controlsChord() async throws -> Chord? { try store.controlsChord() }
+    func profile() async throws -> Profile { try store.profile() }
+
+    func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
+        var printed = 0
+        try store.forEachRecord(from: sequence) { sequence, record in
+            try body(try RecordCodec.envelope(record, sequence: sequence))
+            printed += 1
+            return limit == 0 || printed < limit
+        }
+    }
+
+    func close() async { store.close() }
+}
+
+/// A store reached through a server.
+struct RemoteAccess: StoreAccess {
+    let connection: Connection
+
+    static func connect(_ address: String) async throws -> RemoteAccess {
+        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), !parts[0].isEmpty else {
+            throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT, not '\(address)'")
+        }
+        do {
+            return RemoteAccess(connection: try await Connection.connect(host: String(parts[0]), port: port))
+        } catch {
+            throw ChordStoreError(
+                .unavailable,
+                "no server at \(address) (\(error.message)); start one with 'chordstore serve', or use --data DIR to open a data directory directly")
+        }
+    }
+
+    func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
+        let reply: Chordstore_V1_CommandReply = try await remote {
+            let (method, request) = RemoteCommand.request(command, context: context)
+            return try await connection.call(method, request)
+        }
+        return try RecordedEvent(envelope: reply.event)
+    }
+
+    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] {
+        let list: Chordstore_V1_ChordsetList = try await remote {
+            try await connection.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with {
+                $0.order = switch order {
+                case .creationDate: .created
+                case .index: .index
+                case .title: .title
+                }
+                $0.limit = UInt32(clamping: limit ?? 0)
+            })
+        }
+        var result: [Chordset] = []
+        for chordset in list.chordsets { result.append(try Chordset(proto: chordset)) }
+        return result
+    }
+
+    func chordset(_ id: UUID) async throws -> Chordset? {
+        guard let message: Chordstore_V1_Chordset = try await optional({
+            try await connection.call(.getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = id.protoBytes })
+        }) else { return nil }
+        return try Chordset(proto: message)
+    }
+
+    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? {
+        guard let view: Chordstore_V1_ChordView = try await optional({
+            try await connection.call(.getChord, Chordstore_V1_GetChordRequest.with { $0.chordID = id.protoBytes })
+        }) else { return nil }
+        return (try Chord(proto: view.chord), view.chordsetID.isEmpty ? nil : try UUID(protoBytes: view.chordsetID))
+    }
+
+    func controlsChord() async throws -> Chord? {
+        guard let chord: Chordstore_V1_Chord = try await optional({
+            try await connection.call(.getControlsChord, Chordstore_V1_GetControlsChordRequest())
+        }) else { return nil }
+        return try Chord(proto: chord)
+    }
+
+    func profile() async throws -> Profile {
+        let profile: Chordstore_V1_Profile = try await remote {
+            try await connection.call(.getProfile, Chordstore_V1_GetProfileRequest())
+        }
+        return Profile(
+            chordsets: Int(profile.chordsets), chords: Int(profile.chords), hasControlsChord: profile.controlsChordPresent,
+            lastSequence: profile.lastSequence)
+    }
+
+    func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
+        try await remote {
+            let stream = try await connection.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
+                $0.fromSequence = sequence
+                $0.limit = UInt64(limit)
+            }, as: Chordstore_V1_EventEnvelope.self)
+            for try await envelope in stream { try body(envelope) }
+        }
+    }
+
+    func close() async { await connection.close() }
+
+    /// Runs a call, turning the client's error into the store's error type for printing.
+    private func remote<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ClientError {
+            throw ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message)
+        }
+    }
+
+    /// Like ``remote(_:)``, with NOT_FOUND as `nil`.
+    private func optional<T>(_ body: () async throws -> T) async throws -> T? {
+        do {
+            return try await remote(body)
+        } catch let error as ChordStoreError where error.code == .notFound {
+            return nil
+        }
+    }
+}
+
+/// The request message of each command.
+enum RemoteCommand {
+    static func request(_ command: Command, context: CommandContext) -> (Method, any SwiftProtobuf.Message) {
+        let wireContext = Chordstore_V1_CommandContext.with {
+            $0.session = context.session
+            $0.commandID = context.commandID
+        }
+        switch command {
+        case .addChordset(let add):
+            return (.addChordset, Chordstore_V1_AddChordsetRequest.with {
+                $0.context = wireContext
+                if let id = add.id { $0.id = id.protoBytes }
+                $0.title = add.title
+                if let date = add.creationDate { $0.creationMicros = date.microsecondsSince1970 }
+                $0.chords = add.chords.map { spec in
+                    Chordstore_V1_ChordSpec.with {
+                        if let id = spec.id { $0.id = id.protoBytes }
+                        $0.position = UInt32(clamping: spec.position)
+                        if let bpm = spec.bpm { $0.bpm = bpm }
+                        if let color = spec.color { $0.color = color.proto }
+                    }
+                }
+            })
+        case .renameChordset(let id, let title):
+            return (.renameChordset, Chordstore_V1_RenameChordsetRequest.with {
+                $0.context = wireContext
+                $0.chordsetID = id.protoBytes
+                $0.title = title
+            })
+        case .deleteChordset(let id):
+            return (.deleteChordset, Chordstore_V1_DeleteChordsetRequest.with {
+                $0.context = wireContext
+                $0.chordsetID = id.protoBytes
+            })
+        case .setChordColor(let chordID, let color):
+            return (.setChordColor, Chordstore_V1_SetChordColorRequest.with {
+                $0.context = wireContext
+                $0.chordID = chordID.protoBytes
+                $0.color = color.proto
+            })
+        case .setChordBPM(let chordID, let bpm):
+            return (.setChordBPM, Chordstore_V1_SetChordBpmRequest.with {
+                $0.context = wireContext
+                $0.chordID = chordID.protoBytes
+                $0.bpm = bpm
+            })
+        case .setControlsChord(let set):
+            return (.setControlsChord, Chordstore_V1_SetControlsChordRequest.with {
+                $0.context = wireContext
+                if let id = set.id { $0.id = id.protoBytes }
+                $0.bpm = set.bpm
+                $0.color = set.color.proto
+            })
+        case .moveChordset(let id, let index):
+            return (.moveChordset, Chordstore_V1_MoveChordsetRequest.with {
+                $0.context = wireContext
+                $0.chordsetID = id.protoBytes
+                $0.toIndex = UInt32(clamping: index)
+            })
+        case .deleteAll:
+            return (.deleteAll, Chordstore_V1_DeleteAllRequest.with { $0.context = wireContext })
+        }
+    }
+}

@@ -21,8 +21,10 @@ struct StoreDatabases: Sendable {
     /// "views" → the views' layout version; "controls" → `Chord`; "format".
     var meta: Database
 
+    /// The databases that hold chordsets and chords (emptied by delete-all).
+    var chordsetViews: [Database] { [chordsets, chords, order, positions, created] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
-    var views: [Database] { [chordsets, chords, order, positions, created, commands] }
+    var views: [Database] { chordsetViews + [commands] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
@@ -177,7 +179,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 
     mutating func removeAllChordsets() throws {
-        for db in dbs.views { try txn.empty(db) }
+        for db in dbs.chordsetViews { try txn.empty(db) }
         if let controls = try controlsChord() {
             try txn.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
         }

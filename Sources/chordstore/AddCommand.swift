@@ -23,7 +23,7 @@ struct AddCommand: AsyncParsableCommand {
     func run() async throws {
         let id = try self.id.map { try parseID($0) }
         let chords = bpm.map { bpm in (0..<Chordset.chordCount).map { ChordSpec(position: $0, bpm: bpm) } } ?? []
-        let recorded = try await withStore(global) { store in
+        let recorded = try await withAccess(global) { store in
             try await store.execute(.addChordset(AddChordset(id: id, title: title, chords: chords)), context: global.context)
         }
         guard case .chordsetAdded(let chordset) = recorded.event else { return }

@@ -29,7 +29,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
     }
 
     static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
-        let valued: Set<String> = ["--data", "--session"]
+        let valued: Set<String> = ["--data", "--session", "--server"]
         let flags: Set<String> = ["--json"]
         var leading: [String] = []
         var rest = arguments[...]

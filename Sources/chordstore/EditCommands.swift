@@ -4,7 +4,7 @@ import ChordStoreEngine
 
 /// Executes one command and prints what happened.
 func executeAndReport(_ command: Command, _ global: GlobalOptions) async throws {
-    let recorded = try await withStore(global) { try await $0.execute(command, context: global.context) }
+    let recorded = try await withAccess(global) { try await $0.execute(command, context: global.context) }
     if global.json {
         return try Output.json(RecordCodec.envelope(for: recorded))
     }

@@ -3,11 +3,16 @@ import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 
-/// Options every verb that opens a store takes.
+/// Options every verb takes: where the store is, who is acting, and the output format.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The data directory (created if missing).", valueName: "DIR"))
-    var data: String = ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data"
+        "Talk to the server at HOST:PORT (the default, unless --data is given).", valueName: "HOST:PORT"))
+    var server: String = ProcessInfo.processInfo.environment["CHORDSTORE_SERVER"] ?? "127.0.0.1:7420"
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Open this data directory directly instead of talking to a server (refused while a server has it open).",
+        valueName: "DIR"))
+    var data: String?
 
     @Option(name: .long, help: ArgumentHelp("The session (actor) recorded with each change.", valueName: "NAME"))
     var session: String = ProcessInfo.processInfo.environment["USER"].map { "cli-\($0)" } ?? "cli"
@@ -15,24 +20,27 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print results in protobuf's canonical JSON mapping.")
     var json = false
 
-    /// Opens the store, reporting a view catch-up (after an interrupted rebuild) on a terminal.
-    func openStore(options: ChordStore.Options = ChordStore.Options()) throws -> ChordStore {
-        let progress = ProgressReporter(label: "replaying the log into the views")
+    /// The data directory for verbs that always work on one (`--data`, or the default).
+    var dataDirectory: String { data ?? ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data" }
+
+    /// Opens the store in ``dataDirectory``, reporting a rebuild of the views on a terminal.
+    func openStore(options: ChordStore.Options = ChordStore.Options()) throws(ChordStoreError) -> ChordStore {
+        let progress = ProgressReporter(label: "rebuilding the views")
         defer { progress.finish() }
-        return try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
+        return try ChordStore.open(at: URL(fileURLWithPath: dataDirectory), options: options, progress: progress.report)
     }
 
-    /// The context recorded with a command.
+    /// The context recorded with a command: a fresh command id, so a retry applies once.
     var context: CommandContext { CommandContext(session: session, commandID: UUID().uuidString) }
 }
 
-/// Runs `body` with an open store and closes it afterwards, printing a refusal as
-/// `chordstore: CODE: message` and exiting 1.
+/// Runs `body` with an open store in the data directory, closing it afterwards, and
+/// prints a refusal as `CODE: message` with exit status 1.
 func withStore<T>(_ global: GlobalOptions, _ body: (ChordStore) async throws -> T) async throws -> T {
     let store: ChordStore
     do {
         store = try global.openStore()
-    } catch let error as ChordStoreError {
+    } catch {
         throw Failure(error)
     }
     defer { store.close() }
@@ -40,6 +48,32 @@ func withStore<T>(_ global: GlobalOptions, _ body: (ChordStore) async throws -> 
         return try await body(store)
     } catch let error as ChordStoreError {
         throw Failure(error)
+    }
+}
+
+/// Runs `body` against the server (`--server`), or the data directory when `--data` is
+/// given; refusals print as `CODE: message` with exit status 1.
+func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async throws -> T) async throws -> T {
+    let access: any StoreAccess
+    do {
+        if global.data != nil {
+            access = LocalAccess(store: try global.openStore())
+        } else {
+            access = try await RemoteAccess.connect(global.server)
+        }
+    } catch let error as ChordStoreError {
+        throw Failure(error)
+    }
+    do {
+        let result = try await body(access)
+        await access.close()
+        return result
+    } catch let error as ChordStoreError {
+        await access.close()
+        throw Failure(error)
+    } catch {
+        await access.close()
+        throw error
     }
 }
 

@@ -32,7 +32,7 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let chordsets = try await withStore(global) { try $0.chordsets(order: order.order, limit: limit) }
+        let chordsets = try await withAccess(global) { try await $0.chordsets(order: order.order, limit: limit) }
         try Output.chordsetList(chordsets, json: global.json)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -21,18 +22,28 @@ struct LogCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await withStore(global) { store in
-            var printed = 0
-            try store.forEachRecord(from: from) { sequence, record in
-                if global.json {
-                    Output.print(try RecordCodec.envelope(record, sequence: sequence).jsonString())
+        let json = global.json
+        let printed = try await withAccess(global) { store in
+            let counter = Counter()
+            try await store.events(from: from, limit: limit) { envelope in
+                if json {
+                    Output.print(try envelope.jsonString())
                 } else {
-                    Output.print(Output.eventLine(try RecordCodec.decode(record, sequence: sequence)))
+                    Output.print(Output.eventLine(try RecordedEvent(envelope: envelope)))
                 }
-                printed += 1
-                return limit == 0 || printed < limit
+                counter.increment()
             }
-            if printed == 0 && !global.json { Output.print("no events from \(from) on") }
+            return counter.value
         }
+        if printed == 0 && !json { Output.print("no events from \(from) on") }
     }
+}
+
+/// A count updated from a `@Sendable` callback.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

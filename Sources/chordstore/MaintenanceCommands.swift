@@ -12,7 +12,7 @@ struct ProfileCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let profile = try await withStore(global) { try $0.profile() }
+        let profile = try await withAccess(global) { try await $0.profile() }
         try Output.profile(profile, json: global.json)
     }
 }

@@ -14,13 +14,13 @@ struct ShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         if id == "controls" {
-            let chord = try await withStore(global) { try $0.controlsChord() }
+            let chord = try await withAccess(global) { try await $0.controlsChord() }
             guard let chord else { throw Failure(ChordStoreError(.notFound, "the controls chord is not set")) }
             return try Output.chord(chord, chordsetID: nil, json: global.json)
         }
         let id = try parseID(id)
-        let (chordset, chord) = try await withStore(global) { store in
-            (try store.chordset(id), try store.chord(id))
+        let (chordset, chord) = try await withAccess(global) { store in
+            (try await store.chordset(id), try await store.chord(id))
         }
         if let chordset { return try Output.chordset(chordset, json: global.json) }
         if let chord { return try Output.chord(chord.chord, chordsetID: chord.chordsetID, json: global.json) }

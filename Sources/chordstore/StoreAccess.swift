@@ -59,7 +59,7 @@ struct RemoteAccess: StoreAccess {
         } catch {
             throw ChordStoreError(
                 .unavailable,
-                "no server at \(address) (\(error.message)); start one with 'chordstore serve', or use --data DIR to open a data directory directly")
+                "no server answers at \(address); start one with 'chordstore serve', or give --data DIR to open a data directory directly")
         }
     }
 

@@ -68,4 +68,15 @@ struct IdempotencyTests {
         #expect(try store.profile().lastSequence == 2)
         #expect(try store.verify().isSound)
     }
+
+    @Test("delete-all keeps the command index: an earlier command id still returns its event", arguments: EngineKind.allCases)
+    func deleteAllKeepsIndex(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        let first = try await store.execute(.addChordset(AddChordset(title: "a")), context: CommandContext(commandID: "first"))
+        try await store.execute(.deleteAll, context: CommandContext(commandID: "wipe"))
+        #expect(try await store.execute(.addChordset(AddChordset(title: "a")), context: CommandContext(commandID: "first")) == first)
+        #expect(try store.profile().chordsets == 0)
+        #expect(try store.verify().isSound)
+    }
 }

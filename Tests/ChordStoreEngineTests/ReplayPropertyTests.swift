@@ -49,8 +49,10 @@ struct ReplayPropertyTests {
         for step in 0..<250 {
             let live = try store.liveSnapshot()
             let command = Self.randomCommand(&g, chordsets: live.chordsets, controls: live.controlsChord)
+            // Mostly fresh command ids, sometimes a repeat of an earlier one (a retry).
+            let commandID = step > 0 && g.next() % 10 == 0 ? "c\(g.next() % UInt64(step))" : "c\(step)"
             do {
-                try await store.execute(command)
+                try await store.execute(command, context: CommandContext(commandID: commandID))
             } catch {
                 refused += 1
                 #expect(error.code != .internal && error.code != .dataLoss, "step \(step): \(error)")
@@ -59,6 +61,10 @@ struct ReplayPropertyTests {
             let replayed = try store.replayedSnapshot()
             let difference = replayed.firstDifference(from: after)
             #expect(difference == nil, "step \(step) \(command.kindName): replay vs live: \(difference ?? "")")
+            if step % 50 == 49 {
+                let report = try store.verify()
+                #expect(report.isSound, "step \(step): \(String(describing: report.problem))")
+            }
             let profile = try store.profile()
             #expect(profile.chords == 8 * profile.chordsets + (profile.hasControlsChord ? 1 : 0))
             if difference != nil { return }

@@ -7,8 +7,8 @@ import Foundation
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure durable appends and rebuild speed on this machine.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self])
+        abstract: "Measure durable appends, rebuild speed and the protocol on this machine.",
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchWireCommand.self])
 }
 
 /// Where a benchmark keeps its store: `--data DIR`, or a fresh temporary directory that is

@@ -114,7 +114,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         activity.callStarted()
         let task: Task<Void, Never>
         if method.isServerStreaming {
-            let stream = StreamWriter(channel: context.channel, callID: callID, limits: limits, handler: bound)
+            let stream = StreamWriter(channel: context.channel, callID: callID, limits: limits, activity: activity, handler: bound)
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
@@ -207,6 +207,7 @@ struct StreamWriter: Sendable {
     let channel: any Channel
     let callID: UInt64
     let limits: WireLimits
+    let activity: ServerActivity
     let handler: NIOLoopBound<ConnectionHandler>
 
     /// Writes a page of messages in one hop to the event loop and one flush, then waits
@@ -229,6 +230,7 @@ struct StreamWriter: Sendable {
         while !channel.isWritable {
             guard channel.isActive else { throw WireError(.unavailable, "the connection closed") }
             guard ContinuousClock.now < deadline else {
+                activity.slowReaderCut()
                 throw WireError(.resourceExhausted, "the client did not read its stream for \(limits.slowReaderTimeout)")
             }
             try? await Task.sleep(for: .milliseconds(2))

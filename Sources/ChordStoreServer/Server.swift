@@ -79,6 +79,10 @@ public final class Server: Sendable {
 
     /// Connections open now.
     public var openConnections: Int { activity.openConnections }
+    /// Calls in flight now, over all connections.
+    public var callsInFlight: Int { activity.callsInFlight }
+    /// Streams ended with `RESOURCE_EXHAUSTED` because their reader fell behind.
+    public var slowReadersCut: Int { activity.slowReadersCut }
 
     private func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
         guard activity.admitConnection(limit: limits.maxConnections) else {

@@ -6,6 +6,7 @@ final class ServerActivity: Sendable {
     private let connections = Atomic(0)
     private let calls = Atomic(0)
     private let draining = Atomic(false)
+    private let slowReaders = Atomic(0)
 
     /// Set at shutdown: new calls are refused with `UNAVAILABLE`.
     var isDraining: Bool { draining.load(ordering: .relaxed) }
@@ -26,6 +27,10 @@ final class ServerActivity: Sendable {
     func connectionClosed() { connections.subtract(1, ordering: .relaxed) }
     func callStarted() { calls.add(1, ordering: .relaxed) }
     func callEnded() { calls.subtract(1, ordering: .relaxed) }
+
+    func slowReaderCut() { slowReaders.add(1, ordering: .relaxed) }
+    /// Streams ended because their reader fell behind, since the server started.
+    var slowReadersCut: Int { slowReaders.load(ordering: .relaxed) }
 
     /// Connections open now.
     var openConnections: Int { connections.load(ordering: .relaxed) }

@@ -107,10 +107,13 @@ struct ServerLimitTests {
         for id: UInt64 in 1...3 {
             try reader.call(id, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
         }
-        // Once the stream has surely started, read nothing for longer than the
-        // slow-reader timeout, then everything.
+        // Read nothing until the server has cut off the two streams (however slowly a
+        // loaded machine runs them), then everything.
         let early = try await reader.waitForFirstMessage(of: 1)
-        try await Task.sleep(for: .seconds(2))
+        let start = ContinuousClock.now
+        while server.server.slowReadersCut < 2, ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         var third = early[3]
         if third == nil { third = try await reader.finalStatus(of: 3)?.status }
         #expect(third?.code == StatusCode.resourceExhausted.rawValue)

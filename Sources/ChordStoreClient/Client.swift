@@ -1,0 +1,139 @@
+public import ChordStoreProto
+public import ChordStoreWire
+import Foundation
+public import SwiftProtobuf
+import Synchronization
+
+/// A client that reconnects: calls go over one ``Connection`` to `host:port`, opened on
+/// first use and reopened when it is lost. A call that fails because the connection was
+/// lost is retried on a new one when retrying is safe: reads always, and commands because
+/// the client gives every command a command id (unless the caller set one), so the server
+/// applies a retried command once and answers it with the original event.
+///
+/// ```swift
+/// let client = Client(host: "127.0.0.1", port: 7420)
+/// let reply: Chordstore_V1_CommandReply = try await client.call(
+///     .addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "Verse" })
+/// ```
+public final class Client: Sendable {
+    /// How often and how patiently calls are retried after a lost connection.
+    public struct RetryPolicy: Sendable {
+        /// Attempts in all, the first included.
+        public var attempts = 5
+        /// Wait before the first retry; doubles each time.
+        public var backoff: Duration = .milliseconds(50)
+
+        /// The default policy: 5 attempts, 50 ms doubling.
+        public init() {}
+    }
+
+    private let host: String
+    private let port: Int
+    private let retry: RetryPolicy
+    private let current = Mutex<Connection?>(nil)
+
+    /// Creates a client; nothing connects until the first call.
+    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy()) {
+        self.host = host
+        self.port = port
+        self.retry = retry
+    }
+
+    /// Makes a unary call, retrying on a new connection when the connection is lost and
+    /// the call is safe to repeat.
+    public func call<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: Method, _ request: Request, timeout: Duration? = nil, as: Response.Type = Response.self
+    ) async throws(ClientError) -> Response {
+        var request = request
+        if var command = request as? any CommandRequest, command.commandContext.commandID.isEmpty {
+            command.commandContext.commandID = UUID().uuidString
+            if let identified = command as? Request { request = identified }
+        }
+        var wait = retry.backoff
+        var attempt = 1
+        while true {
+            do {
+                let connection = try await connection()
+                return try await connection.call(method, request, timeout: timeout, as: Response.self)
+            } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
+                drop()
+                try? await Task.sleep(for: wait)
+                wait *= 2
+                attempt += 1
+            }
+        }
+    }
+
+    /// A server stream over the current connection (not retried: resume from the last
+    /// sequence seen instead).
+    public func stream<Message: SwiftProtobuf.Message>(
+        _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
+    ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
+        try await connection().stream(method, request, as: Message.self)
+    }
+
+    /// Closes the current connection.
+    public func close() async {
+        let connection = current.withLock { connection in
+            defer { connection = nil }
+            return connection
+        }
+        await connection?.close()
+    }
+
+    private func connection() async throws(ClientError) -> Connection {
+        if let connection = current.withLock({ $0 }) { return connection }
+        let fresh = try await Connection.connect(host: host, port: port)
+        let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
+            if let existing = current { return (existing, fresh) }
+            current = fresh
+            return (fresh, nil)
+        }
+        await loser?.close()
+        return winner
+    }
+
+    private func drop() {
+        let lost = current.withLock { connection in
+            defer { connection = nil }
+            return connection
+        }
+        if let lost { Task { await lost.close() } }
+    }
+
+    static func isRetryable(_ method: Method, _ request: some SwiftProtobuf.Message) -> Bool {
+        if !method.isCommand { return true }
+        return (request as? any CommandRequest)?.commandContext.commandID.isEmpty == false
+    }
+}
+
+/// The command request messages, which carry a ``Chordstore_V1_CommandContext``.
+public protocol CommandRequest: SwiftProtobuf.Message {
+    /// The session and command id of the command.
+    var commandContext: Chordstore_V1_CommandContext { get set }
+}
+
+extension Chordstore_V1_AddChordsetRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_RenameChordsetRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_DeleteChordsetRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_SetChordColorRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_SetChordBpmRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_SetControlsChordRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_MoveChordsetRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_DeleteAllRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}

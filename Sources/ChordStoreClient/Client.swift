@@ -52,11 +52,13 @@ public final class Client: Sendable {
         var wait = retry.backoff
         var attempt = 1
         while true {
+            var used: Connection?
             do {
                 let connection = try await connection()
+                used = connection
                 return try await connection.call(method, request, timeout: timeout, as: Response.self)
             } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
-                drop()
+                drop(used)
                 try? await Task.sleep(for: wait)
                 wait *= 2
                 attempt += 1
@@ -65,11 +67,17 @@ public final class Client: Sendable {
     }
 
     /// A server stream over the current connection (not retried: resume from the last
-    /// sequence seen instead).
+    /// sequence seen instead). A lost connection is replaced on the next call.
     public func stream<Message: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
     ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
-        try await connection().stream(method, request, as: Message.self)
+        let connection = try await connection()
+        do {
+            return try await connection.stream(method, request, as: Message.self)
+        } catch {
+            if error.code == .unavailable { drop(connection) }
+            throw error
+        }
     }
 
     /// Closes the current connection.
@@ -93,12 +101,14 @@ public final class Client: Sendable {
         return winner
     }
 
-    private func drop() {
-        let lost = current.withLock { connection in
-            defer { connection = nil }
-            return connection
+    /// Forgets `lost` if it is still the current connection (another call may already
+    /// have replaced it) and closes it.
+    private func drop(_ lost: Connection?) {
+        guard let lost else { return }
+        current.withLock { current in
+            if current === lost { current = nil }
         }
-        if let lost { Task { await lost.close() } }
+        Task { await lost.close() }
     }
 
     static func isRetryable(_ method: Method, _ request: some SwiftProtobuf.Message) -> Bool {

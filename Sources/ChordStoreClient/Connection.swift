@@ -99,7 +99,12 @@ public final class Connection: Sendable {
     ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
-        try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:])
+        do {
+            try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:])
+        } catch {
+            router.close(callID)
+            throw error
+        }
         let router = self.router
         return AsyncThrowingStream { continuation in
             let task = Task {
@@ -121,7 +126,11 @@ public final class Connection: Sendable {
                     continuation.finish(throwing: error)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            continuation.onTermination = { [weak self] termination in
+                task.cancel()
+                // A consumer that stops early tells the server to stop streaming.
+                if case .cancelled = termination, let self { Task { try? await self.cancel(callID) } }
+            }
         }
     }
 
@@ -156,7 +165,9 @@ public final class Connection: Sendable {
         call.metadata = metadata
         if let timeout {
             let (seconds, attoseconds) = timeout.components
-            call.timeoutMicros = UInt64(max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            let (micros, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+            call.timeoutMicros = overflow || micros < 0 ? (seconds < 0 ? 1 : UInt64.max)
+                : UInt64(max(1, micros + attoseconds / 1_000_000_000_000))
         }
         do {
             call.payload = try request.serializedData()

@@ -21,7 +21,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let activity: ServerActivity
     private var logger: Logger
     private let session: String
-    private var calls: [UInt64: (task: Task<Void, Never>, deadline: Scheduled<Void>?)] = [:]
+    /// Calls not yet answered, by call id; `token` tells a reused id's calls apart.
+    private var calls: [UInt64: (token: UInt64, task: Task<Void, Never>, deadline: Scheduled<Void>?)] = [:]
+    /// Tasks still running, answered or not: they count against the per-connection limit
+    /// until they finish (a cancelled command may still be committing).
+    private var running = 0
+    private var nextToken: UInt64 = 0
     private var context: ChannelHandlerContext?
     private var closing = false
 
@@ -48,7 +53,10 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         switch frame.kind {
         case .call(let call): start(call)
-        case .cancel(let cancel): end(cancel.callID, with: .failure(WireError(.cancelled, "cancelled by the client")))
+        case .cancel(let cancel):
+            if let token = calls[cancel.callID]?.token {
+                end(cancel.callID, token: token, with: .failure(WireError(.cancelled, "cancelled by the client")))
+            }
         case .reply, .goAway, nil:
             goAway(WireError(.invalidArgument, "a client sends only Call and Cancel frames"))
         }
@@ -78,7 +86,6 @@ final class ConnectionHandler: ChannelInboundHandler {
         for (_, call) in calls {
             call.task.cancel()
             call.deadline?.cancel()
-            activity.callEnded()
         }
         calls.removeAll()
         context.fireChannelInactive()
@@ -92,7 +99,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             send(.reply(callID: callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight"))))
             return
         }
-        guard calls.count < limits.maxCallsPerConnection else {
+        guard running < limits.maxCallsPerConnection else {
             send(.reply(callID: callID, status: .init(WireError(
                 .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit"))))
             return
@@ -109,12 +116,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         let dispatcher = self.dispatcher
-        let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session
+        let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
         let payload = call.payload
+        nextToken += 1
+        let token = nextToken
+        running += 1
         activity.callStarted()
         let task: Task<Void, Never>
         if method.isServerStreaming {
-            let stream = StreamWriter(channel: context.channel, callID: callID, limits: limits, activity: activity, handler: bound)
+            let stream = StreamWriter(
+                channel: context.channel, callID: callID, token: token, limits: limits, activity: activity, handler: bound)
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
@@ -125,7 +136,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError(.internal, "\(error)"))
                 }
-                loop.execute { bound.value.end(callID, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         } else {
             task = Task {
@@ -137,23 +148,34 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError(.internal, "\(error)"))
                 }
-                loop.execute { bound.value.end(callID, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         }
         var deadline: Scheduled<Void>?
         if call.timeoutMicros > 0 {
             deadline = loop.scheduleTask(in: .microseconds(Int64(clamping: call.timeoutMicros))) {
-                bound.value.end(callID, with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
+                bound.value.end(
+                    callID, token: token,
+                    with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
             }
         }
-        calls[callID] = (task, deadline)
+        calls[callID] = (token, task, deadline)
     }
 
-    /// Ends a call with its final reply, once: later ends of the same call are ignored.
-    func end(_ callID: UInt64, with result: Result<[UInt8]?, WireError>) {
-        guard let call = calls.removeValue(forKey: callID) else { return }
-        call.deadline?.cancel()
+    /// A call's task is done: its slot is free, and its result answers the call unless
+    /// the call already ended (cancelled, past its deadline, or its connection closed).
+    func finished(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
+        running -= 1
         activity.callEnded()
+        end(callID, token: token, with: result)
+    }
+
+    /// Ends call `token` (under `callID`) with its final reply, once: later ends of the
+    /// same call, and ends meant for an earlier call that used the same id, are ignored.
+    func end(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
+        guard let call = calls[callID], call.token == token else { return }
+        calls[callID] = nil
+        call.deadline?.cancel()
         var result = result
         if case .success(let payload?) = result, payload.count > limits.maxFrameSize - 64 {
             result = .failure(WireError(
@@ -172,8 +194,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Whether `callID` is still in flight (a stream stops when it is not).
-    func isActive(_ callID: UInt64) -> Bool { calls[callID] != nil }
+    /// Whether call `token` is still in flight (a stream stops when it is not).
+    func isActive(_ callID: UInt64, token: UInt64) -> Bool { calls[callID]?.token == token }
 
     /// Writes one frame and flushes it.
     func send(_ frame: Chordstore_V1_Frame) { send([frame]) }
@@ -206,6 +228,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 struct StreamWriter: Sendable {
     let channel: any Channel
     let callID: UInt64
+    let token: UInt64
     let limits: WireLimits
     let activity: ServerActivity
     let handler: NIOLoopBound<ConnectionHandler>
@@ -214,11 +237,12 @@ struct StreamWriter: Sendable {
     /// while the client is behind.
     func send(_ messages: [[UInt8]]) async throws(WireError) {
         let callID = self.callID
+        let token = self.token
         let handler = self.handler
         let accepted: Bool
         do {
             accepted = try await channel.eventLoop.submit {
-                guard handler.value.isActive(callID) else { return false }
+                guard handler.value.isActive(callID, token: token) else { return false }
                 handler.value.send(messages.map { Chordstore_V1_Frame.reply(callID: callID, payload: $0) })
                 return true
             }.get()
@@ -229,11 +253,16 @@ struct StreamWriter: Sendable {
         let deadline = ContinuousClock.now + limits.slowReaderTimeout
         while !channel.isWritable {
             guard channel.isActive else { throw WireError(.unavailable, "the connection closed") }
+            guard !Task.isCancelled else { throw WireError(.cancelled, "the call ended") }
             guard ContinuousClock.now < deadline else {
                 activity.slowReaderCut()
                 throw WireError(.resourceExhausted, "the client did not read its stream for \(limits.slowReaderTimeout)")
             }
-            try? await Task.sleep(for: .milliseconds(2))
+            do {
+                try await Task.sleep(for: .milliseconds(2))
+            } catch {
+                throw WireError(.cancelled, "the call ended")
+            }
         }
     }
 }

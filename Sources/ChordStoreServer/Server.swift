@@ -67,11 +67,13 @@ public final class Server: Sendable {
         }
         let connections = state.withLock { Array($0.connections.values) }
         let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down"))
+        // Never wait on a client that does not read: write the GoAway without waiting,
+        // then close (the close does not wait for the write either).
         for connection in connections {
             if let body = try? goAway.body(allocator: connection.allocator) {
-                try? await connection.writeAndFlush(body)
+                connection.writeAndFlush(body, promise: nil)
             }
-            try? await connection.close()
+            connection.close(promise: nil)
         }
         try? await group.shutdownGracefully()
         logger.info("stopped")
@@ -98,7 +100,7 @@ public final class Server: Sendable {
             state.withLock { _ = $0.connections.removeValue(forKey: id) }
             activity.connectionClosed()
         }
-        let idle = TimeAmount.nanoseconds(Int64(limits.idleTimeout.components.seconds) * 1_000_000_000)
+        let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
             dispatcher: dispatcher, limits: limits, activity: activity, logger: logger, session: "connection-\(number)")
         return channel.eventLoop.makeCompletedFuture {

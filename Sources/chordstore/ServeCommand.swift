@@ -35,8 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard maxFrameSize >= 1_024 else { throw ValidationError("--max-frame-size must be at least 1024") }
-        guard maxConnections >= 1, maxCalls >= 1, idleTimeout >= 1, grace >= 0 else {
-            throw ValidationError("--max-connections, --max-calls and --idle-timeout must be positive")
+        guard maxConnections >= 1, maxCalls >= 1, (1...86_400).contains(idleTimeout), (0...3_600).contains(grace) else {
+            throw ValidationError("--max-connections and --max-calls must be positive, --idle-timeout 1...86400, --grace 0...3600")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }

@@ -183,4 +183,22 @@ struct ServerMethodTests {
         try raw.call(3, Method.getProfile.rawValue, Chordstore_V1_GetProfileRequest())
         #expect(try await raw.finalStatus(of: 3)?.status.code == 0)
     }
+
+    @Test("a call id reused after its call ended is answered by the new call, not the old task")
+    func reusedCallID() async throws {
+        let server = try await TestServer.start(durable: true)
+        defer { Task { await server.stop() } }
+        let raw = try RawClient(port: server.port)
+        try raw.call(1, Method.addChordset.rawValue, Chordstore_V1_AddChordsetRequest(), timeoutMicros: 1)
+        #expect(try await raw.finalStatus(of: 1)?.status.code == StatusCode.deadlineExceeded.rawValue)
+        try raw.call(1, Method.health.rawValue, Chordstore_V1_HealthRequest())
+        let frame = try await offPool { try raw.readFrame() }
+        guard case .reply(let reply)? = frame?.kind else {
+            Issue.record("no reply")
+            return
+        }
+        #expect(reply.callID == 1)
+        #expect(reply.status.code == 0)
+        #expect(try Chordstore_V1_HealthReply(serializedBytes: reply.payload).protocolVersion == 1)
+    }
 }

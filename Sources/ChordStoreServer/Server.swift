@@ -75,6 +75,12 @@ public final class Server: Sendable {
             }
             connection.close(promise: nil)
         }
+        // Cancelled tasks hop back to their event loop when they end: let them, briefly,
+        // before the loops stop.
+        let drained = ContinuousClock.now + .seconds(2)
+        while activity.callsInFlight > 0, ContinuousClock.now < drained {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }

@@ -113,6 +113,20 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         guard let context else { return }
+        if method.isPointRead {
+            // One short snapshot read: answering here saves two thread hops per call.
+            let result: Result<[UInt8]?, WireError>
+            do {
+                result = .success(try dispatcher.pointRead(method, payload: call.payload))
+            } catch {
+                result = .failure(error)
+            }
+            switch result {
+            case .success(let payload): send(.reply(callID: callID, payload: payload, status: .ok))
+            case .failure(let error): send(.reply(callID: callID, status: .init(error)))
+            }
+            return
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         let dispatcher = self.dispatcher

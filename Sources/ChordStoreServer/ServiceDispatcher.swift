@@ -64,6 +64,26 @@ public struct ServiceDispatcher: Sendable {
                 }
                 let chordsets = try store.chordsets(order: order, limit: limit)
                 return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
+            case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
+                return try pointRead(method, payload: payload)
+            case .readLog:
+                throw WireError(.internal, "\(method.rawValue) is a streaming method")
+            }
+        } catch let error as WireError {
+            throw error
+        } catch let error as ChordStoreError {
+            throw WireError(error)
+        } catch {
+            throw WireError(.internal, "\(error)")
+        }
+    }
+
+    /// Answers the reads of one item (a chordset, a chord, the controls chord, the
+    /// profile, health) synchronously: each is one short LMDB snapshot read, so the
+    /// server runs them on the connection's event loop instead of hopping to a task.
+    public func pointRead(_ method: Method, payload: Data) throws(WireError) -> [UInt8] {
+        do {
+            switch method {
             case .getChordset:
                 let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, method)
                 let chordsetID = try id(request.chordsetID, "chordset_id")
@@ -99,8 +119,8 @@ public struct ServiceDispatcher: Sendable {
                     $0.node = node
                     $0.lastSequence = last
                 }.serializedBytes()
-            case .readLog:
-                throw WireError(.internal, "\(method.rawValue) is a streaming method")
+            default:
+                throw WireError(.internal, "\(method.rawValue) is not a point read")
             }
         } catch let error as WireError {
             throw error

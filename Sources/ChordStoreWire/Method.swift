@@ -19,6 +19,14 @@ public enum Method: String, Sendable, CaseIterable {
     /// Whether the server answers with a stream of messages.
     public var isServerStreaming: Bool { self == .readLog }
 
+    /// Whether the method reads one item (answered without leaving the event loop).
+    public var isPointRead: Bool {
+        switch self {
+        case .getChordset, .getChord, .getControlsChord, .getProfile, .health: true
+        default: false
+        }
+    }
+
     /// Whether the method changes the store (and takes a command id).
     public var isCommand: Bool {
         switch self {

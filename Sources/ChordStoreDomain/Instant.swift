@@ -15,9 +15,7 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The instant nearest to `date`, rounded to the microsecond.
     public init(_ date: Date) {
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        self.microsecondsSince1970 = micros.isFinite
-            ? Int64(clamping: Int64(exactly: micros) ?? (micros < 0 ? Int64.min : Int64.max))
-            : 0
+        self.microsecondsSince1970 = micros.isFinite ? Int64(exactly: micros) ?? (micros < 0 ? .min : .max) : 0
     }
 
     /// The current time.

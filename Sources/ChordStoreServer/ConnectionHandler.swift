@@ -79,7 +79,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        goAway(error as? WireError ?? WireError(.internal, "\(error)"))
+        goAway(WireError.wrapping(error))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -145,10 +145,8 @@ final class ConnectionHandler: ChannelInboundHandler {
                 do {
                     try await dispatcher.readLog(payload: payload) { page throws(WireError) in try await stream.send(page) }
                     result = .success(nil)
-                } catch let error as WireError {
-                    result = .failure(error)
                 } catch {
-                    result = .failure(WireError(.internal, "\(error)"))
+                    result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
@@ -157,10 +155,8 @@ final class ConnectionHandler: ChannelInboundHandler {
                 let result: Result<[UInt8]?, WireError>
                 do {
                     result = .success(try await dispatcher.unary(method, payload: payload, session: session))
-                } catch let error as WireError {
-                    result = .failure(error)
                 } catch {
-                    result = .failure(WireError(.internal, "\(error)"))
+                    result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }

@@ -69,12 +69,8 @@ public struct ServiceDispatcher: Sendable {
             case .readLog:
                 throw WireError(.internal, "\(method.rawValue) is a streaming method")
             }
-        } catch let error as WireError {
-            throw error
-        } catch let error as ChordStoreError {
-            throw WireError(error)
         } catch {
-            throw WireError(.internal, "\(error)")
+            throw WireError.wrapping(error)
         }
     }
 
@@ -122,24 +118,20 @@ public struct ServiceDispatcher: Sendable {
             default:
                 throw WireError(.internal, "\(method.rawValue) is not a point read")
             }
-        } catch let error as WireError {
-            throw error
-        } catch let error as ChordStoreError {
-            throw WireError(error)
         } catch {
-            throw WireError(.internal, "\(error)")
+            throw WireError.wrapping(error)
         }
     }
 
-    /// Answers `ReadLog`: calls `emit` with pages of serialized `EventEnvelope`s, in order.
+    /// Answers `ReadLog`: calls `emit` with pages of `EventEnvelope`s, in order, each sent
+    /// as the bytes stored in the log (no decode and re-encode; the checksum chain can be
+    /// checked by the client).
     public func readLog(payload: Data, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
         let request: Chordstore_V1_ReadLogRequest
         do {
             request = try parse(Chordstore_V1_ReadLogRequest.self, payload, .readLog)
-        } catch let error as WireError {
-            throw error
         } catch {
-            throw WireError(.internal, "\(error)")
+            throw WireError.wrapping(error)
         }
         var next = max(request.fromSequence, 1)
         var remaining = request.limit == 0 ? UInt64.max : request.limit
@@ -148,8 +140,7 @@ public struct ServiceDispatcher: Sendable {
             var batch: [[UInt8]] = []
             do {
                 try store.forEachRecord(from: next) { sequence, record in
-                    let envelope = try RecordCodec.envelope(record, sequence: sequence)
-                    batch.append(try envelope.serializedBytes())
+                    batch.append(Array(record))
                     next = sequence + 1
                     return batch.count < min(page, Int(clamping: remaining))
                 }

@@ -20,4 +20,12 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+
+    /// `error` itself if it is a ``WireError``, the wire form of an engine error, or
+    /// `INTERNAL` for anything else.
+    public static func wrapping(_ error: any Error) -> WireError {
+        if let error = error as? WireError { return error }
+        if let error = error as? ChordStoreError { return WireError(error) }
+        return WireError(.internal, "\(error)")
+    }
 }

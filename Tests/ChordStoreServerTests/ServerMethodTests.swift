@@ -173,10 +173,16 @@ struct ServerMethodTests {
         #expect(try await raw.finalStatus(of: 1)?.status.code == StatusCode.deadlineExceeded.rawValue)
 
         for i in 0..<2_000 { _ = try await server.store.execute(.addChordset(AddChordset(title: "c\(i)"))) }
-        try raw.call(2, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
+        // The Call and its Cancel in one write: the server handles the Cancel before the
+        // stream's first page can reach the event loop, however fast the stream is.
+        var readLog = Chordstore_V1_Frame()
+        readLog.call = .with {
+            $0.callID = 2
+            $0.method = Method.readLog.rawValue
+        }
         var cancel = Chordstore_V1_Frame()
         cancel.cancel = .with { $0.callID = 2 }
-        try raw.send(cancel)
+        try raw.send([readLog, cancel])
         let ended = try await raw.finalStatus(of: 2)
         #expect(ended?.status.code == StatusCode.cancelled.rawValue)
         #expect((ended?.messages ?? .max) < 2_001)

@@ -78,9 +78,16 @@ final class RawClient: @unchecked Sendable {
     /// Tells the server nothing more will come (it sees end of stream).
     func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
-    func send(_ frame: Chordstore_V1_Frame) throws {
-        let body: [UInt8] = try frame.serializedBytes()
-        send(withUnsafeBytes(of: UInt32(body.count).bigEndian) { Array($0) } + body)
+    func send(_ frame: Chordstore_V1_Frame) throws { try send([frame]) }
+
+    /// Sends frames in one write, so the server reads them together.
+    func send(_ frames: [Chordstore_V1_Frame]) throws {
+        var bytes: [UInt8] = []
+        for frame in frames {
+            let body: [UInt8] = try frame.serializedBytes()
+            bytes += withUnsafeBytes(of: UInt32(body.count).bigEndian) { Array($0) } + body
+        }
+        send(bytes)
     }
 
     func call(_ id: UInt64, _ method: String, _ payload: some SwiftProtobuf.Message, timeoutMicros: UInt64 = 0) throws {

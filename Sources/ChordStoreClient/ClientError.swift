@@ -1,3 +1,4 @@
+public import ChordStoreProto
 public import ChordStoreWire
 
 /// A call's failure: the server's status (deadlines are enforced by the server), or a
@@ -8,11 +9,21 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: StatusCode
     /// What went wrong.
     public var message: String
+    /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
+    public var currentRevision: UInt64?
 
     /// Creates an error.
-    public init(_ code: StatusCode, _ message: String) {
+    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil) {
         self.code = code
         self.message = message
+        self.currentRevision = currentRevision
+    }
+
+    /// The error a failed call's status reports.
+    public init(_ status: Chordstore_V1_Status) {
+        self.init(
+            StatusCode(rawValue: status.code) ?? .unknown, status.message,
+            currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil)
     }
 
     public var description: String { "\(code): \(message)" }

@@ -75,7 +75,7 @@ public final class Connection: Sendable {
                 if !reply.payload.isEmpty { payload = reply.payload }
                 if reply.hasStatus {
                     guard reply.status.code == 0 else {
-                        throw ClientError(StatusCode(rawValue: reply.status.code) ?? .unknown, reply.status.message)
+                        throw ClientError(reply.status)
                     }
                     return payload
                 }
@@ -116,7 +116,7 @@ public final class Connection: Sendable {
                             if reply.status.code == 0 {
                                 continuation.finish()
                             } else {
-                                continuation.finish(throwing: ClientError(StatusCode(rawValue: reply.status.code) ?? .unknown, reply.status.message))
+                                continuation.finish(throwing: ClientError(reply.status))
                             }
                             return
                         }

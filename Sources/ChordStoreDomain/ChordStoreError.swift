@@ -17,7 +17,9 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The state does not allow the operation (for example, a command id already used
         /// by another kind of command).
         public static let failedPrecondition = Code(rawValue: 9)
-        /// A concurrency conflict (reserved for expected-revision checks).
+        /// A position past the end (for example a sequence number after the log's last).
+        public static let outOfRange = Code(rawValue: 11)
+        /// A concurrency conflict: the item is not at the revision the command expected.
         public static let aborted = Code(rawValue: 10)
         /// A bug or an unexpected storage failure.
         public static let `internal` = Code(rawValue: 13)
@@ -34,6 +36,7 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             case .resourceExhausted: "RESOURCE_EXHAUSTED"
             case .failedPrecondition: "FAILED_PRECONDITION"
             case .aborted: "ABORTED"
+            case .outOfRange: "OUT_OF_RANGE"
             case .internal: "INTERNAL"
             case .unavailable: "UNAVAILABLE"
             case .dataLoss: "DATA_LOSS"
@@ -48,12 +51,15 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     public var message: String
     /// The lower-level error, if any (for example an LMDB error).
     public var cause: (any Error)?
+    /// With ``Code/aborted`` for an expected-revision mismatch: the item's revision now.
+    public var currentRevision: UInt64?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil, currentRevision: UInt64? = nil) {
         self.code = code
         self.message = message
         self.cause = cause
+        self.currentRevision = currentRevision
     }
 
     public var description: String { "\(code): \(message)" }

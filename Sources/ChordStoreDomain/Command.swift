@@ -18,8 +18,13 @@ public enum Command: Sendable, Hashable {
     case moveChordset(id: UUID, toIndex: Int)
     /// Deletes every chordset (and so every chord but the controls chord).
     case deleteAll
+    /// Reverts the issuing session's most recent change that is not undone.
+    case undo
+    /// Re-applies the issuing session's most recently undone change.
+    case redo
 
-    /// The ``Event/kindName`` of the event this command is recorded as.
+    /// The ``Event/kindName`` of the event this command is recorded as (undo and redo are
+    /// recorded as the compensating event, of any kind, marked as such).
     public var eventKindName: String {
         switch self {
         case .addChordset: "chordset_added"
@@ -30,6 +35,8 @@ public enum Command: Sendable, Hashable {
         case .setControlsChord: "controls_chord_set"
         case .moveChordset: "chordset_moved"
         case .deleteAll: "all_deleted"
+        case .undo: "undo"
+        case .redo: "redo"
         }
     }
 
@@ -44,6 +51,8 @@ public enum Command: Sendable, Hashable {
         case .setControlsChord: "set-controls-chord"
         case .moveChordset: "move-chordset"
         case .deleteAll: "delete-all"
+        case .undo: "undo"
+        case .redo: "redo"
         }
     }
 }

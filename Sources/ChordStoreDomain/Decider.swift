@@ -1,5 +1,20 @@
 import Foundation
 
+/// What a command is recorded as: its one event and, for undo and redo, the mark that
+/// says which change the event reverts.
+public struct Decision: Sendable, Hashable {
+    /// The event to append.
+    public var event: Event
+    /// Set for undo and redo.
+    public var mark: ChangeMark?
+
+    /// Creates a decision.
+    public init(event: Event, mark: ChangeMark? = nil) {
+        self.event = event
+        self.mark = mark
+    }
+}
+
 /// Turns a command into the one event it causes, or refuses it. Pure: it reads the state
 /// and draws randomness from the generator it is given, and changes nothing, so a
 /// refused command writes nothing.
@@ -12,24 +27,59 @@ public struct Decider: Sendable {
         self.validation = Validation(limits: limits)
     }
 
-    /// Validates `command` against `state` and returns its event.
+    /// Validates `command`, issued by `session`, against `state` and returns what to record.
     ///
     /// - Parameters:
+    ///   - expectedRevision: if set, the revision the command's item must be at (see
+    ///     ``revision(for:state:changes:)``); otherwise the command fails with `aborted`.
+    ///   - changes: the undo and redo stacks and revisions.
+    ///   - log: where undo and redo read the event they revert.
     ///   - timestamp: the commit time; a new chordset's default creation date.
     ///   - generator: the source of new ids and random colours.
+    public func decide(
+        _ command: Command,
+        session: String,
+        expectedRevision: UInt64? = nil,
+        state: some StateReading,
+        changes: some ChangeReading,
+        log: some ChangeLogReading,
+        timestamp: Instant,
+        using generator: inout some RandomNumberGenerator
+    ) throws(ChordStoreError) -> Decision {
+        do {
+            if let expectedRevision {
+                let current = try revision(for: command, state: state, changes: changes)
+                guard current == expectedRevision else {
+                    throw ChordStoreError(
+                        .aborted, "expected revision \(expectedRevision), but the \(revisionSubject(command)) is at revision \(current)",
+                        currentRevision: current)
+                }
+            }
+            switch command {
+            case .undo:
+                return try undo(session: session, state: state, changes: changes, log: log)
+            case .redo:
+                return try redo(session: session, state: state, changes: changes, log: log)
+            default:
+                return Decision(event: try decideUnchecked(command, state: state, timestamp: timestamp, using: &generator))
+            }
+        } catch let error as ChordStoreError {
+            throw error
+        } catch {
+            throw ChordStoreError(.internal, "reading the state failed: \(error)", cause: error)
+        }
+    }
+
+    /// Validates a plain command (not undo or redo) against `state` and returns its event.
     public func decide(
         _ command: Command,
         state: some StateReading,
         timestamp: Instant,
         using generator: inout some RandomNumberGenerator
     ) throws(ChordStoreError) -> Event {
-        do {
-            return try decideUnchecked(command, state: state, timestamp: timestamp, using: &generator)
-        } catch let error as ChordStoreError {
-            throw error
-        } catch {
-            throw ChordStoreError(.internal, "reading the state failed: \(error)", cause: error)
-        }
+        try decide(
+            command, session: "", state: state, changes: InMemoryChanges(), log: EmptyChangeLog(),
+            timestamp: timestamp, using: &generator).event
     }
 
     private func decideUnchecked(
@@ -80,6 +130,9 @@ public struct Decider: Sendable {
 
         case .deleteAll:
             return .allDeleted(count: try state.chordsetCount())
+
+        case .undo, .redo:
+            throw ChordStoreError(.internal, "\(command.kindName) is decided by undo(session:) and redo(session:)")
         }
     }
 
@@ -140,14 +193,14 @@ public struct Decider: Sendable {
             index: count, chords: chords)
     }
 
-    private func existingChordset(_ id: UUID, state: some StateReading) throws -> Chordset {
+    func existingChordset(_ id: UUID, state: some StateReading) throws -> Chordset {
         guard let chordset = try state.chordset(id) else {
             throw ChordStoreError(.notFound, "no chordset has id \(id)")
         }
         return chordset
     }
 
-    private func existingChord(_ id: UUID, state: some StateReading) throws -> (Chord, UUID?) {
+    func existingChord(_ id: UUID, state: some StateReading) throws -> (Chord, UUID?) {
         switch try state.chordLocation(id) {
         case .chordset(let chordsetID, let position):
             guard let chordset = try state.chordset(chordsetID), chordset.chords.indices.contains(position) else {

@@ -13,12 +13,17 @@ public enum Event: Sendable, Hashable {
     case chordColorSet(chordID: UUID, chordsetID: UUID?, color: ChordColor, previous: ChordColor)
     /// A chord's tempo changed; `chordsetID` is `nil` for the controls chord.
     case chordBPMSet(chordID: UUID, chordsetID: UUID?, bpm: Double, previous: Double)
-    /// The controls chord was created or replaced.
-    case controlsChordSet(Chord, previous: Chord?)
+    /// The controls chord was created or replaced, or (`nil`, the undo of its creation)
+    /// cleared.
+    case controlsChordSet(Chord?, previous: Chord?)
     /// A chordset moved in the user order.
     case chordsetMoved(id: UUID, from: Int, to: Int)
-    /// Every chordset was deleted; `count` says how many there were.
+    /// Every chordset was deleted; `count` says how many there were. The state keeps the
+    /// deleted chordsets under the event's sequence number for ``allRestored(deletedAt:count:)``.
     case allDeleted(count: Int)
+    /// The chordsets removed by the ``allDeleted(count:)`` event `deletedAt` were put back
+    /// with their ids, chords and indexes (the undo of a delete-all).
+    case allRestored(deletedAt: UInt64, count: Int)
 
     /// A short kind name, matching the protobuf field name.
     public var kindName: String {
@@ -31,6 +36,7 @@ public enum Event: Sendable, Hashable {
         case .controlsChordSet: "controls_chord_set"
         case .chordsetMoved: "chordset_moved"
         case .allDeleted: "all_deleted"
+        case .allRestored: "all_restored"
         }
     }
 
@@ -40,7 +46,30 @@ public enum Event: Sendable, Hashable {
         case .chordsetAdded(let c), .chordsetDeleted(let c): c.id
         case .chordsetRenamed(let id, _, _), .chordsetMoved(let id, _, _): id
         case .chordColorSet(_, let id, _, _), .chordBPMSet(_, let id, _, _): id
-        case .controlsChordSet, .allDeleted: nil
+        case .controlsChordSet, .allDeleted, .allRestored: nil
         }
+    }
+
+    /// Whether the event concerns the whole collection (delete-all and its undo).
+    public var isCollectionWide: Bool {
+        switch self {
+        case .allDeleted, .allRestored: true
+        default: false
+        }
+    }
+
+    /// The revisions this event advances (see ``RevisionKey``).
+    public var revisionKeys: [RevisionKey] {
+        if isCollectionWide { return [.collection, .bulk] }
+        if let id = chordsetID { return [.chordset(id), .collection] }
+        return [.controls]
+    }
+
+    /// The revisions that, if another session advanced them after this event, make
+    /// undoing (or redoing) it a conflict.
+    public var conflictKeys: [RevisionKey] {
+        if isCollectionWide { return [.collection] }
+        if let id = chordsetID { return [.chordset(id), .bulk] }
+        return [.controls]
     }
 }

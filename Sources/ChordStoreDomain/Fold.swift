@@ -1,11 +1,25 @@
-import Foundation
+public import Foundation
 
 /// The fold: how an event changes the state. Replaying the log is applying every event
 /// in order to an empty state; the live views are the same fold applied as events commit.
 public enum Fold {
-    /// Applies `event` to `state`. The event must have been decided against this state
-    /// (or be the next event of a valid log); the fold itself checks nothing.
-    public static func apply(_ event: Event, to state: inout some StateWriting) throws {
+    /// Applies `event`, recorded at `sequence`, to `state`; returns the chordsets it
+    /// touched (their histories include it). The event must have been decided against
+    /// this state (or be the next event of a valid log); the fold itself checks nothing.
+    @discardableResult
+    public static func apply(_ event: Event, sequence: UInt64, to state: inout some StateWriting) throws -> [UUID] {
+        switch event {
+        case .allDeleted:
+            return try state.removeAllChordsets(deletedAt: sequence)
+        case .allRestored(let deletedAt, _):
+            return try state.restoreChordsets(deletedAt: deletedAt)
+        default:
+            try apply(event, to: &state)
+            return event.chordsetID.map { [$0] } ?? []
+        }
+    }
+
+    private static func apply(_ event: Event, to state: inout some StateWriting) throws {
         switch event {
         case .chordsetAdded(let chordset):
             try state.insertChordset(chordset)
@@ -29,8 +43,8 @@ public enum Fold {
         case .chordsetMoved(let id, let from, let to):
             try state.moveChordset(id, from: from, to: to)
 
-        case .allDeleted:
-            try state.removeAllChordsets()
+        case .allDeleted, .allRestored:
+            break
         }
     }
 

@@ -14,6 +14,8 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     private var indexByID: [UUID: Int] = [:]
     private var chordLocations: [UUID: ChordLocation] = [:]
     private var controls: Chord?
+    /// The chordsets each delete-all removed, by its sequence number.
+    private var graveyard: [UInt64: [Chordset]] = [:]
     /// Whether `chordLocations` is kept. A replay that only needs the resulting chordsets
     /// (rebuild, verify) turns it off: it is most of the cost of folding an add.
     private let indexesChords: Bool
@@ -27,11 +29,22 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         indexesChords = indexingChords
     }
 
-    /// Applies every event in order to an empty state.
+    /// Applies every event in order to an empty state (the first has sequence number 1).
     public init(replaying events: some Sequence<Event>) throws {
         self.init()
-        for event in events { try Fold.apply(event, to: &self) }
+        for (offset, event) in events.enumerated() { try Fold.apply(event, sequence: UInt64(offset + 1), to: &self) }
     }
+
+    /// Records what the delete-all at `sequence` removed, for a state that did not see it
+    /// (one loaded from a snapshot taken after it).
+    public mutating func adoptDeletedChordsets(_ chordsets: [Chordset], at sequence: UInt64) {
+        graveyard[sequence] = chordsets
+    }
+
+    public func deletedChordsets(at sequence: UInt64) -> [Chordset]? { graveyard[sequence] }
+
+    /// Every delete-all's removed chordsets, by its sequence number.
+    public var allDeletedChordsets: [UInt64: [Chordset]] { graveyard }
 
     /// Makes room for `chordsets` chordsets (and their chords) so that a replay of a
     /// long log does not spend its time regrowing hash tables.
@@ -120,11 +133,20 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         return true
     }
 
-    public mutating func removeAllChordsets() {
+    public mutating func removeAllChordsets(deletedAt sequence: UInt64) -> [UUID] {
+        let removed = order.compactMap(chordset)
+        graveyard[sequence] = removed
         records.removeAll()
         order.removeAll()
         indexByID.removeAll()
         chordLocations.removeAll()
+        return removed.map(\.id)
+    }
+
+    public mutating func restoreChordsets(deletedAt sequence: UInt64) -> [UUID] {
+        let restored = graveyard[sequence] ?? []
+        for chordset in restored { insertChordset(chordset) }
+        return restored.map(\.id)
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

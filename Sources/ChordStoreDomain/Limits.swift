@@ -15,6 +15,9 @@ public struct Limits: Sendable, Hashable {
     public var maxChordsets = 10_000_000
     /// Longest session (actor) name and command id, in UTF-8 bytes.
     public var maxMetadataBytes = 128
+    /// Most changes a session may undo in a row (its redo stack's depth); `nil`, the
+    /// default, lets it go back to its first change.
+    public var maxUndoDepth: Int?
 
     /// The default limits.
     public init() {}

@@ -15,6 +15,9 @@ public protocol StateReading {
     func chordCount() throws -> Int
     /// The id of the chordset at `index` in the user order.
     func chordsetID(atIndex index: Int) throws -> UUID?
+    /// The chordsets the ``Event/allDeleted(count:)`` event at `sequence` removed (with
+    /// their indexes then), or `nil` if no delete-all is recorded there.
+    func deletedChordsets(at sequence: UInt64) throws -> [Chordset]?
 }
 
 /// The primitive mutations the fold is written in. Implementations keep their indexes
@@ -30,8 +33,12 @@ public protocol StateWriting: StateReading {
     mutating func moveChordset(_ id: UUID, from: Int, to: Int) throws
     /// Sets or clears the controls chord.
     mutating func setControlsChord(_ chord: Chord?) throws
-    /// Removes every chordset and chord but the controls chord.
-    mutating func removeAllChordsets() throws
+    /// Removes every chordset and chord but the controls chord, keeping the removed
+    /// chordsets under `sequence` (see ``StateReading/deletedChordsets(at:)``); returns
+    /// their ids.
+    mutating func removeAllChordsets(deletedAt sequence: UInt64) throws -> [UUID]
+    /// Inserts back the chordsets kept under `sequence`, in index order; returns their ids.
+    mutating func restoreChordsets(deletedAt sequence: UInt64) throws -> [UUID]
     /// Sets a chordset's title; returns `false` if there is no such chordset.
     mutating func retitleChordset(_ id: UUID, to title: String) throws -> Bool
     /// Changes one chord of a chordset in place; returns `false` if either is missing.

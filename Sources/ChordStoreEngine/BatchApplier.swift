@@ -3,7 +3,7 @@ import ChordStoreDomain
 /// Where a batch appends its records, with the index of the command ids already applied
 /// (so that a retried command, same id, is answered with its original event and writes
 /// nothing). Each backend keeps both in the same transaction as the projections.
-protocol LogAppending {
+protocol LogAppending: ChangeLogReading {
     /// The event recorded for `commandID`, if a command with that id was applied.
     func event(forCommand commandID: String) throws -> RecordedEvent?
     /// Appends a record, and notes its command id (if not empty).
@@ -18,9 +18,10 @@ struct BatchApplier: Sendable {
 
     /// Applies `batch` to `state`. Per-command failures are returned; a thrown error is a
     /// storage failure and means the whole batch must be discarded.
-    func apply<State: StateWriting, Log: LogAppending>(
+    func apply<State: StateWriting, Changes: ChangeWriting, Log: LogAppending>(
         _ batch: [SubmittedCommand],
         to state: inout State,
+        changes: inout Changes,
         log: inout Log,
         head: inout LogHead,
         now: Instant,
@@ -37,11 +38,14 @@ struct BatchApplier: Sendable {
                 results.append(Self.repeated(submitted.command, original: original))
                 continue
             }
-            let event: Event
+            let decision: Decision
             do {
                 try decider.validation.checkMetadata(submitted.context.session, name: "session")
                 try decider.validation.checkMetadata(commandID, name: "command id")
-                event = try decider.decide(submitted.command, state: state, timestamp: timestamp, using: &generator)
+                decision = try decider.decide(
+                    submitted.command, session: submitted.context.session,
+                    expectedRevision: submitted.context.expectedRevision, state: state, changes: changes, log: log,
+                    timestamp: timestamp, using: &generator)
             } catch where error.code == .internal || error.code == .dataLoss {
                 // Reading the state failed: a storage problem, not a refusal. Fail the
                 // whole batch (its transaction is aborted) rather than commit around it.
@@ -53,11 +57,12 @@ struct BatchApplier: Sendable {
             var recorded = RecordedEvent(
                 sequence: head.sequence + 1, epoch: epoch, timestamp: timestamp,
                 session: submitted.context.session, commandID: submitted.context.commandID,
-                event: event, checksum: 0)
+                event: decision.event, checksum: 0, mark: decision.mark)
             let (bytes, checksum) = RecordCodec.encode(recorded, previousChecksum: head.checksum)
             recorded.checksum = checksum
             try log.append(recorded.sequence, bytes, commandID: recorded.commandID)
-            try Fold.apply(event, to: &state)
+            let touched = try Fold.apply(decision.event, sequence: recorded.sequence, to: &state)
+            try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
             head = LogHead(sequence: recorded.sequence, checksum: checksum, timestamp: timestamp)
             results.append(.success(recorded))
         }
@@ -67,7 +72,12 @@ struct BatchApplier: Sendable {
     /// The answer to a command whose id was already applied: its original event, or a
     /// refusal if the id was used for another kind of command.
     private static func repeated(_ command: Command, original: RecordedEvent) -> Result<RecordedEvent, ChordStoreError> {
-        guard command.eventKindName == original.event.kindName else {
+        let sameKind = switch (command, original.mark) {
+        case (.undo, .undoes?), (.redo, .redoes?): true
+        case (.undo, _), (.redo, _), (_, .some): false
+        case (_, nil): command.eventKindName == original.event.kindName
+        }
+        guard sameKind else {
             return .failure(ChordStoreError(
                 .failedPrecondition,
                 "command id \(original.commandID) was already used by event \(original.sequence) (\(original.event.kindName)), not a \(command.kindName)"))

@@ -36,6 +36,9 @@ public final class ChordStore: Sendable {
         public var seed: UInt64?
         /// The epoch written into new records.
         public var epoch: UInt64 = 1
+        /// Events between the snapshots that reads of the past start from (at least; a
+        /// store with more chordsets than this waits as many events). `nil` takes none.
+        public var snapshotInterval: UInt64? = 100_000
         /// Skips fsync at commit. A crash may then lose acknowledged commands: only for
         /// benchmarks and bulk loads that say so.
         public var unsafeNoSync = false
@@ -47,6 +50,7 @@ public final class ChordStore: Sendable {
     private let backend: any StorageBackend
     private let writer: GroupCommitWriter
     private let applier: BatchApplier
+    private let timeTravel: TimeTravel
     /// Where the store lives, or `nil` in memory.
     public let directory: URL?
 
@@ -54,6 +58,7 @@ public final class ChordStore: Sendable {
         self.backend = backend
         self.directory = directory
         self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: options.epoch)
+        self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         self.writer = GroupCommitWriter(
             backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,
             maxCommitDelay: options.maxCommitDelay, seed: options.seed ?? UInt64.random(in: .min ... .max))
@@ -124,6 +129,65 @@ public final class ChordStore: Sendable {
         }
     }
 
+    /// The state as it was at `point`: after the event with that sequence number, or after
+    /// the last event committed at or before that time. Built from the newest snapshot
+    /// before the point plus a replay of the events after it (bounded by the snapshot
+    /// interval); the last state built is kept for the next read.
+    public func state(asOf point: AsOf) throws(ChordStoreError) -> PastState {
+        try timeTravel.state(asOf: point, backend: backend)
+    }
+
+    /// Writes a snapshot of the current state now (the writer also takes them every
+    /// ``Options/snapshotInterval`` events); returns its sequence number. Fails with
+    /// `failedPrecondition` on a store without snapshots.
+    @discardableResult
+    public func takeSnapshot() throws(ChordStoreError) -> UInt64 {
+        guard let files = backend.snapshotFiles else {
+            throw ChordStoreError(.failedPrecondition, "this store takes no snapshots")
+        }
+        return try backend.withSnapshot { try files.write($0).sequence }
+    }
+
+    /// What undo and redo would do next for `session`.
+    public func session(_ session: String) throws(ChordStoreError) -> SessionState {
+        try backend.withSnapshot { snapshot in
+            SessionState(
+                session: session, undoTarget: try snapshot.undoTop(session), redoTarget: try snapshot.redoTop(session),
+                redoDepth: try snapshot.redoDepth(session, atMost: Int.max))
+        }
+    }
+
+    /// The revision of `key`: the sequence number of its last change (0: never changed).
+    public func revision(_ key: RevisionKey) throws(ChordStoreError) -> UInt64 {
+        try backend.withSnapshot { try $0.revision(key)?.last ?? 0 }
+    }
+
+    /// Up to `limit` events of the chordset's history after sequence `after`, oldest first.
+    public func history(chordset: UUID, after: UInt64 = 0, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
+        try backend.withSnapshot { snapshot in
+            try Self.records(try snapshot.history(chordset: chordset, after: after, limit: max(0, limit)), snapshot)
+        }
+    }
+
+    /// Up to `limit` events the session caused after sequence `after`, oldest first.
+    public func history(session: String, after: UInt64 = 0, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
+        try backend.withSnapshot { snapshot in
+            try Self.records(try snapshot.history(session: session, after: after, limit: max(0, limit)), snapshot)
+        }
+    }
+
+    private static func records(_ sequences: [UInt64], _ snapshot: any StoreSnapshot) throws -> [RecordedEvent] {
+        try sequences.map { sequence in
+            var found: RecordedEvent?
+            try snapshot.forEachRecord(from: sequence) { stored, record in
+                if stored == sequence { found = try RecordCodec.decode(record, sequence: stored) }
+                return false
+            }
+            guard let found else { throw ChordStoreError(.dataLoss, "a history names event \(sequence), which the log does not hold") }
+            return found
+        }
+    }
+
     /// Up to `limit` events from sequence `from` on.
     public func events(from sequence: UInt64 = 1, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
         if limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
@@ -175,6 +239,18 @@ public final class ChordStore: Sendable {
     /// How many commits (transactions) and events the writer has made since opening: the
     /// ratio shows how well group commit batches concurrent commands.
     public var statistics: WriterStatistics { writer.statistics }
+}
+
+/// What undo and redo would do next for a session.
+public struct SessionState: Sendable, Hashable {
+    /// The session.
+    public var session: String
+    /// The event undo would revert, if any.
+    public var undoTarget: UInt64?
+    /// The undo event redo would revert, if any.
+    public var redoTarget: UInt64?
+    /// How many undone changes redo can re-apply.
+    public var redoDepth: Int
 }
 
 /// Counts of a store, as the seed app's `profile()` printed them.

@@ -8,6 +8,7 @@ import Synchronization
 final class InMemoryBackend: StorageBackend {
     private struct Storage: StoreSnapshot {
         var state = InMemoryState()
+        var changes = InMemoryChanges()
         var log = InMemoryLog()
         var head = LogHead.empty
 
@@ -19,6 +20,19 @@ final class InMemoryBackend: StorageBackend {
         func chordsetCount() -> Int { state.chordsetCount() }
         func chordCount() -> Int { state.chordCount() }
         func chordsetID(atIndex index: Int) -> UUID? { state.chordsetID(atIndex: index) }
+        func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
+        func change(at sequence: UInt64) throws -> Change? { try log.change(at: sequence) }
+        func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
+            Array((changes.chordsetHistory[chordset] ?? []).lazy.filter { $0 > after }.prefix(limit))
+        }
+        func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
+            Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))
+        }
+        func changesDump() -> InMemoryChanges { changes }
+        func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }
+        func undoTop(_ session: String) -> UInt64? { changes.undoTop(session) }
+        func redoTop(_ session: String) -> UInt64? { changes.redoTop(session) }
+        func redoDepth(_ session: String, atMost limit: Int) -> Int { changes.redoDepth(session, atMost: limit) }
 
         func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
             let all = state.chordsetIDsInOrder.compactMap(state.chordset)
@@ -44,6 +58,8 @@ final class InMemoryBackend: StorageBackend {
     }
 
     private let storage = Mutex(Storage())
+    /// An in-memory store keeps no snapshots: reads of the past replay from the start.
+    var snapshotFiles: SnapshotFiles? { nil }
     private let closed = Atomic(false)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
@@ -51,7 +67,8 @@ final class InMemoryBackend: StorageBackend {
             let before = storage.records.count
             do {
                 return try applier.apply(
-                    batch, to: &storage.state, log: &storage.log, head: &storage.head, now: .now, generator: &generator)
+                    batch, to: &storage.state, changes: &storage.changes, log: &storage.log, head: &storage.head,
+                    now: .now, generator: &generator)
             } catch {
                 // Undo the part of the batch already applied, as an aborted LMDB
                 // transaction would: drop its records and replay the rest (a path only a
@@ -68,7 +85,8 @@ final class InMemoryBackend: StorageBackend {
         for (offset, record) in records.enumerated() {
             let sequence = UInt64(offset + 1)
             guard let recorded = try? record.withUnsafeBytes({ try RecordCodec.decode($0, sequence: sequence) }),
-                  (try? Fold.apply(recorded.event, to: &storage.state)) != nil else { break }
+                  let touched = try? Fold.apply(recorded.event, sequence: sequence, to: &storage.state) else { break }
+            storage.changes.apply(recorded.change, chordsets: touched)
             storage.log.append(sequence, record, commandID: recorded.commandID)
             storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp)
         }
@@ -88,19 +106,24 @@ final class InMemoryBackend: StorageBackend {
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let records = storage.withLock { $0.records }
         var state = InMemoryState()
+        var changes = InMemoryChanges()
         let total = UInt64(records.count)
         do {
             for (offset, record) in records.enumerated() {
                 let sequence = UInt64(offset + 1)
                 let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
-                try Fold.apply(recorded.event, to: &state)
+                let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
+                changes.apply(recorded.change, chordsets: touched)
                 if sequence % 65_536 == 0 { progress(sequence, total) }
             }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
         progress(total, total)
-        storage.withLock { $0.state = state }
+        storage.withLock {
+            $0.state = state
+            $0.changes = changes
+        }
     }
 
     func close() {
@@ -116,6 +139,11 @@ struct InMemoryLog: LogAppending, Sendable {
 
     func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
     var commandCount: Int { commands.count }
+
+    func change(at sequence: UInt64) throws -> Change? {
+        guard sequence >= 1, sequence <= UInt64(records.count) else { return nil }
+        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }.change
+    }
 
     func event(forCommand commandID: String) throws -> RecordedEvent? {
         guard let sequence = commands[commandID] else { return nil }

@@ -10,7 +10,7 @@ final class LMDBBackend: StorageBackend {
     static let formatVersion: UInt8 = 1
     /// The layout of the view databases. A store whose views have another layout (or
     /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 2
+    static let viewsVersion: UInt8 = 3
 
     private let env: Environment
     private let dbs: StoreDatabases
@@ -18,6 +18,7 @@ final class LMDBBackend: StorageBackend {
     /// The last committed record; only the writer thread changes it.
     private let committedHead: Mutex<LogHead>
     private let maxMapGrowth: Int
+    let snapshotFiles: SnapshotFiles?
 
     /// Opens or creates the store in `directory`, rebuilding the views if their layout is
     /// not this version's.
@@ -31,14 +32,21 @@ final class LMDBBackend: StorageBackend {
         var envOptions = Environment.Options()
         envOptions.mapSize = max(1 << 16, options.initialMapSize)
         envOptions.noSync = options.unsafeNoSync
+        envOptions.maxDatabases = 32
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
+        snapshotFiles = options.snapshotInterval.map {
+            SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: $0)
+        }
         do {
             env = try Environment(directory: directory, options: envOptions)
             dbs = StoreDatabases(
                 log: try env.openDatabase("log"), chordsets: try env.openDatabase("chordsets"),
                 chords: try env.openDatabase("chords"), order: try env.openDatabase("order"),
                 positions: try env.openDatabase("positions"), created: try env.openDatabase("created"),
-                commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"))
+                commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"),
+                undo: try env.openDatabase("undo"), redo: try env.openDatabase("redo"),
+                revisions: try env.openDatabase("revisions"), chordsetHistory: try env.openDatabase("chordset-history"),
+                sessionHistory: try env.openDatabase("session-history"), graveyard: try env.openDatabase("graveyard"))
             committedHead = Mutex(.empty)
             try checkFormat()
             let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
@@ -55,13 +63,16 @@ final class LMDBBackend: StorageBackend {
             let (results, head) = try withGrowingMap {
                 try env.withWriteTransaction { txn in
                     var view = LMDBStateView(txn: txn, dbs: dbs)
+                    var changes = view
                     var log = LMDBLog(txn: txn, dbs: dbs)
                     var head = start
-                    let results = try applier.apply(batch, to: &view, log: &log, head: &head, now: .now, generator: &generator)
+                    let results = try applier.apply(
+                        batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
                     return (results, head)
                 }
             }
             committedHead.withLock { $0 = head }
+            snapshotFiles?.maybeTake(head: head.sequence, backend: self)
             return results
         } catch {
             let failure = ChordStoreError.wrapping(error)
@@ -116,7 +127,7 @@ final class LMDBBackend: StorageBackend {
                     }
                     for db in dbs.views { try txn.empty(db) }
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
-                    try ViewLoader(txn: txn, dbs: dbs).load(replay.state, commands: replay.commands)
+                    try ViewLoader(txn: txn, dbs: dbs).load(replay.state, changes: replay.changes, commands: replay.commands)
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
                 }
             }

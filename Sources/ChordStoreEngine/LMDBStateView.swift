@@ -20,11 +20,23 @@ struct StoreDatabases: Sendable {
     var commands: Database
     /// "views" → the views' layout version; "controls" → `Chord`; "format".
     var meta: Database
+    /// session key + sequence → nothing: each session's undo stack.
+    var undo: Database
+    /// session key + sequence → nothing: each session's redo stack.
+    var redo: Database
+    /// revision key → last (8) + last by another session (8) + last session (UTF-8).
+    var revisions: Database
+    /// chordset id + sequence → nothing: each chordset's history.
+    var chordsetHistory: Database
+    /// session key + sequence → nothing: each session's history.
+    var sessionHistory: Database
+    /// delete-all sequence + index → `Chordset` without index: what each delete-all removed.
+    var graveyard: Database
 
     /// The databases that hold chordsets and chords (emptied by delete-all).
     var chordsetViews: [Database] { [chordsets, chords, order, positions, created] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
-    var views: [Database] { chordsetViews + [commands] }
+    var views: [Database] { chordsetViews + [commands, undo, redo, revisions, chordsetHistory, sessionHistory, graveyard] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
@@ -178,11 +190,50 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
     }
 
-    mutating func removeAllChordsets() throws {
+    mutating func removeAllChordsets(deletedAt sequence: UInt64) throws -> [UUID] {
+        var removed: [UUID] = []
+        try txn.withCursor(dbs.order) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let index = try StoreKeys.index(current.key)
+                let id = try StoreKeys.checkedID(current.value)
+                guard let record = try txn.get(dbs.chordsets, key: StoreKeys.id(id)) else {
+                    throw ChordStoreError(.dataLoss, "the order names chordset \(id), which has no record")
+                }
+                try txn.put(dbs.graveyard, key: StoreKeys.sequence(sequence) + StoreKeys.index(index), value: Array(record))
+                removed.append(id)
+                entry = try cursor.next()
+            }
+        }
         for db in dbs.chordsetViews { try txn.empty(db) }
         if let controls = try controlsChord() {
             try txn.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
         }
+        return removed
+    }
+
+    mutating func restoreChordsets(deletedAt sequence: UInt64) throws -> [UUID] {
+        let chordsets = try deletedChordsets(at: sequence) ?? []
+        for chordset in chordsets { try insertChordset(chordset) }
+        return chordsets.map(\.id)
+    }
+
+    func deletedChordsets(at sequence: UInt64) throws -> [Chordset]? {
+        let prefix = StoreKeys.sequence(sequence)
+        var result: [Chordset] = []
+        try txn.withCursor(dbs.graveyard) { cursor in
+            var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 12, current.key.starts(with: prefix) {
+                var chordset = try WireCodec.readChordset(current.value)
+                chordset.index = try StoreKeys.index(UnsafeRawBufferPointer(rebasing: current.key[8...]))
+                result.append(chordset)
+                entry = try cursor.next()
+            }
+        }
+        if result.isEmpty, try txn.get(dbs.log, key: prefix).map({ try RecordCodec.decode($0, sequence: sequence).event.kindName }) != "all_deleted" {
+            return nil
+        }
+        return result
     }
 
     /// Moves the chordset at user-order index `from` to `to` (overwriting what was there).
@@ -204,6 +255,10 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 struct LMDBLog: LogAppending {
     let txn: Transaction
     let dbs: StoreDatabases
+
+    func change(at sequence: UInt64) throws -> Change? {
+        try LMDBStateView(txn: txn, dbs: dbs).change(at: sequence)
+    }
 
     func event(forCommand commandID: String) throws -> RecordedEvent? {
         guard let sequence = try txn.get(dbs.commands, key: Array(commandID.utf8)).map({ try StoreKeys.sequence($0) }),

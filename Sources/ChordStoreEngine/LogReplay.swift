@@ -16,14 +16,16 @@ enum LogReplay {
         var replayed: UInt64
     }
 
-    /// What a replay produces: the state, and every command id with its event's sequence.
+    /// What a replay produces: the state, the undo stacks and histories, and every command
+    /// id with its event's sequence.
     struct Result {
         var state: InMemoryState
+        var changes: InMemoryChanges
         var commands: [(id: String, sequence: UInt64)]
     }
 
     private enum Message: Sendable {
-        case events(first: UInt64, [Event], commands: [(id: String, sequence: UInt64)])
+        case events(first: UInt64, [ReplayFields], commands: [(id: String, sequence: UInt64)])
         case failure(ChordStoreError, sequence: UInt64)
         case end
     }
@@ -33,6 +35,7 @@ enum LogReplay {
         progress: (UInt64, UInt64) -> Void
     ) throws(Failure) -> Result {
         var state = InMemoryState(indexingChords: false)
+        var changes = InMemoryChanges()
         var commands: [(id: String, sequence: UInt64)] = []
         state.reserveCapacity(chordsets: expectedChordsets)
         let channel = Channel<Message>(capacity: 4)
@@ -50,9 +53,12 @@ enum LogReplay {
             switch channel.receive() {
             case .events(let first, let events, let ids):
                 commands.append(contentsOf: ids)
-                for (offset, event) in events.enumerated() {
+                for (offset, fields) in events.enumerated() {
+                    let sequence = first + UInt64(offset)
                     do {
-                        try Fold.apply(event, to: &state)
+                        let touched = try Fold.apply(fields.event, sequence: sequence, to: &state)
+                        let change = Change(sequence: sequence, session: fields.session, event: fields.event, mark: fields.mark)
+                        try ChangeFold.apply(change, chordsets: touched, to: &changes)
                     } catch {
                         throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
                     }
@@ -67,14 +73,14 @@ enum LogReplay {
                         error: ChordStoreError(.dataLoss, "the log ends at event \(replayed); its head is \(last)"),
                         sequence: nil, replayed: replayed)
                 }
-                return Result(state: state, commands: commands)
+                return Result(state: state, changes: changes, commands: commands)
             }
         }
     }
 
     private static func produce(_ backend: any StorageBackend, through last: UInt64, into channel: Channel<Message>) {
         let chunkSize = 8_192
-        var chunk: [Event] = []
+        var chunk: [ReplayFields] = []
         chunk.reserveCapacity(chunkSize)
         var ids: [(id: String, sequence: UInt64)] = []
         var first: UInt64 = 1
@@ -90,9 +96,9 @@ enum LogReplay {
                             throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
                         }
                         checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
-                        let (event, commandID) = try RecordCodec.decodeEvent(record, sequence: sequence)
-                        chunk.append(event)
-                        if !commandID.isEmpty { ids.append((commandID, sequence)) }
+                        let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
+                        if !fields.commandID.isEmpty { ids.append((fields.commandID, sequence)) }
+                        chunk.append(fields)
                     } catch {
                         failed = true
                         if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }

@@ -100,7 +100,7 @@ extension Event {
             }
         case .controlsChordSet(let chord, let previous):
             envelope.controlsChordSet = .with {
-                $0.chord = chord.proto
+                if let chord { $0.chord = chord.proto }
                 if let previous { $0.previous = previous.proto }
             }
         case .chordsetMoved(let id, let from, let to):
@@ -111,6 +111,11 @@ extension Event {
             }
         case .allDeleted(let count):
             envelope.allDeleted = .with { $0.chordsetCount = UInt64(count) }
+        case .allRestored(let deletedAt, let count):
+            envelope.allRestored = .with {
+                $0.deletedAt = deletedAt
+                $0.chordsetCount = UInt64(count)
+            }
         }
     }
 }
@@ -172,11 +177,13 @@ extension Event {
                 chordID: try UUID(protoBytes: e.chordID), chordsetID: try Self.optionalID(e.chordsetID),
                 bpm: e.bpm, previous: e.previousBpm)
         case .controlsChordSet(let e):
-            self = .controlsChordSet(try Chord(proto: e.chord), previous: e.hasPrevious ? try Chord(proto: e.previous) : nil)
+            self = .controlsChordSet(e.hasChord ? try Chord(proto: e.chord) : nil, previous: e.hasPrevious ? try Chord(proto: e.previous) : nil)
         case .chordsetMoved(let e):
             self = .chordsetMoved(id: try UUID(protoBytes: e.chordsetID), from: Int(e.fromIndex), to: Int(e.toIndex))
         case .allDeleted(let e):
             self = .allDeleted(count: Int(clamping: e.chordsetCount))
+        case .allRestored(let e):
+            self = .allRestored(deletedAt: e.deletedAt, count: Int(clamping: e.chordsetCount))
         case nil:
             throw ChordStoreError(.dataLoss, "event \(envelope.sequence) has no event of a known kind")
         }
@@ -193,6 +200,15 @@ extension RecordedEvent {
         self.init(
             sequence: envelope.sequence, epoch: envelope.epoch, timestamp: Instant(proto: envelope.timestamp),
             session: envelope.session, commandID: envelope.commandID, event: try Event(envelope: envelope),
-            checksum: envelope.checksum)
+            checksum: envelope.checksum, mark: Self.mark(envelope))
+    }
+
+    private static func mark(_ envelope: Chordstore_V1_EventEnvelope) -> ChangeMark? {
+        guard envelope.hasMark else { return nil }
+        switch envelope.mark.kind {
+        case .undoes(let target): return .undoes(target)
+        case .redoes(let target): return .redoes(target)
+        case nil: return nil
+        }
     }
 }

@@ -32,6 +32,11 @@ public enum RecordCodec {
         envelope.session = recorded.session
         envelope.commandID = recorded.commandID
         recorded.event.encode(into: &envelope)
+        switch recorded.mark {
+        case .undoes(let target): envelope.mark = .with { $0.undoes = target }
+        case .redoes(let target): envelope.mark = .with { $0.redoes = target }
+        case nil: break
+        }
         envelope.checksum = recorded.checksum
         return envelope
     }
@@ -71,11 +76,11 @@ public enum RecordCodec {
         return recorded
     }
 
-    /// Decodes only the event and command id of a record (for replays; the checksum
-    /// chain, checked separately, already ties the record to its place in the log).
-    static func decodeEvent(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> (Event, commandID: String) {
+    /// Decodes what a replay folds of a record (the checksum chain, checked separately,
+    /// already ties the record to its place in the log).
+    static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> ReplayFields {
         do {
-            return try WireCodec.readEventOnly(record)
+            return try WireCodec.readReplayFields(record)
         } catch {
             throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
         }

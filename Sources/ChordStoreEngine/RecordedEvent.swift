@@ -16,12 +16,15 @@ public struct RecordedEvent: Sendable, Hashable {
     public var event: Event
     /// The hash-chain checksum stored with the record.
     public var checksum: UInt64
+    /// Set on events written by undo and redo: the change they revert.
+    public var mark: ChangeMark?
 
     /// Creates a recorded event.
     public init(
         sequence: UInt64, epoch: UInt64, timestamp: Instant, session: String, commandID: String,
-        event: Event, checksum: UInt64
+        event: Event, checksum: UInt64, mark: ChangeMark? = nil
     ) {
+        self.mark = mark
         self.sequence = sequence
         self.epoch = epoch
         self.timestamp = timestamp
@@ -32,16 +35,25 @@ public struct RecordedEvent: Sendable, Hashable {
     }
 }
 
+extension RecordedEvent {
+    /// What the undo stacks fold of this event.
+    public var change: Change { Change(sequence: sequence, session: session, event: event, mark: mark) }
+}
+
 /// Who issued a command and under which id.
 public struct CommandContext: Sendable, Hashable {
     /// The session (actor) name; ``ChordStoreDomain/Limits/maxMetadataBytes`` at most.
     public var session: String
     /// The client's id for this command (empty when the client gave none).
     public var commandID: String
+    /// If set, the revision the command's item must be at, or it fails with `aborted`
+    /// (see ``ChordStoreDomain/Decider/revision(for:state:changes:)``).
+    public var expectedRevision: UInt64?
 
     /// Creates a context.
-    public init(session: String = "local", commandID: String = "") {
+    public init(session: String = "local", commandID: String = "", expectedRevision: UInt64? = nil) {
         self.session = session
         self.commandID = commandID
+        self.expectedRevision = expectedRevision
     }
 }

@@ -1,4 +1,5 @@
 import ChordStoreDomain
+import Foundation
 
 /// The position of the log's last record: what the next append chains to.
 struct LogHead: Sendable, Hashable {
@@ -21,7 +22,7 @@ public enum ChordsetOrder: String, Sendable, CaseIterable {
 
 /// A consistent, read-only view of a store at one committed sequence number: the log up
 /// to that point and the projections that reflect exactly it.
-protocol StoreSnapshot: StateReading {
+protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading {
     /// The last record of the log in this snapshot.
     var head: LogHead { get throws }
     /// Chordsets in `order`, at most `limit` of them.
@@ -33,6 +34,12 @@ protocol StoreSnapshot: StateReading {
     /// Calls `body` with each stored record from `sequence` on, in order, until it returns
     /// `false`. The buffer is valid only during the call.
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Up to `limit` sequence numbers of the chordset's history after `after`.
+    func history(chordset: UUID, after: UInt64, limit: Int) throws -> [UInt64]
+    /// Up to `limit` sequence numbers of the session's history after `after`.
+    func history(session: String, after: UInt64, limit: Int) throws -> [UInt64]
+    /// The undo stacks, revisions and histories as plain values (for verify).
+    func changesDump() throws -> InMemoryChanges
 }
 
 /// One command waiting for the writer.
@@ -55,4 +62,6 @@ protocol StorageBackend: AnyObject, Sendable {
     func rebuild(progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
     /// Releases files and locks. No call may follow.
     func close()
+    /// The snapshot files time travel starts from (`nil`: replays from the start).
+    var snapshotFiles: SnapshotFiles? { get }
 }

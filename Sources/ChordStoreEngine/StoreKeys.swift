@@ -76,6 +76,59 @@ enum StoreKeys {
         }
     }
 
+    /// A session prefix: the name's UTF-8 length (one byte; names are at most 128 bytes)
+    /// and its bytes, so that one session's keys never run into another's.
+    static func session(_ session: String) -> [UInt8] {
+        let bytes = Array(session.utf8.prefix(255))
+        return [UInt8(bytes.count)] + bytes
+    }
+
+    /// Reads a session key followed by an 8-byte sequence number.
+    static func sessionAndSequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> (String, UInt64) {
+        guard let length = key.first.map(Int.init), key.count == 1 + length + 8 else {
+            throw ChordStoreError(.dataLoss, "a session key is \(key.count) bytes, which its length byte does not match")
+        }
+        let session = String(decoding: UnsafeRawBufferPointer(rebasing: key[1..<(1 + length)]), as: UTF8.self)
+        return (session, try sequence(UnsafeRawBufferPointer(rebasing: key[(1 + length)...])))
+    }
+
+    /// A revision key: 0 + the chordset id, or one byte for the controls chord (1), the
+    /// collection (2) and delete-all (3).
+    static func revision(_ key: RevisionKey) -> [UInt8] {
+        switch key {
+        case .chordset(let id): [0] + Self.id(id)
+        case .controls: [1]
+        case .collection: [2]
+        case .bulk: [3]
+        }
+    }
+
+    /// Reads a revision key.
+    static func revisionKey(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> RevisionKey {
+        switch (bytes.count, bytes.first) {
+        case (17, 0): return .chordset(id(UnsafeRawBufferPointer(rebasing: bytes[1...])))
+        case (1, 1): return .controls
+        case (1, 2): return .collection
+        case (1, 3): return .bulk
+        default: throw ChordStoreError(.dataLoss, "a revision key is \(bytes.count) bytes starting \(bytes.first ?? 0)")
+        }
+    }
+
+    /// A revision value: the last change and the last change by another session (8 bytes
+    /// big-endian each), then the last change's session.
+    static func revision(_ revision: Revision) -> [UInt8] {
+        bigEndian(revision.last) + bigEndian(revision.lastByOther) + Array(revision.lastSession.utf8)
+    }
+
+    /// Reads a revision value.
+    static func revision(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Revision {
+        guard bytes.count >= 16 else { throw ChordStoreError(.dataLoss, "a revision is \(bytes.count) bytes; at least 16") }
+        return Revision(
+            last: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+            lastSession: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[16...]), as: UTF8.self),
+            lastByOther: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+    }
+
     private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }

@@ -45,6 +45,10 @@ enum Verifier {
             for command in replay.commands where try snapshot.sequence(forCommand: command.id) != command.sequence {
                 throw ChordStoreError(.dataLoss, "the command index does not map command id \(command.id) to event \(command.sequence)")
             }
+            let changes = try snapshot.changesDump()
+            if changes != replay.changes {
+                throw ChordStoreError(.dataLoss, "the undo stacks, revisions or histories differ from a replay of the log: \(replay.changes.firstDifference(from: changes) ?? "")")
+            }
             let indexed = try snapshot.commandCount()
             guard indexed == Set(replay.commands.map(\.id)).count else {
                 throw ChordStoreError(.dataLoss, "the command index holds \(indexed) ids; the log has \(replay.commands.count)")

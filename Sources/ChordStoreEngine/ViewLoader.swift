@@ -10,7 +10,16 @@ struct ViewLoader {
     let txn: Transaction
     let dbs: StoreDatabases
 
-    func load(_ state: InMemoryState, commands: [(id: String, sequence: UInt64)]) throws {
+    func load(_ state: InMemoryState, changes: InMemoryChanges, commands: [(id: String, sequence: UInt64)]) throws {
+        try loadChanges(changes)
+        var graveyard: [(key: [UInt8], value: [UInt8])] = []
+        for (sequence, chordsets) in state.allDeletedChordsets {
+            for chordset in chordsets {
+                graveyard.append((StoreKeys.sequence(sequence) + StoreKeys.index(chordset.index), WireCodec.chordsetRecord(chordset)))
+            }
+        }
+        try appendSorted(graveyard, to: dbs.graveyard)
+
         let ids = state.chordsetIDsInOrder
         try append(to: dbs.order) { put in
             for (index, id) in ids.enumerated() {
@@ -88,6 +97,42 @@ struct ViewLoader {
                 try command.key.withUnsafeBytes { key in
                     try withUnsafeBytes(of: command.sequence.bigEndian) { try put(key, $0) }
                 }
+            }
+        }
+    }
+
+    private func loadChanges(_ changes: InMemoryChanges) throws {
+        func stackEntries(_ stacks: [String: [UInt64]]) -> [(key: [UInt8], value: [UInt8])] {
+            stacks.flatMap { session, sequences in
+                let prefix = StoreKeys.session(session)
+                return sequences.map { (prefix + StoreKeys.sequence($0), [UInt8]()) }
+            }
+        }
+        try appendSorted(stackEntries(changes.undo), to: dbs.undo)
+        try appendSorted(stackEntries(changes.redo), to: dbs.redo)
+        try appendSorted(stackEntries(changes.sessionHistory), to: dbs.sessionHistory)
+        try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
+        var history: [(key: (UInt64, UInt64, UInt64), id: UUID)] = []
+        for (id, sequences) in changes.chordsetHistory {
+            let sortKey = StoreKeys.sortKey(id)
+            for sequence in sequences { history.append(((sortKey.0, sortKey.1, sequence), id)) }
+        }
+        history.sort { $0.key < $1.key }
+        try append(to: dbs.chordsetHistory) { put in
+            for entry in history {
+                try withUnsafeBytes(of: (entry.id.uuid, entry.key.2.bigEndian)) { key in
+                    try put(UnsafeRawBufferPointer(rebasing: key.prefix(24)), UnsafeRawBufferPointer(start: nil, count: 0))
+                }
+            }
+        }
+    }
+
+    /// Sorts `entries` by key and appends them (the smaller change databases).
+    private func appendSorted(_ entries: [(key: [UInt8], value: [UInt8])], to db: Database) throws {
+        let sorted = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        try append(to: db) { put in
+            for entry in sorted {
+                try entry.key.withUnsafeBytes { key in try entry.value.withUnsafeBytes { try put(key, $0) } }
             }
         }
     }

@@ -65,6 +65,11 @@ enum WireCodec {
         w.string(4, recorded.session)
         w.string(5, recorded.commandID)
         write(&w, recorded.event)
+        switch recorded.mark {
+        case .undoes(let target): w.message(14) { $0.uint(1, target) }
+        case .redoes(let target): w.message(14) { $0.uint(2, target) }
+        case nil: break
+        }
         return w.bytes
     }
 
@@ -96,7 +101,7 @@ enum WireCodec {
             }
         case .controlsChordSet(let chord, let previous):
             w.message(11) { inner in
-                inner.message(1) { write(&$0, chord) }
+                if let chord { inner.message(1) { write(&$0, chord) } }
                 if let previous { inner.message(2) { write(&$0, previous) } }
             }
         case .chordsetMoved(let id, let from, let to):
@@ -107,6 +112,11 @@ enum WireCodec {
             }
         case .allDeleted(let count):
             w.message(13) { $0.uint(1, UInt64(count)) }
+        case .allRestored(let deletedAt, let count):
+            w.message(16) {
+                $0.uint(1, deletedAt)
+                $0.uint(2, UInt64(count))
+            }
         }
     }
 
@@ -202,21 +212,37 @@ enum WireCodec {
         return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)
     }
 
-    /// Decodes only the event and command id of a log record, skipping the envelope's
-    /// other fields (a replay needs nothing else, and the strings cost allocations).
-    static func readEventOnly(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (Event, commandID: String) {
+    /// What a replay needs of a log record: the event, the session and undo mark (for the
+    /// undo stacks) and the command id, skipping the envelope's other fields.
+    static func readReplayFields(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ReplayFields {
         var r = ProtoReader(raw)
         var event: Event?
-        var commandID = ""
+        var fields = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
         while let (field, wire) = try r.next() {
             switch field {
-            case 5: try r.expect(wire, 2, field: 5); commandID = try r.string()
-            case 6...13: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 4: try r.expect(wire, 2, field: 4); fields.session = try r.string()
+            case 5: try r.expect(wire, 2, field: 5); fields.commandID = try r.string()
+            case 6...13, 16: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 14: try r.expect(wire, 2, field: 14); fields.mark = try readMark(try r.lengthDelimited())
             default: try r.skip(wire)
             }
         }
         guard let event else { throw ChordStoreError(.dataLoss, "a record has no event of a known kind") }
-        return (event, commandID)
+        fields.event = event
+        return fields
+    }
+
+    static func readMark(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChangeMark? {
+        var r = ProtoReader(raw)
+        var mark: ChangeMark?
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 0, field: 1); mark = .undoes(try r.varint())
+            case 2: try r.expect(wire, 0, field: 2); mark = .redoes(try r.varint())
+            default: try r.skip(wire)
+            }
+        }
+        return mark
     }
 
     /// Decodes a log record (an `EventEnvelope`, checksum included).
@@ -233,7 +259,8 @@ enum WireCodec {
             case 3: try r.expect(wire, 2, field: 3); recorded.timestamp = try readInstant(try r.lengthDelimited())
             case 4: try r.expect(wire, 2, field: 4); recorded.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); recorded.commandID = try r.string()
-            case 6...13: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 6...13, 16: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 14: try r.expect(wire, 2, field: 14); recorded.mark = try readMark(try r.lengthDelimited())
             case 15: try r.expect(wire, 1, field: 15); recorded.checksum = try r.fixed64()
             default: try r.skip(wire)
             }
@@ -272,7 +299,8 @@ enum WireCodec {
             case (10, 4, 1): double4 = try r.double()
             case (11, 1, 2): chord1 = try readChord(try r.lengthDelimited())
             case (11, 2, 2): chord2 = try readChord(try r.lengthDelimited())
-            case (13, 1, 0): number1 = try r.varint()
+            case (13, 1, 0), (16, 1, 0): number1 = try r.varint()
+            case (16, 2, 0): number2 = try r.varint()
             case (12, 2, 0): number2 = try r.varint()
             case (12, 3, 0): number3 = try r.varint()
             default: try r.skip(wire)
@@ -288,14 +316,23 @@ enum WireCodec {
         case 7: return .chordsetRenamed(id: try required(id1, "chordset id"), title: string2, previousTitle: string3)
         case 9: return .chordColorSet(chordID: try required(id1, "chord id"), chordsetID: id2, color: color3, previous: color4)
         case 10: return .chordBPMSet(chordID: try required(id1, "chord id"), chordsetID: id2, bpm: double3, previous: double4)
-        case 11: return .controlsChordSet(try required(chord1, "controls chord"), previous: chord2)
+        case 11: return .controlsChordSet(chord1, previous: chord2)
         case 12:
             return .chordsetMoved(
                 id: try required(id1, "chordset id"), from: Int(UInt32(truncatingIfNeeded: number2)),
                 to: Int(UInt32(truncatingIfNeeded: number3)))
+        case 16: return .allRestored(deletedAt: number1, count: Int(clamping: number2))
         default: return .allDeleted(count: Int(clamping: number1))
         }
     }
+}
+
+/// The fields of a log record a replay folds.
+struct ReplayFields: Sendable {
+    var event: Event
+    var session: String
+    var commandID: String
+    var mark: ChangeMark?
 }
 
 extension Event {

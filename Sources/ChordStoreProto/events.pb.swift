@@ -145,12 +145,14 @@ public nonisolated struct Chordstore_V1_ChordBpmSet: Sendable {
   public init() {}
 }
 
-/// The stand-alone controls chord was created or replaced.
+/// The stand-alone controls chord was created, replaced, or (absent `chord`: the undo of
+/// its creation) cleared.
 public nonisolated struct Chordstore_V1_ControlsChordSet: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// absent: the controls chord was cleared
   public var chord: Chordstore_V1_Chord {
     get {_chord ?? Chordstore_V1_Chord()}
     set {_chord = newValue}
@@ -195,7 +197,9 @@ public nonisolated struct Chordstore_V1_ChordsetMoved: Sendable {
   public init() {}
 }
 
-/// Every chordset (and so every chord but the controls chord) was deleted.
+/// Every chordset (and so every chord but the controls chord) was deleted. The store
+/// keeps the deleted chordsets under this event's sequence number (a projection, rebuilt
+/// from the log like the others), so that AllRestored can bring them back.
 public nonisolated struct Chordstore_V1_AllDeleted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -204,6 +208,64 @@ public nonisolated struct Chordstore_V1_AllDeleted: Sendable {
   public var chordsetCount: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The chordsets that the AllDeleted event `deleted_at` removed were put back, with
+/// their ids, titles, chords and indexes (the undo of a delete-all).
+public nonisolated struct Chordstore_V1_AllRestored: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var deletedAt: UInt64 = 0
+
+  public var chordsetCount: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Marks an event written by Undo or Redo. The event itself is the compensating change
+/// (for example a ChordsetRenamed back to the previous title), so a replay applies it like
+/// any other; the mark says which earlier event it reverts or re-applies, which is what
+/// each session's undo and redo stacks are derived from.
+public nonisolated struct Chordstore_V1_ChangeMark: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Chordstore_V1_ChangeMark.OneOf_Kind? = nil
+
+  /// the sequence number of the event this one reverts
+  public var undoes: UInt64 {
+    get {
+      if case .undoes(let v)? = kind {return v}
+      return 0
+    }
+    set {kind = .undoes(newValue)}
+  }
+
+  /// the sequence number of the undo event this one reverts
+  public var redoes: UInt64 {
+    get {
+      if case .redoes(let v)? = kind {return v}
+      return 0
+    }
+    set {kind = .redoes(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    /// the sequence number of the event this one reverts
+    case undoes(UInt64)
+    /// the sequence number of the undo event this one reverts
+    case redoes(UInt64)
+
+  }
 
   public init() {}
 }
@@ -324,8 +386,26 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     set {_uniqueStorage()._event = .allDeleted(newValue)}
   }
 
+  public var allRestored: Chordstore_V1_AllRestored {
+    get {
+      if case .allRestored(let v)? = _storage._event {return v}
+      return Chordstore_V1_AllRestored()
+    }
+    set {_uniqueStorage()._event = .allRestored(newValue)}
+  }
+
+  /// Present on events written by Undo and Redo.
+  public var mark: Chordstore_V1_ChangeMark {
+    get {_storage._mark ?? Chordstore_V1_ChangeMark()}
+    set {_uniqueStorage()._mark = newValue}
+  }
+  /// Returns true if `mark` has been explicitly set.
+  public var hasMark: Bool {_storage._mark != nil}
+  /// Clears the value of `mark`. Subsequent reads from it will return its default value.
+  public mutating func clearMark() {_uniqueStorage()._mark = nil}
+
   /// Written by the log's writer after every other field, whatever field numbers
-  /// later versions add (see above).
+  /// later versions add (see above; all_restored, field 16, is written before it too).
   public var checksum: UInt64 {
     get {_storage._checksum}
     set {_uniqueStorage()._checksum = newValue}
@@ -342,6 +422,7 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     case controlsChordSet(Chordstore_V1_ControlsChordSet)
     case chordsetMoved(Chordstore_V1_ChordsetMoved)
     case allDeleted(Chordstore_V1_AllDeleted)
+    case allRestored(Chordstore_V1_AllRestored)
 
   }
 
@@ -665,9 +746,101 @@ nonisolated extension Chordstore_V1_AllDeleted: SwiftProtobuf.Message, SwiftProt
   }
 }
 
+nonisolated extension Chordstore_V1_AllRestored: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AllRestored"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}deleted_at\0\u{3}chordset_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.deletedAt) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.chordsetCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.deletedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deletedAt, fieldNumber: 1)
+    }
+    if self.chordsetCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.chordsetCount, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_AllRestored, rhs: Chordstore_V1_AllRestored) -> Bool {
+    if lhs.deletedAt != rhs.deletedAt {return false}
+    if lhs.chordsetCount != rhs.chordsetCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ChangeMark: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChangeMark"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}undoes\0\u{1}redoes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .undoes(v)
+        }
+      }()
+      case 2: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .redoes(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.kind {
+    case .undoes?: try {
+      guard case .undoes(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 1)
+    }()
+    case .redoes?: try {
+      guard case .redoes(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ChangeMark, rhs: Chordstore_V1_ChangeMark) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EventEnvelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{2}\u{2}checksum\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0")
 
   fileprivate class _StorageClass {
     var _sequence: UInt64 = 0
@@ -676,6 +849,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
     var _session: String = String()
     var _commandID: String = String()
     var _event: Chordstore_V1_EventEnvelope.OneOf_Event?
+    var _mark: Chordstore_V1_ChangeMark? = nil
     var _checksum: UInt64 = 0
 
       // This property is used as the initial default value for new instances of the type.
@@ -693,6 +867,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       _session = source._session
       _commandID = source._commandID
       _event = source._event
+      _mark = source._mark
       _checksum = source._checksum
     }
   }
@@ -821,7 +996,21 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
             _storage._event = .allDeleted(v)
           }
         }()
+        case 14: try { try decoder.decodeSingularMessageField(value: &_storage._mark) }()
         case 15: try { try decoder.decodeSingularFixed64Field(value: &_storage._checksum) }()
+        case 16: try {
+          var v: Chordstore_V1_AllRestored?
+          var hadOneofValue = false
+          if let current = _storage._event {
+            hadOneofValue = true
+            if case .allRestored(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._event = .allRestored(v)
+          }
+        }()
         default: break
         }
       }
@@ -882,11 +1071,17 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         guard case .allDeleted(let v)? = _storage._event else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
       }()
-      case nil: break
+      default: break
       }
+      try { if let v = _storage._mark {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      } }()
       if _storage._checksum != 0 {
         try visitor.visitSingularFixed64Field(value: _storage._checksum, fieldNumber: 15)
       }
+      try { if case .allRestored(let v)? = _storage._event {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -902,6 +1097,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         if _storage._session != rhs_storage._session {return false}
         if _storage._commandID != rhs_storage._commandID {return false}
         if _storage._event != rhs_storage._event {return false}
+        if _storage._mark != rhs_storage._mark {return false}
         if _storage._checksum != rhs_storage._checksum {return false}
         return true
       }

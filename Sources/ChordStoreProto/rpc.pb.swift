@@ -202,6 +202,9 @@ public nonisolated struct Chordstore_V1_Status: Sendable {
 
   public var message: String = String()
 
+  /// With ABORTED for an expected-revision mismatch: the revision the item is at now.
+  public var currentRevision: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -240,6 +243,35 @@ public nonisolated struct Chordstore_V1_CommandContext: Sendable {
   public var session: String = String()
 
   public var commandID: String = String()
+
+  /// Optimistic concurrency: the revision (sequence number of the last change) the client
+  /// expects the command's item to be at: the chordset for chordset and chord commands,
+  /// the controls chord for its commands, the whole collection for delete-all. 0 means
+  /// "never changed". A mismatch fails with ABORTED and Status.current_revision.
+  /// Absent: no check.
+  public var expected: Chordstore_V1_ExpectedRevision {
+    get {_expected ?? Chordstore_V1_ExpectedRevision()}
+    set {_expected = newValue}
+  }
+  /// Returns true if `expected` has been explicitly set.
+  public var hasExpected: Bool {self._expected != nil}
+  /// Clears the value of `expected`. Subsequent reads from it will return its default value.
+  public mutating func clearExpected() {self._expected = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _expected: Chordstore_V1_ExpectedRevision? = nil
+}
+
+/// A revision the client expects (a message so that 0 can be told from absent).
+public nonisolated struct Chordstore_V1_ExpectedRevision: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var revision: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -603,6 +635,280 @@ public nonisolated struct Chordstore_V1_HealthRequest: Sendable {
   public init() {}
 }
 
+/// Reverts the session's most recent change that is not undone (see docs/UNDO.md).
+public nonisolated struct Chordstore_V1_UndoRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var context: Chordstore_V1_CommandContext {
+    get {_context ?? Chordstore_V1_CommandContext()}
+    set {_context = newValue}
+  }
+  /// Returns true if `context` has been explicitly set.
+  public var hasContext: Bool {self._context != nil}
+  /// Clears the value of `context`. Subsequent reads from it will return its default value.
+  public mutating func clearContext() {self._context = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _context: Chordstore_V1_CommandContext? = nil
+}
+
+/// Re-applies the session's most recently undone change.
+public nonisolated struct Chordstore_V1_RedoRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var context: Chordstore_V1_CommandContext {
+    get {_context ?? Chordstore_V1_CommandContext()}
+    set {_context = newValue}
+  }
+  /// Returns true if `context` has been explicitly set.
+  public var hasContext: Bool {self._context != nil}
+  /// Clears the value of `context`. Subsequent reads from it will return its default value.
+  public mutating func clearContext() {self._context = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _context: Chordstore_V1_CommandContext? = nil
+}
+
+public nonisolated struct Chordstore_V1_GetSessionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// empty: the connection's session
+  public var session: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What Undo and Redo would do next for a session.
+public nonisolated struct Chordstore_V1_SessionState: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var session: String = String()
+
+  /// the event Undo would revert; 0: nothing to undo
+  public var undoTarget: UInt64 = 0
+
+  /// the undo event Redo would revert; 0: nothing to redo
+  public var redoTarget: UInt64 = 0
+
+  /// how many undone changes Redo can re-apply
+  public var redoDepth: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One page of the events that touched a chordset, or that a session caused, oldest first.
+public nonisolated struct Chordstore_V1_GetHistoryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var subject: Chordstore_V1_GetHistoryRequest.OneOf_Subject? = nil
+
+  public var chordsetID: Data {
+    get {
+      if case .chordsetID(let v)? = subject {return v}
+      return Data()
+    }
+    set {subject = .chordsetID(newValue)}
+  }
+
+  public var session: String {
+    get {
+      if case .session(let v)? = subject {return v}
+      return String()
+    }
+    set {subject = .session(newValue)}
+  }
+
+  /// resume after this event (0: from the start)
+  public var afterSequence: UInt64 = 0
+
+  /// 0: the server's page limit
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Subject: Equatable, Sendable {
+    case chordsetID(Data)
+    case session(String)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_HistoryPage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var events: [Chordstore_V1_EventEnvelope] = []
+
+  /// pass as after_sequence for the next page; 0: no more
+  public var nextAfter: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A point in the log's past: after the event with this sequence number, or after the
+/// last event committed at or before this time.
+public nonisolated struct Chordstore_V1_AsOf: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var point: Chordstore_V1_AsOf.OneOf_Point? = nil
+
+  public var sequence: UInt64 {
+    get {
+      if case .sequence(let v)? = point {return v}
+      return 0
+    }
+    set {point = .sequence(newValue)}
+  }
+
+  /// microseconds since 1970
+  public var timeMicros: Int64 {
+    get {
+      if case .timeMicros(let v)? = point {return v}
+      return 0
+    }
+    set {point = .timeMicros(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Point: Equatable, Sendable {
+    case sequence(UInt64)
+    /// microseconds since 1970
+    case timeMicros(Int64)
+
+  }
+
+  public init() {}
+}
+
+/// A read of the state as it was at a point of the log (time travel).
+public nonisolated struct Chordstore_V1_ReadAsOfRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var asOf: Chordstore_V1_AsOf {
+    get {_asOf ?? Chordstore_V1_AsOf()}
+    set {_asOf = newValue}
+  }
+  /// Returns true if `asOf` has been explicitly set.
+  public var hasAsOf: Bool {self._asOf != nil}
+  /// Clears the value of `asOf`. Subsequent reads from it will return its default value.
+  public mutating func clearAsOf() {self._asOf = nil}
+
+  public var query: Chordstore_V1_ReadAsOfRequest.OneOf_Query? = nil
+
+  public var list: Chordstore_V1_ListChordsetsRequest {
+    get {
+      if case .list(let v)? = query {return v}
+      return Chordstore_V1_ListChordsetsRequest()
+    }
+    set {query = .list(newValue)}
+  }
+
+  public var chordset: Chordstore_V1_GetChordsetRequest {
+    get {
+      if case .chordset(let v)? = query {return v}
+      return Chordstore_V1_GetChordsetRequest()
+    }
+    set {query = .chordset(newValue)}
+  }
+
+  public var profile: Chordstore_V1_GetProfileRequest {
+    get {
+      if case .profile(let v)? = query {return v}
+      return Chordstore_V1_GetProfileRequest()
+    }
+    set {query = .profile(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Query: Equatable, Sendable {
+    case list(Chordstore_V1_ListChordsetsRequest)
+    case chordset(Chordstore_V1_GetChordsetRequest)
+    case profile(Chordstore_V1_GetProfileRequest)
+
+  }
+
+  public init() {}
+
+  fileprivate var _asOf: Chordstore_V1_AsOf? = nil
+}
+
+public nonisolated struct Chordstore_V1_AsOfReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the point read: the last event applied
+  public var sequence: UInt64 = 0
+
+  public var result: Chordstore_V1_AsOfReply.OneOf_Result? = nil
+
+  public var list: Chordstore_V1_ChordsetList {
+    get {
+      if case .list(let v)? = result {return v}
+      return Chordstore_V1_ChordsetList()
+    }
+    set {result = .list(newValue)}
+  }
+
+  public var chordset: Chordstore_V1_Chordset {
+    get {
+      if case .chordset(let v)? = result {return v}
+      return Chordstore_V1_Chordset()
+    }
+    set {result = .chordset(newValue)}
+  }
+
+  public var profile: Chordstore_V1_Profile {
+    get {
+      if case .profile(let v)? = result {return v}
+      return Chordstore_V1_Profile()
+    }
+    set {result = .profile(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Result: Equatable, Sendable {
+    case list(Chordstore_V1_ChordsetList)
+    case chordset(Chordstore_V1_Chordset)
+    case profile(Chordstore_V1_Profile)
+
+  }
+
+  public init() {}
+}
+
 public nonisolated struct Chordstore_V1_HealthReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -859,7 +1165,7 @@ nonisolated extension Chordstore_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Status"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}current_revision\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -869,6 +1175,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.currentRevision) }()
       default: break
       }
     }
@@ -881,12 +1188,16 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    if self.currentRevision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.currentRevision, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Chordstore_V1_Status, rhs: Chordstore_V1_Status) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.currentRevision != rhs.currentRevision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -928,7 +1239,7 @@ nonisolated extension Chordstore_V1_GoAway: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CommandContext"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}command_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}command_id\0\u{1}expected\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -938,24 +1249,63 @@ nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.session) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.commandID) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._expected) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.session.isEmpty {
       try visitor.visitSingularStringField(value: self.session, fieldNumber: 1)
     }
     if !self.commandID.isEmpty {
       try visitor.visitSingularStringField(value: self.commandID, fieldNumber: 2)
     }
+    try { if let v = self._expected {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Chordstore_V1_CommandContext, rhs: Chordstore_V1_CommandContext) -> Bool {
     if lhs.session != rhs.session {return false}
     if lhs.commandID != rhs.commandID {return false}
+    if lhs._expected != rhs._expected {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ExpectedRevision: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ExpectedRevision"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ExpectedRevision, rhs: Chordstore_V1_ExpectedRevision) -> Bool {
+    if lhs.revision != rhs.revision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1578,6 +1928,486 @@ nonisolated extension Chordstore_V1_HealthRequest: SwiftProtobuf.Message, SwiftP
   }
 
   public static func ==(lhs: Chordstore_V1_HealthRequest, rhs: Chordstore_V1_HealthRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_UndoRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UndoRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}context\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._context) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._context {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_UndoRequest, rhs: Chordstore_V1_UndoRequest) -> Bool {
+    if lhs._context != rhs._context {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_RedoRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RedoRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}context\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._context) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._context {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_RedoRequest, rhs: Chordstore_V1_RedoRequest) -> Bool {
+    if lhs._context != rhs._context {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_GetSessionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetSessionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.session) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.session.isEmpty {
+      try visitor.visitSingularStringField(value: self.session, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_GetSessionRequest, rhs: Chordstore_V1_GetSessionRequest) -> Bool {
+    if lhs.session != rhs.session {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_SessionState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SessionState"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}undo_target\0\u{3}redo_target\0\u{3}redo_depth\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.session) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.undoTarget) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.redoTarget) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.redoDepth) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.session.isEmpty {
+      try visitor.visitSingularStringField(value: self.session, fieldNumber: 1)
+    }
+    if self.undoTarget != 0 {
+      try visitor.visitSingularUInt64Field(value: self.undoTarget, fieldNumber: 2)
+    }
+    if self.redoTarget != 0 {
+      try visitor.visitSingularUInt64Field(value: self.redoTarget, fieldNumber: 3)
+    }
+    if self.redoDepth != 0 {
+      try visitor.visitSingularUInt64Field(value: self.redoDepth, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_SessionState, rhs: Chordstore_V1_SessionState) -> Bool {
+    if lhs.session != rhs.session {return false}
+    if lhs.undoTarget != rhs.undoTarget {return false}
+    if lhs.redoTarget != rhs.redoTarget {return false}
+    if lhs.redoDepth != rhs.redoDepth {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_GetHistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetHistoryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}chordset_id\0\u{1}session\0\u{3}after_sequence\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.subject != nil {try decoder.handleConflictingOneOf()}
+          self.subject = .chordsetID(v)
+        }
+      }()
+      case 2: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.subject != nil {try decoder.handleConflictingOneOf()}
+          self.subject = .session(v)
+        }
+      }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.afterSequence) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.subject {
+    case .chordsetID?: try {
+      guard case .chordsetID(let v)? = self.subject else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 1)
+    }()
+    case .session?: try {
+      guard case .session(let v)? = self.subject else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    if self.afterSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.afterSequence, fieldNumber: 3)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_GetHistoryRequest, rhs: Chordstore_V1_GetHistoryRequest) -> Bool {
+    if lhs.subject != rhs.subject {return false}
+    if lhs.afterSequence != rhs.afterSequence {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_HistoryPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryPage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0\u{3}next_after\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.nextAfter) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.events.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
+    }
+    if self.nextAfter != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextAfter, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_HistoryPage, rhs: Chordstore_V1_HistoryPage) -> Bool {
+    if lhs.events != rhs.events {return false}
+    if lhs.nextAfter != rhs.nextAfter {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_AsOf: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AsOf"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}time_micros\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.point != nil {try decoder.handleConflictingOneOf()}
+          self.point = .sequence(v)
+        }
+      }()
+      case 2: try {
+        var v: Int64?
+        try decoder.decodeSingularInt64Field(value: &v)
+        if let v = v {
+          if self.point != nil {try decoder.handleConflictingOneOf()}
+          self.point = .timeMicros(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.point {
+    case .sequence?: try {
+      guard case .sequence(let v)? = self.point else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 1)
+    }()
+    case .timeMicros?: try {
+      guard case .timeMicros(let v)? = self.point else { preconditionFailure() }
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_AsOf, rhs: Chordstore_V1_AsOf) -> Bool {
+    if lhs.point != rhs.point {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ReadAsOfRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReadAsOfRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}as_of\0\u{1}list\0\u{1}chordset\0\u{1}profile\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._asOf) }()
+      case 2: try {
+        var v: Chordstore_V1_ListChordsetsRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .list(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .list(v)
+        }
+      }()
+      case 3: try {
+        var v: Chordstore_V1_GetChordsetRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .chordset(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .chordset(v)
+        }
+      }()
+      case 4: try {
+        var v: Chordstore_V1_GetProfileRequest?
+        var hadOneofValue = false
+        if let current = self.query {
+          hadOneofValue = true
+          if case .profile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.query = .profile(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._asOf {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    switch self.query {
+    case .list?: try {
+      guard case .list(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .chordset?: try {
+      guard case .chordset(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .profile?: try {
+      guard case .profile(let v)? = self.query else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ReadAsOfRequest, rhs: Chordstore_V1_ReadAsOfRequest) -> Bool {
+    if lhs._asOf != rhs._asOf {return false}
+    if lhs.query != rhs.query {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_AsOfReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AsOfReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}list\0\u{1}chordset\0\u{1}profile\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try {
+        var v: Chordstore_V1_ChordsetList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .list(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .list(v)
+        }
+      }()
+      case 3: try {
+        var v: Chordstore_V1_Chordset?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .chordset(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .chordset(v)
+        }
+      }()
+      case 4: try {
+        var v: Chordstore_V1_Profile?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .profile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .profile(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    switch self.result {
+    case .list?: try {
+      guard case .list(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .chordset?: try {
+      guard case .chordset(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .profile?: try {
+      guard case .profile(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_AsOfReply, rhs: Chordstore_V1_AsOfReply) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.result != rhs.result {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

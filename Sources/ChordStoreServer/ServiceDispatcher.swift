@@ -57,13 +57,27 @@ public struct ServiceDispatcher: Sendable {
             case .listChordsets:
                 let request = try parse(Chordstore_V1_ListChordsetsRequest.self, payload, method)
                 let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
-                let order: ChordsetOrder = switch request.order {
-                case .index: .index
-                case .title: .title
-                default: .creationDate
-                }
-                let chordsets = try store.chordsets(order: order, limit: limit)
+                let chordsets = try store.chordsets(order: order(request.order), limit: limit)
                 return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
+            case .undo:
+                let request = try parse(Chordstore_V1_UndoRequest.self, payload, method)
+                return try await command(.undo, request.context, session)
+            case .redo:
+                let request = try parse(Chordstore_V1_RedoRequest.self, payload, method)
+                return try await command(.redo, request.context, session)
+            case .getSession:
+                let request = try parse(Chordstore_V1_GetSessionRequest.self, payload, method)
+                let state = try store.session(request.session.isEmpty ? session : request.session)
+                return try Chordstore_V1_SessionState.with {
+                    $0.session = state.session
+                    $0.undoTarget = state.undoTarget ?? 0
+                    $0.redoTarget = state.redoTarget ?? 0
+                    $0.redoDepth = UInt64(state.redoDepth)
+                }.serializedBytes()
+            case .getHistory:
+                return try history(try parse(Chordstore_V1_GetHistoryRequest.self, payload, method))
+            case .readAsOf:
+                return try readAsOf(try parse(Chordstore_V1_ReadAsOfRequest.self, payload, method))
             case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
                 return try pointRead(method, payload: payload)
             case .readLog:
@@ -153,9 +167,70 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
+    private func history(_ request: Chordstore_V1_GetHistoryRequest) throws -> [UInt8] {
+        let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
+        let events: [RecordedEvent]
+        switch request.subject {
+        case .chordsetID(let bytes):
+            events = try store.history(chordset: try id(bytes, "chordset_id"), after: request.afterSequence, limit: limit)
+        case .session(let session):
+            events = try store.history(session: session, after: request.afterSequence, limit: limit)
+        case nil:
+            throw WireError(.invalidArgument, "GetHistory needs a chordset_id or a session")
+        }
+        return try Chordstore_V1_HistoryPage.with {
+            $0.events = events.map { RecordCodec.envelope(for: $0) }
+            $0.nextAfter = events.count == limit ? events.last?.sequence ?? 0 : 0
+        }.serializedBytes()
+    }
+
+    private func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest) throws -> [UInt8] {
+        let point: AsOf = switch request.asOf.point {
+        case .sequence(let sequence): .sequence(sequence)
+        case .timeMicros(let micros): .time(Instant(microsecondsSince1970: micros))
+        case nil: throw WireError(.invalidArgument, "as_of needs a sequence or a time")
+        }
+        let past = try store.state(asOf: point)
+        return try Chordstore_V1_AsOfReply.with { reply in
+            reply.sequence = past.sequence
+            switch request.query {
+            case .list(let list):
+                let limit = list.limit == 0 ? limits.maxListSize : min(Int(list.limit), limits.maxListSize)
+                reply.list = .with { $0.chordsets = past.chordsets(order: order(list.order), limit: limit).map(\.proto) }
+            case .chordset(let get):
+                let chordsetID = try id(get.chordsetID, "chordset_id")
+                guard let chordset = past.chordset(chordsetID) else {
+                    throw WireError(.notFound, "no chordset had id \(chordsetID) at event \(past.sequence)")
+                }
+                reply.chordset = chordset.proto
+            case .profile:
+                let profile = past.profile
+                reply.profile = .with {
+                    $0.chordsets = UInt64(profile.chordsets)
+                    $0.chords = UInt64(profile.chords)
+                    $0.controlsChordPresent = profile.hasControlsChord
+                    $0.lastSequence = profile.lastSequence
+                }
+            case nil:
+                throw WireError(.invalidArgument, "ReadAsOf needs a query: list, chordset or profile")
+            }
+        }.serializedBytes()
+    }
+
+    private func order(_ order: Chordstore_V1_ChordsetOrder) -> ChordsetOrder {
+        switch order {
+        case .index: .index
+        case .title: .title
+        default: .creationDate
+        }
+    }
+
     private func command(_ command: Command, _ context: Chordstore_V1_CommandContext, _ session: String) async throws -> [UInt8] {
         let recorded = try await store.execute(
-            command, context: CommandContext(session: context.session.isEmpty ? session : context.session, commandID: context.commandID))
+            command,
+            context: CommandContext(
+                session: context.session.isEmpty ? session : context.session, commandID: context.commandID,
+                expectedRevision: context.hasExpected ? context.expected.revision : nil))
         return try Chordstore_V1_CommandReply.with { $0.event = RecordCodec.envelope(for: recorded) }.serializedBytes()
     }
 

@@ -37,6 +37,7 @@ extension Chordstore_V1_Status {
         self.init()
         code = error.code.rawValue
         message = error.message
+        currentRevision = error.currentRevision ?? 0
     }
 
     /// OK.

@@ -15,6 +15,11 @@ public enum Method: String, Sendable, CaseIterable {
     case getProfile = "chordstore.v1.ChordStore/GetProfile"
     case readLog = "chordstore.v1.ChordStore/ReadLog"
     case health = "chordstore.v1.ChordStore/Health"
+    case undo = "chordstore.v1.ChordStore/Undo"
+    case redo = "chordstore.v1.ChordStore/Redo"
+    case getSession = "chordstore.v1.ChordStore/GetSession"
+    case getHistory = "chordstore.v1.ChordStore/GetHistory"
+    case readAsOf = "chordstore.v1.ChordStore/ReadAsOf"
 
     /// Whether the server answers with a stream of messages.
     public var isServerStreaming: Bool { self == .readLog }
@@ -31,7 +36,7 @@ public enum Method: String, Sendable, CaseIterable {
     public var isCommand: Bool {
         switch self {
         case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
-             .setControlsChord, .moveChordset, .deleteAll: true
+             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo: true
         default: false
         }
     }

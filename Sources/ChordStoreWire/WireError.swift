@@ -7,16 +7,21 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: StatusCode
     /// What went wrong.
     public var message: String
+    /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
+    public var currentRevision: UInt64?
 
     /// Creates an error.
-    public init(_ code: StatusCode, _ message: String) {
+    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil) {
         self.code = code
         self.message = message
+        self.currentRevision = currentRevision
     }
 
     /// The wire form of an engine error.
     public init(_ error: ChordStoreError) {
-        self.init(StatusCode(rawValue: UInt32(clamping: error.code.rawValue)) ?? .unknown, error.message)
+        self.init(
+            StatusCode(rawValue: UInt32(clamping: error.code.rawValue)) ?? .unknown, error.message,
+            currentRevision: error.currentRevision)
     }
 
     public var description: String { "\(code): \(message)" }

@@ -73,7 +73,12 @@ enum Output {
 
     /// One line describing a recorded event.
     static func eventLine(_ recorded: RecordedEvent) -> String {
-        "\(pad(String(recorded.sequence), 8)) \(recorded.timestamp)  \(recorded.session)  \(describe(recorded.event))"
+        let mark = switch recorded.mark {
+        case .undoes(let target): "undo of \(target): "
+        case .redoes(let target): "redo of \(target): "
+        case nil: ""
+        }
+        return "\(pad(String(recorded.sequence), 8)) \(recorded.timestamp)  \(recorded.session)  \(mark)\(describe(recorded.event))"
     }
 
     static func describe(_ event: Event) -> String {
@@ -84,9 +89,11 @@ enum Output {
         case .chordColorSet(let chord, _, let color, _):
             "set colour of chord \(chord.uuidString) to \(number(color.hue)) \(number(color.purity)) \(number(color.brightness)) \(number(color.alpha))"
         case .chordBPMSet(let chord, _, let bpm, let previous): "set bpm of chord \(chord.uuidString) \(number(previous)) -> \(number(bpm))"
-        case .controlsChordSet(let chord, _): "set controls chord \(chord.id.uuidString) bpm \(number(chord.bpm))"
+        case .controlsChordSet(let chord?, _): "set controls chord \(chord.id.uuidString) bpm \(number(chord.bpm))"
+        case .controlsChordSet(nil, _): "cleared the controls chord"
         case .chordsetMoved(let id, let from, let to): "moved \(id.uuidString) from index \(from) to \(to)"
         case .allDeleted(let n): "deleted all chordsets (\(n))"
+        case .allRestored(let at, let n): "put back the \(n) chordsets deleted by event \(at)"
         }
     }
 

@@ -154,6 +154,7 @@ enum RemoteCommand {
         let wireContext = Chordstore_V1_CommandContext.with {
             $0.session = context.session
             $0.commandID = context.commandID
+            if let expected = context.expectedRevision { $0.expected = .with { $0.revision = expected } }
         }
         switch command {
         case .addChordset(let add):
@@ -209,6 +210,10 @@ enum RemoteCommand {
             })
         case .deleteAll:
             return (.deleteAll, Chordstore_V1_DeleteAllRequest.with { $0.context = wireContext })
+        case .undo:
+            return (.undo, Chordstore_V1_UndoRequest.with { $0.context = wireContext })
+        case .redo:
+            return (.redo, Chordstore_V1_RedoRequest.with { $0.context = wireContext })
         }
     }
 }

@@ -12,7 +12,7 @@ struct DeciderTests {
 
     private mutating func run(_ command: Command, decider: Decider? = nil) throws(ChordStoreError) -> Event {
         let event = try (decider ?? self.decider).decide(command, state: state, timestamp: now, using: &generator)
-        do { try Fold.apply(event, to: &state) } catch { throw ChordStoreError(.internal, "\(error)") }
+        do { try Fold.apply(event, sequence: 1, to: &state) } catch { throw ChordStoreError(.internal, "\(error)") }
         return event
     }
 
@@ -121,8 +121,8 @@ struct DeciderTests {
     @Test("the controls chord keeps its id, takes colour and bpm edits, and cannot reuse a chordset chord's id")
     mutating func controlsChord() throws {
         let color = ChordColor(hue: 0.1, purity: 0.2, brightness: 0.3)
-        guard case .controlsChordSet(let first, nil) = try run(.setControlsChord(SetControlsChord(bpm: 90, color: color))) else { return }
-        guard case .controlsChordSet(let second, let previous) = try run(.setControlsChord(SetControlsChord(bpm: 100, color: color))) else { return }
+        guard case .controlsChordSet(let first?, nil) = try run(.setControlsChord(SetControlsChord(bpm: 90, color: color))) else { return }
+        guard case .controlsChordSet(let second?, let previous) = try run(.setControlsChord(SetControlsChord(bpm: 100, color: color))) else { return }
         #expect(second.id == first.id)
         #expect(previous == first)
         _ = try run(.setChordBPM(chordID: first.id, bpm: 33))

@@ -17,7 +17,7 @@ struct FoldTests {
         let a = chordset(1, index: 0), b = chordset(2, index: 1), c = chordset(3, index: 2)
         var state = try InMemoryState(replaying: [.chordsetAdded(a), .chordsetAdded(b), .chordsetAdded(c)])
         #expect(state.chordCount() == 24)
-        try Fold.apply(.chordsetDeleted(b), to: &state)
+        try Fold.apply(.chordsetDeleted(b), sequence: 1, to: &state)
         #expect(state.chordCount() == 16)
         #expect(b.chords.allSatisfy { state.chordLocation($0.id) == nil })
         #expect(state.chordset(c.id)?.index == 1)
@@ -28,9 +28,9 @@ struct FoldTests {
     func moves() throws {
         let sets = (0..<5).map { chordset($0, index: $0) }
         var state = try InMemoryState(replaying: sets.map(Event.chordsetAdded))
-        try Fold.apply(.chordsetMoved(id: sets[0].id, from: 0, to: 3), to: &state)
+        try Fold.apply(.chordsetMoved(id: sets[0].id, from: 0, to: 3), sequence: 1, to: &state)
         #expect(state.chordsetIDsInOrder == [sets[1], sets[2], sets[3], sets[0], sets[4]].map(\.id))
-        try Fold.apply(.chordsetMoved(id: sets[4].id, from: 4, to: 1), to: &state)
+        try Fold.apply(.chordsetMoved(id: sets[4].id, from: 4, to: 1), sequence: 1, to: &state)
         #expect(state.chordsetIDsInOrder == [sets[1], sets[4], sets[2], sets[3], sets[0]].map(\.id))
         try Invariants.check(state)
     }
@@ -39,8 +39,8 @@ struct FoldTests {
     func insertAtIndex() throws {
         let sets = (0..<3).map { chordset($0, index: $0) }
         var state = try InMemoryState(replaying: sets.map(Event.chordsetAdded))
-        try Fold.apply(.chordsetDeleted(sets[1]), to: &state)
-        try Fold.apply(.chordsetAdded(sets[1]), to: &state)
+        try Fold.apply(.chordsetDeleted(sets[1]), sequence: 1, to: &state)
+        try Fold.apply(.chordsetAdded(sets[1]), sequence: 1, to: &state)
         #expect(state.chordsetIDsInOrder == sets.map(\.id))
         try Invariants.check(state)
     }
@@ -49,7 +49,7 @@ struct FoldTests {
     func deleteAllKeepsControls() throws {
         let controls = Chord(id: UUID(), position: 0, bpm: 60, color: ChordColor(hue: 0, purity: 0, brightness: 0))
         var state = try InMemoryState(replaying: [.chordsetAdded(chordset(1, index: 0)), .controlsChordSet(controls, previous: nil)])
-        try Fold.apply(.allDeleted(count: 1), to: &state)
+        try Fold.apply(.allDeleted(count: 1), sequence: 1, to: &state)
         #expect(state.chordsetCount() == 0)
         #expect(state.chordCount() == 1)
         #expect(state.chordLocation(controls.id) == .controls)
@@ -59,7 +59,7 @@ struct FoldTests {
     func missingChordsetIsDataLoss() {
         var state = InMemoryState()
         #expect(throws: ChordStoreError.self) {
-            try Fold.apply(.chordsetRenamed(id: UUID(), title: "x", previousTitle: ""), to: &state)
+            try Fold.apply(.chordsetRenamed(id: UUID(), title: "x", previousTitle: ""), sequence: 1, to: &state)
         }
     }
 

@@ -367,6 +367,96 @@ void   chordstore__v1__all_deleted__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__all_deleted__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__all_restored__init
+                     (Chordstore__V1__AllRestored         *message)
+{
+  static const Chordstore__V1__AllRestored init_value = CHORDSTORE__V1__ALL_RESTORED__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__all_restored__get_packed_size
+                     (const Chordstore__V1__AllRestored *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__all_restored__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__all_restored__pack
+                     (const Chordstore__V1__AllRestored *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__all_restored__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__all_restored__pack_to_buffer
+                     (const Chordstore__V1__AllRestored *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__all_restored__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__AllRestored *
+       chordstore__v1__all_restored__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__AllRestored *)
+     protobuf_c_message_unpack (&chordstore__v1__all_restored__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__all_restored__free_unpacked
+                     (Chordstore__V1__AllRestored *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__all_restored__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__change_mark__init
+                     (Chordstore__V1__ChangeMark         *message)
+{
+  static const Chordstore__V1__ChangeMark init_value = CHORDSTORE__V1__CHANGE_MARK__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__change_mark__get_packed_size
+                     (const Chordstore__V1__ChangeMark *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__change_mark__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__change_mark__pack
+                     (const Chordstore__V1__ChangeMark *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__change_mark__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__change_mark__pack_to_buffer
+                     (const Chordstore__V1__ChangeMark *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__change_mark__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ChangeMark *
+       chordstore__v1__change_mark__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ChangeMark *)
+     protobuf_c_message_unpack (&chordstore__v1__change_mark__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__change_mark__free_unpacked
+                     (Chordstore__V1__ChangeMark *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__change_mark__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message)
 {
@@ -859,7 +949,109 @@ const ProtobufCMessageDescriptor chordstore__v1__all_deleted__descriptor =
   (ProtobufCMessageInit) chordstore__v1__all_deleted__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[14] =
+static const ProtobufCFieldDescriptor chordstore__v1__all_restored__field_descriptors[2] =
+{
+  {
+    "deleted_at",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__AllRestored, deleted_at),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordset_count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__AllRestored, chordset_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__all_restored__field_indices_by_name[] = {
+  1,   /* field[1] = chordset_count */
+  0,   /* field[0] = deleted_at */
+};
+static const ProtobufCIntRange chordstore__v1__all_restored__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__all_restored__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.AllRestored",
+  "AllRestored",
+  "Chordstore__V1__AllRestored",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__AllRestored),
+  2,
+  chordstore__v1__all_restored__field_descriptors,
+  chordstore__v1__all_restored__field_indices_by_name,
+  1,  chordstore__v1__all_restored__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__all_restored__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__change_mark__field_descriptors[2] =
+{
+  {
+    "undoes",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Chordstore__V1__ChangeMark, kind_case),
+    offsetof(Chordstore__V1__ChangeMark, undoes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "redoes",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Chordstore__V1__ChangeMark, kind_case),
+    offsetof(Chordstore__V1__ChangeMark, redoes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__change_mark__field_indices_by_name[] = {
+  1,   /* field[1] = redoes */
+  0,   /* field[0] = undoes */
+};
+static const ProtobufCIntRange chordstore__v1__change_mark__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__change_mark__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ChangeMark",
+  "ChangeMark",
+  "Chordstore__V1__ChangeMark",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ChangeMark),
+  2,
+  chordstore__v1__change_mark__field_descriptors,
+  chordstore__v1__change_mark__field_indices_by_name,
+  1,  chordstore__v1__change_mark__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__change_mark__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[16] =
 {
   {
     "sequence",
@@ -1018,6 +1210,18 @@ static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_desc
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "mark",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__EventEnvelope, mark),
+    &chordstore__v1__change_mark__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "checksum",
     15,
     PROTOBUF_C_LABEL_NONE,
@@ -1029,10 +1233,23 @@ static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "all_restored",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__EventEnvelope, event_case),
+    offsetof(Chordstore__V1__EventEnvelope, all_restored),
+    &chordstore__v1__all_restored__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = {
   12,   /* field[12] = all_deleted */
-  13,   /* field[13] = checksum */
+  15,   /* field[15] = all_restored */
+  14,   /* field[14] = checksum */
   9,   /* field[9] = chord_bpm_set */
   8,   /* field[8] = chord_color_set */
   5,   /* field[5] = chordset_added */
@@ -1042,15 +1259,15 @@ static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = 
   4,   /* field[4] = command_id */
   10,   /* field[10] = controls_chord_set */
   1,   /* field[1] = epoch */
+  13,   /* field[13] = mark */
   0,   /* field[0] = sequence */
   3,   /* field[3] = session */
   2,   /* field[2] = timestamp */
 };
-static const ProtobufCIntRange chordstore__v1__event_envelope__number_ranges[2 + 1] =
+static const ProtobufCIntRange chordstore__v1__event_envelope__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 15, 13 },
-  { 0, 14 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
 {
@@ -1060,10 +1277,10 @@ const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
   "Chordstore__V1__EventEnvelope",
   "chordstore.v1",
   sizeof(Chordstore__V1__EventEnvelope),
-  14,
+  16,
   chordstore__v1__event_envelope__field_descriptors,
   chordstore__v1__event_envelope__field_indices_by_name,
-  2,  chordstore__v1__event_envelope__number_ranges,
+  1,  chordstore__v1__event_envelope__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__event_envelope__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

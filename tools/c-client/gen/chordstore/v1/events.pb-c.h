@@ -25,6 +25,8 @@ typedef struct Chordstore__V1__ChordBpmSet Chordstore__V1__ChordBpmSet;
 typedef struct Chordstore__V1__ControlsChordSet Chordstore__V1__ControlsChordSet;
 typedef struct Chordstore__V1__ChordsetMoved Chordstore__V1__ChordsetMoved;
 typedef struct Chordstore__V1__AllDeleted Chordstore__V1__AllDeleted;
+typedef struct Chordstore__V1__AllRestored Chordstore__V1__AllRestored;
+typedef struct Chordstore__V1__ChangeMark Chordstore__V1__ChangeMark;
 typedef struct Chordstore__V1__EventEnvelope Chordstore__V1__EventEnvelope;
 
 
@@ -108,11 +110,15 @@ struct  Chordstore__V1__ChordBpmSet
 
 
 /*
- * The stand-alone controls chord was created or replaced.
+ * The stand-alone controls chord was created, replaced, or (absent `chord`: the undo of
+ * its creation) cleared.
  */
 struct  Chordstore__V1__ControlsChordSet
 {
   ProtobufCMessage base;
+  /*
+   * absent: the controls chord was cleared
+   */
   Chordstore__V1__Chord *chord;
   /*
    * absent when there was none
@@ -140,7 +146,9 @@ struct  Chordstore__V1__ChordsetMoved
 
 
 /*
- * Every chordset (and so every chord but the controls chord) was deleted.
+ * Every chordset (and so every chord but the controls chord) was deleted. The store
+ * keeps the deleted chordsets under this event's sequence number (a projection, rebuilt
+ * from the log like the others), so that AllRestored can bring them back.
  */
 struct  Chordstore__V1__AllDeleted
 {
@@ -152,6 +160,54 @@ struct  Chordstore__V1__AllDeleted
     , 0 }
 
 
+/*
+ * The chordsets that the AllDeleted event `deleted_at` removed were put back, with
+ * their ids, titles, chords and indexes (the undo of a delete-all).
+ */
+struct  Chordstore__V1__AllRestored
+{
+  ProtobufCMessage base;
+  uint64_t deleted_at;
+  uint64_t chordset_count;
+};
+#define CHORDSTORE__V1__ALL_RESTORED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__all_restored__descriptor) \
+    , 0, 0 }
+
+
+typedef enum {
+  CHORDSTORE__V1__CHANGE_MARK__KIND__NOT_SET = 0,
+  CHORDSTORE__V1__CHANGE_MARK__KIND_UNDOES = 1,
+  CHORDSTORE__V1__CHANGE_MARK__KIND_REDOES = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__CHANGE_MARK__KIND__CASE)
+} Chordstore__V1__ChangeMark__KindCase;
+
+/*
+ * Marks an event written by Undo or Redo. The event itself is the compensating change
+ * (for example a ChordsetRenamed back to the previous title), so a replay applies it like
+ * any other; the mark says which earlier event it reverts or re-applies, which is what
+ * each session's undo and redo stacks are derived from.
+ */
+struct  Chordstore__V1__ChangeMark
+{
+  ProtobufCMessage base;
+  Chordstore__V1__ChangeMark__KindCase kind_case;
+  union {
+    /*
+     * the sequence number of the event this one reverts
+     */
+    uint64_t undoes;
+    /*
+     * the sequence number of the undo event this one reverts
+     */
+    uint64_t redoes;
+  };
+};
+#define CHORDSTORE__V1__CHANGE_MARK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__change_mark__descriptor) \
+    , CHORDSTORE__V1__CHANGE_MARK__KIND__NOT_SET, {0} }
+
+
 typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET = 0,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORDSET_ADDED = 6,
@@ -161,7 +217,8 @@ typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORD_BPM_SET = 10,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CONTROLS_CHORD_SET = 11,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORDSET_MOVED = 12,
-  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_DELETED = 13
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_DELETED = 13,
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_RESTORED = 16
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__CASE)
 } Chordstore__V1__EventEnvelope__EventCase;
 
@@ -198,8 +255,12 @@ struct  Chordstore__V1__EventEnvelope
    */
   char *command_id;
   /*
+   * Present on events written by Undo and Redo.
+   */
+  Chordstore__V1__ChangeMark *mark;
+  /*
    * Written by the log's writer after every other field, whatever field numbers
-   * later versions add (see above).
+   * later versions add (see above; all_restored, field 16, is written before it too).
    */
   uint64_t checksum;
   Chordstore__V1__EventEnvelope__EventCase event_case;
@@ -212,11 +273,12 @@ struct  Chordstore__V1__EventEnvelope
     Chordstore__V1__ControlsChordSet *controls_chord_set;
     Chordstore__V1__ChordsetMoved *chordset_moved;
     Chordstore__V1__AllDeleted *all_deleted;
+    Chordstore__V1__AllRestored *all_restored;
   };
 };
 #define CHORDSTORE__V1__EVENT_ENVELOPE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__event_envelope__descriptor) \
-    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
+    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
 
 
 /* Chordstore__V1__ChordsetAdded methods */
@@ -371,6 +433,44 @@ Chordstore__V1__AllDeleted *
 void   chordstore__v1__all_deleted__free_unpacked
                      (Chordstore__V1__AllDeleted *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__AllRestored methods */
+void   chordstore__v1__all_restored__init
+                     (Chordstore__V1__AllRestored         *message);
+size_t chordstore__v1__all_restored__get_packed_size
+                     (const Chordstore__V1__AllRestored   *message);
+size_t chordstore__v1__all_restored__pack
+                     (const Chordstore__V1__AllRestored   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__all_restored__pack_to_buffer
+                     (const Chordstore__V1__AllRestored   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__AllRestored *
+       chordstore__v1__all_restored__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__all_restored__free_unpacked
+                     (Chordstore__V1__AllRestored *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ChangeMark methods */
+void   chordstore__v1__change_mark__init
+                     (Chordstore__V1__ChangeMark         *message);
+size_t chordstore__v1__change_mark__get_packed_size
+                     (const Chordstore__V1__ChangeMark   *message);
+size_t chordstore__v1__change_mark__pack
+                     (const Chordstore__V1__ChangeMark   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__change_mark__pack_to_buffer
+                     (const Chordstore__V1__ChangeMark   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ChangeMark *
+       chordstore__v1__change_mark__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__change_mark__free_unpacked
+                     (Chordstore__V1__ChangeMark *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__EventEnvelope methods */
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message);
@@ -416,6 +516,12 @@ typedef void (*Chordstore__V1__ChordsetMoved_Closure)
 typedef void (*Chordstore__V1__AllDeleted_Closure)
                  (const Chordstore__V1__AllDeleted *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__AllRestored_Closure)
+                 (const Chordstore__V1__AllRestored *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ChangeMark_Closure)
+                 (const Chordstore__V1__ChangeMark *message,
+                  void *closure_data);
 typedef void (*Chordstore__V1__EventEnvelope_Closure)
                  (const Chordstore__V1__EventEnvelope *message,
                   void *closure_data);
@@ -433,6 +539,8 @@ extern const ProtobufCMessageDescriptor chordstore__v1__chord_bpm_set__descripto
 extern const ProtobufCMessageDescriptor chordstore__v1__controls_chord_set__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__chordset_moved__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__all_deleted__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__all_restored__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__change_mark__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -328,6 +328,51 @@ void   chordstore__v1__command_context__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__command_context__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__expected_revision__init
+                     (Chordstore__V1__ExpectedRevision         *message)
+{
+  static const Chordstore__V1__ExpectedRevision init_value = CHORDSTORE__V1__EXPECTED_REVISION__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__expected_revision__get_packed_size
+                     (const Chordstore__V1__ExpectedRevision *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__expected_revision__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__expected_revision__pack
+                     (const Chordstore__V1__ExpectedRevision *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__expected_revision__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__expected_revision__pack_to_buffer
+                     (const Chordstore__V1__ExpectedRevision *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__expected_revision__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ExpectedRevision *
+       chordstore__v1__expected_revision__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ExpectedRevision *)
+     protobuf_c_message_unpack (&chordstore__v1__expected_revision__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__expected_revision__free_unpacked
+                     (Chordstore__V1__ExpectedRevision *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__expected_revision__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__chord_spec__init
                      (Chordstore__V1__ChordSpec         *message)
 {
@@ -1093,6 +1138,411 @@ void   chordstore__v1__health_request__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__health_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__undo_request__init
+                     (Chordstore__V1__UndoRequest         *message)
+{
+  static const Chordstore__V1__UndoRequest init_value = CHORDSTORE__V1__UNDO_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__undo_request__get_packed_size
+                     (const Chordstore__V1__UndoRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__undo_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__undo_request__pack
+                     (const Chordstore__V1__UndoRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__undo_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__undo_request__pack_to_buffer
+                     (const Chordstore__V1__UndoRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__undo_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__UndoRequest *
+       chordstore__v1__undo_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__UndoRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__undo_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__undo_request__free_unpacked
+                     (Chordstore__V1__UndoRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__undo_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__redo_request__init
+                     (Chordstore__V1__RedoRequest         *message)
+{
+  static const Chordstore__V1__RedoRequest init_value = CHORDSTORE__V1__REDO_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__redo_request__get_packed_size
+                     (const Chordstore__V1__RedoRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__redo_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__redo_request__pack
+                     (const Chordstore__V1__RedoRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__redo_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__redo_request__pack_to_buffer
+                     (const Chordstore__V1__RedoRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__redo_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__RedoRequest *
+       chordstore__v1__redo_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__RedoRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__redo_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__redo_request__free_unpacked
+                     (Chordstore__V1__RedoRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__redo_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__get_session_request__init
+                     (Chordstore__V1__GetSessionRequest         *message)
+{
+  static const Chordstore__V1__GetSessionRequest init_value = CHORDSTORE__V1__GET_SESSION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__get_session_request__get_packed_size
+                     (const Chordstore__V1__GetSessionRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_session_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__get_session_request__pack
+                     (const Chordstore__V1__GetSessionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_session_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__get_session_request__pack_to_buffer
+                     (const Chordstore__V1__GetSessionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_session_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__GetSessionRequest *
+       chordstore__v1__get_session_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__GetSessionRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__get_session_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__get_session_request__free_unpacked
+                     (Chordstore__V1__GetSessionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__get_session_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__session_state__init
+                     (Chordstore__V1__SessionState         *message)
+{
+  static const Chordstore__V1__SessionState init_value = CHORDSTORE__V1__SESSION_STATE__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__session_state__get_packed_size
+                     (const Chordstore__V1__SessionState *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__session_state__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__session_state__pack
+                     (const Chordstore__V1__SessionState *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__session_state__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__session_state__pack_to_buffer
+                     (const Chordstore__V1__SessionState *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__session_state__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__SessionState *
+       chordstore__v1__session_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__SessionState *)
+     protobuf_c_message_unpack (&chordstore__v1__session_state__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__session_state__free_unpacked
+                     (Chordstore__V1__SessionState *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__session_state__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__get_history_request__init
+                     (Chordstore__V1__GetHistoryRequest         *message)
+{
+  static const Chordstore__V1__GetHistoryRequest init_value = CHORDSTORE__V1__GET_HISTORY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__get_history_request__get_packed_size
+                     (const Chordstore__V1__GetHistoryRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_history_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__get_history_request__pack
+                     (const Chordstore__V1__GetHistoryRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_history_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__get_history_request__pack_to_buffer
+                     (const Chordstore__V1__GetHistoryRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_history_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__GetHistoryRequest *
+       chordstore__v1__get_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__GetHistoryRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__get_history_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__get_history_request__free_unpacked
+                     (Chordstore__V1__GetHistoryRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__get_history_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__history_page__init
+                     (Chordstore__V1__HistoryPage         *message)
+{
+  static const Chordstore__V1__HistoryPage init_value = CHORDSTORE__V1__HISTORY_PAGE__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__history_page__get_packed_size
+                     (const Chordstore__V1__HistoryPage *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__history_page__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__history_page__pack
+                     (const Chordstore__V1__HistoryPage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__history_page__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__history_page__pack_to_buffer
+                     (const Chordstore__V1__HistoryPage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__history_page__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__HistoryPage *
+       chordstore__v1__history_page__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__HistoryPage *)
+     protobuf_c_message_unpack (&chordstore__v1__history_page__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__history_page__free_unpacked
+                     (Chordstore__V1__HistoryPage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__history_page__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__as_of__init
+                     (Chordstore__V1__AsOf         *message)
+{
+  static const Chordstore__V1__AsOf init_value = CHORDSTORE__V1__AS_OF__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__as_of__get_packed_size
+                     (const Chordstore__V1__AsOf *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__as_of__pack
+                     (const Chordstore__V1__AsOf *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__as_of__pack_to_buffer
+                     (const Chordstore__V1__AsOf *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__AsOf *
+       chordstore__v1__as_of__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__AsOf *)
+     protobuf_c_message_unpack (&chordstore__v1__as_of__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__as_of__free_unpacked
+                     (Chordstore__V1__AsOf *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__as_of__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__read_as_of_request__init
+                     (Chordstore__V1__ReadAsOfRequest         *message)
+{
+  static const Chordstore__V1__ReadAsOfRequest init_value = CHORDSTORE__V1__READ_AS_OF_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__read_as_of_request__get_packed_size
+                     (const Chordstore__V1__ReadAsOfRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__read_as_of_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__read_as_of_request__pack
+                     (const Chordstore__V1__ReadAsOfRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__read_as_of_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__read_as_of_request__pack_to_buffer
+                     (const Chordstore__V1__ReadAsOfRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__read_as_of_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ReadAsOfRequest *
+       chordstore__v1__read_as_of_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ReadAsOfRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__read_as_of_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__read_as_of_request__free_unpacked
+                     (Chordstore__V1__ReadAsOfRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__read_as_of_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__as_of_reply__init
+                     (Chordstore__V1__AsOfReply         *message)
+{
+  static const Chordstore__V1__AsOfReply init_value = CHORDSTORE__V1__AS_OF_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__as_of_reply__get_packed_size
+                     (const Chordstore__V1__AsOfReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__as_of_reply__pack
+                     (const Chordstore__V1__AsOfReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__as_of_reply__pack_to_buffer
+                     (const Chordstore__V1__AsOfReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__as_of_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__AsOfReply *
+       chordstore__v1__as_of_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__AsOfReply *)
+     protobuf_c_message_unpack (&chordstore__v1__as_of_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__as_of_reply__free_unpacked
+                     (Chordstore__V1__AsOfReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__as_of_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__health_reply__init
                      (Chordstore__V1__HealthReply         *message)
 {
@@ -1458,7 +1908,7 @@ const ProtobufCMessageDescriptor chordstore__v1__reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[2] =
+static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[3] =
 {
   {
     "code",
@@ -1484,15 +1934,28 @@ static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "current_revision",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__Status, current_revision),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__status__field_indices_by_name[] = {
   0,   /* field[0] = code */
+  2,   /* field[2] = current_revision */
   1,   /* field[1] = message */
 };
 static const ProtobufCIntRange chordstore__v1__status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
 {
@@ -1502,7 +1965,7 @@ const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
   "Chordstore__V1__Status",
   "chordstore.v1",
   sizeof(Chordstore__V1__Status),
-  2,
+  3,
   chordstore__v1__status__field_descriptors,
   chordstore__v1__status__field_indices_by_name,
   1,  chordstore__v1__status__number_ranges,
@@ -1547,7 +2010,7 @@ const ProtobufCMessageDescriptor chordstore__v1__go_away__descriptor =
   (ProtobufCMessageInit) chordstore__v1__go_away__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_descriptors[2] =
+static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_descriptors[3] =
 {
   {
     "session",
@@ -1573,15 +2036,28 @@ static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "expected",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CommandContext, expected),
+    &chordstore__v1__expected_revision__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__command_context__field_indices_by_name[] = {
   1,   /* field[1] = command_id */
+  2,   /* field[2] = expected */
   0,   /* field[0] = session */
 };
 static const ProtobufCIntRange chordstore__v1__command_context__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__command_context__descriptor =
 {
@@ -1591,11 +2067,49 @@ const ProtobufCMessageDescriptor chordstore__v1__command_context__descriptor =
   "Chordstore__V1__CommandContext",
   "chordstore.v1",
   sizeof(Chordstore__V1__CommandContext),
-  2,
+  3,
   chordstore__v1__command_context__field_descriptors,
   chordstore__v1__command_context__field_indices_by_name,
   1,  chordstore__v1__command_context__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__command_context__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__expected_revision__field_descriptors[1] =
+{
+  {
+    "revision",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ExpectedRevision, revision),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__expected_revision__field_indices_by_name[] = {
+  0,   /* field[0] = revision */
+};
+static const ProtobufCIntRange chordstore__v1__expected_revision__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__expected_revision__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ExpectedRevision",
+  "ExpectedRevision",
+  "Chordstore__V1__ExpectedRevision",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ExpectedRevision),
+  1,
+  chordstore__v1__expected_revision__field_descriptors,
+  chordstore__v1__expected_revision__field_indices_by_name,
+  1,  chordstore__v1__expected_revision__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__expected_revision__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor chordstore__v1__chord_spec__field_descriptors[4] =
@@ -2457,6 +2971,530 @@ const ProtobufCMessageDescriptor chordstore__v1__health_request__descriptor =
   (ProtobufCMessageInit) chordstore__v1__health_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor chordstore__v1__undo_request__field_descriptors[1] =
+{
+  {
+    "context",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__UndoRequest, context),
+    &chordstore__v1__command_context__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__undo_request__field_indices_by_name[] = {
+  0,   /* field[0] = context */
+};
+static const ProtobufCIntRange chordstore__v1__undo_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__undo_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.UndoRequest",
+  "UndoRequest",
+  "Chordstore__V1__UndoRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__UndoRequest),
+  1,
+  chordstore__v1__undo_request__field_descriptors,
+  chordstore__v1__undo_request__field_indices_by_name,
+  1,  chordstore__v1__undo_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__undo_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__redo_request__field_descriptors[1] =
+{
+  {
+    "context",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__RedoRequest, context),
+    &chordstore__v1__command_context__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__redo_request__field_indices_by_name[] = {
+  0,   /* field[0] = context */
+};
+static const ProtobufCIntRange chordstore__v1__redo_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__redo_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.RedoRequest",
+  "RedoRequest",
+  "Chordstore__V1__RedoRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__RedoRequest),
+  1,
+  chordstore__v1__redo_request__field_descriptors,
+  chordstore__v1__redo_request__field_indices_by_name,
+  1,  chordstore__v1__redo_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__redo_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__get_session_request__field_descriptors[1] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__GetSessionRequest, session),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__get_session_request__field_indices_by_name[] = {
+  0,   /* field[0] = session */
+};
+static const ProtobufCIntRange chordstore__v1__get_session_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__get_session_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.GetSessionRequest",
+  "GetSessionRequest",
+  "Chordstore__V1__GetSessionRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__GetSessionRequest),
+  1,
+  chordstore__v1__get_session_request__field_descriptors,
+  chordstore__v1__get_session_request__field_indices_by_name,
+  1,  chordstore__v1__get_session_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__get_session_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__session_state__field_descriptors[4] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SessionState, session),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "undo_target",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SessionState, undo_target),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "redo_target",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SessionState, redo_target),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "redo_depth",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SessionState, redo_depth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__session_state__field_indices_by_name[] = {
+  3,   /* field[3] = redo_depth */
+  2,   /* field[2] = redo_target */
+  0,   /* field[0] = session */
+  1,   /* field[1] = undo_target */
+};
+static const ProtobufCIntRange chordstore__v1__session_state__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__session_state__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.SessionState",
+  "SessionState",
+  "Chordstore__V1__SessionState",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__SessionState),
+  4,
+  chordstore__v1__session_state__field_descriptors,
+  chordstore__v1__session_state__field_indices_by_name,
+  1,  chordstore__v1__session_state__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__session_state__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__get_history_request__field_descriptors[4] =
+{
+  {
+    "chordset_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Chordstore__V1__GetHistoryRequest, subject_case),
+    offsetof(Chordstore__V1__GetHistoryRequest, chordset_id),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Chordstore__V1__GetHistoryRequest, subject_case),
+    offsetof(Chordstore__V1__GetHistoryRequest, session),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "after_sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__GetHistoryRequest, after_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__GetHistoryRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__get_history_request__field_indices_by_name[] = {
+  2,   /* field[2] = after_sequence */
+  0,   /* field[0] = chordset_id */
+  3,   /* field[3] = limit */
+  1,   /* field[1] = session */
+};
+static const ProtobufCIntRange chordstore__v1__get_history_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__get_history_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.GetHistoryRequest",
+  "GetHistoryRequest",
+  "Chordstore__V1__GetHistoryRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__GetHistoryRequest),
+  4,
+  chordstore__v1__get_history_request__field_descriptors,
+  chordstore__v1__get_history_request__field_indices_by_name,
+  1,  chordstore__v1__get_history_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__get_history_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__history_page__field_descriptors[2] =
+{
+  {
+    "events",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__HistoryPage, n_events),
+    offsetof(Chordstore__V1__HistoryPage, events),
+    &chordstore__v1__event_envelope__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_after",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__HistoryPage, next_after),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__history_page__field_indices_by_name[] = {
+  0,   /* field[0] = events */
+  1,   /* field[1] = next_after */
+};
+static const ProtobufCIntRange chordstore__v1__history_page__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__history_page__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.HistoryPage",
+  "HistoryPage",
+  "Chordstore__V1__HistoryPage",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__HistoryPage),
+  2,
+  chordstore__v1__history_page__field_descriptors,
+  chordstore__v1__history_page__field_indices_by_name,
+  1,  chordstore__v1__history_page__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__history_page__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__as_of__field_descriptors[2] =
+{
+  {
+    "sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Chordstore__V1__AsOf, point_case),
+    offsetof(Chordstore__V1__AsOf, sequence),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_micros",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(Chordstore__V1__AsOf, point_case),
+    offsetof(Chordstore__V1__AsOf, time_micros),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__as_of__field_indices_by_name[] = {
+  0,   /* field[0] = sequence */
+  1,   /* field[1] = time_micros */
+};
+static const ProtobufCIntRange chordstore__v1__as_of__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__as_of__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.AsOf",
+  "AsOf",
+  "Chordstore__V1__AsOf",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__AsOf),
+  2,
+  chordstore__v1__as_of__field_descriptors,
+  chordstore__v1__as_of__field_indices_by_name,
+  1,  chordstore__v1__as_of__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__as_of__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__read_as_of_request__field_descriptors[4] =
+{
+  {
+    "as_of",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReadAsOfRequest, as_of),
+    &chordstore__v1__as_of__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "list",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__ReadAsOfRequest, query_case),
+    offsetof(Chordstore__V1__ReadAsOfRequest, list),
+    &chordstore__v1__list_chordsets_request__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordset",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__ReadAsOfRequest, query_case),
+    offsetof(Chordstore__V1__ReadAsOfRequest, chordset),
+    &chordstore__v1__get_chordset_request__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__ReadAsOfRequest, query_case),
+    offsetof(Chordstore__V1__ReadAsOfRequest, profile),
+    &chordstore__v1__get_profile_request__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__read_as_of_request__field_indices_by_name[] = {
+  0,   /* field[0] = as_of */
+  2,   /* field[2] = chordset */
+  1,   /* field[1] = list */
+  3,   /* field[3] = profile */
+};
+static const ProtobufCIntRange chordstore__v1__read_as_of_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__read_as_of_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ReadAsOfRequest",
+  "ReadAsOfRequest",
+  "Chordstore__V1__ReadAsOfRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ReadAsOfRequest),
+  4,
+  chordstore__v1__read_as_of_request__field_descriptors,
+  chordstore__v1__read_as_of_request__field_indices_by_name,
+  1,  chordstore__v1__read_as_of_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__read_as_of_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__as_of_reply__field_descriptors[4] =
+{
+  {
+    "sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__AsOfReply, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "list",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__AsOfReply, result_case),
+    offsetof(Chordstore__V1__AsOfReply, list),
+    &chordstore__v1__chordset_list__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordset",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__AsOfReply, result_case),
+    offsetof(Chordstore__V1__AsOfReply, chordset),
+    &chordstore__v1__chordset__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__AsOfReply, result_case),
+    offsetof(Chordstore__V1__AsOfReply, profile),
+    &chordstore__v1__profile__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__as_of_reply__field_indices_by_name[] = {
+  2,   /* field[2] = chordset */
+  1,   /* field[1] = list */
+  3,   /* field[3] = profile */
+  0,   /* field[0] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__as_of_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__as_of_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.AsOfReply",
+  "AsOfReply",
+  "Chordstore__V1__AsOfReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__AsOfReply),
+  4,
+  chordstore__v1__as_of_reply__field_descriptors,
+  chordstore__v1__as_of_reply__field_indices_by_name,
+  1,  chordstore__v1__as_of_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__as_of_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor chordstore__v1__health_reply__field_descriptors[4] =
 {
   {
@@ -2564,7 +3602,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[15] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[20] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -2581,6 +3619,11 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "GetProfile", &chordstore__v1__get_profile_request__descriptor, &chordstore__v1__profile__descriptor },
   { "ReadLog", &chordstore__v1__read_log_request__descriptor, &chordstore__v1__event_envelope__descriptor },
   { "Health", &chordstore__v1__health_request__descriptor, &chordstore__v1__health_reply__descriptor },
+  { "Undo", &chordstore__v1__undo_request__descriptor, &chordstore__v1__command_reply__descriptor },
+  { "Redo", &chordstore__v1__redo_request__descriptor, &chordstore__v1__command_reply__descriptor },
+  { "GetSession", &chordstore__v1__get_session_request__descriptor, &chordstore__v1__session_state__descriptor },
+  { "GetHistory", &chordstore__v1__get_history_request__descriptor, &chordstore__v1__history_page__descriptor },
+  { "ReadAsOf", &chordstore__v1__read_as_of_request__descriptor, &chordstore__v1__as_of_reply__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   0,        /* AddChordset */
@@ -2589,15 +3632,20 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   10,        /* GetChord */
   9,        /* GetChordset */
   11,        /* GetControlsChord */
+  18,        /* GetHistory */
   12,        /* GetProfile */
+  17,        /* GetSession */
   14,        /* Health */
   8,        /* ListChordsets */
   6,        /* MoveChordset */
+  19,        /* ReadAsOf */
   13,        /* ReadLog */
+  16,        /* Redo */
   1,        /* RenameChordset */
   4,        /* SetChordBpm */
   3,        /* SetChordColor */
-  5         /* SetControlsChord */
+  5,        /* SetControlsChord */
+  15         /* Undo */
 };
 const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
 {
@@ -2606,7 +3654,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  15,
+  20,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -2729,6 +3777,46 @@ void chordstore__v1__chord_store__health(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__undo(ProtobufCService *service,
+                                       const Chordstore__V1__UndoRequest *input,
+                                       Chordstore__V1__CommandReply_Closure closure,
+                                       void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__redo(ProtobufCService *service,
+                                       const Chordstore__V1__RedoRequest *input,
+                                       Chordstore__V1__CommandReply_Closure closure,
+                                       void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__get_session(ProtobufCService *service,
+                                              const Chordstore__V1__GetSessionRequest *input,
+                                              Chordstore__V1__SessionState_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__get_history(ProtobufCService *service,
+                                              const Chordstore__V1__GetHistoryRequest *input,
+                                              Chordstore__V1__HistoryPage_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__read_as_of(ProtobufCService *service,
+                                             const Chordstore__V1__ReadAsOfRequest *input,
+                                             Chordstore__V1__AsOfReply_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

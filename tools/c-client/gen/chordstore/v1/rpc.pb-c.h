@@ -26,6 +26,7 @@ typedef struct Chordstore__V1__Reply Chordstore__V1__Reply;
 typedef struct Chordstore__V1__Status Chordstore__V1__Status;
 typedef struct Chordstore__V1__GoAway Chordstore__V1__GoAway;
 typedef struct Chordstore__V1__CommandContext Chordstore__V1__CommandContext;
+typedef struct Chordstore__V1__ExpectedRevision Chordstore__V1__ExpectedRevision;
 typedef struct Chordstore__V1__ChordSpec Chordstore__V1__ChordSpec;
 typedef struct Chordstore__V1__AddChordsetRequest Chordstore__V1__AddChordsetRequest;
 typedef struct Chordstore__V1__RenameChordsetRequest Chordstore__V1__RenameChordsetRequest;
@@ -43,6 +44,15 @@ typedef struct Chordstore__V1__GetControlsChordRequest Chordstore__V1__GetContro
 typedef struct Chordstore__V1__GetProfileRequest Chordstore__V1__GetProfileRequest;
 typedef struct Chordstore__V1__ReadLogRequest Chordstore__V1__ReadLogRequest;
 typedef struct Chordstore__V1__HealthRequest Chordstore__V1__HealthRequest;
+typedef struct Chordstore__V1__UndoRequest Chordstore__V1__UndoRequest;
+typedef struct Chordstore__V1__RedoRequest Chordstore__V1__RedoRequest;
+typedef struct Chordstore__V1__GetSessionRequest Chordstore__V1__GetSessionRequest;
+typedef struct Chordstore__V1__SessionState Chordstore__V1__SessionState;
+typedef struct Chordstore__V1__GetHistoryRequest Chordstore__V1__GetHistoryRequest;
+typedef struct Chordstore__V1__HistoryPage Chordstore__V1__HistoryPage;
+typedef struct Chordstore__V1__AsOf Chordstore__V1__AsOf;
+typedef struct Chordstore__V1__ReadAsOfRequest Chordstore__V1__ReadAsOfRequest;
+typedef struct Chordstore__V1__AsOfReply Chordstore__V1__AsOfReply;
 typedef struct Chordstore__V1__HealthReply Chordstore__V1__HealthReply;
 
 
@@ -167,10 +177,14 @@ struct  Chordstore__V1__Status
   ProtobufCMessage base;
   uint32_t code;
   char *message;
+  /*
+   * With ABORTED for an expected-revision mismatch: the revision the item is at now.
+   */
+  uint64_t current_revision;
 };
 #define CHORDSTORE__V1__STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__status__descriptor) \
-    , 0, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -196,10 +210,31 @@ struct  Chordstore__V1__CommandContext
   ProtobufCMessage base;
   char *session;
   char *command_id;
+  /*
+   * Optimistic concurrency: the revision (sequence number of the last change) the client
+   * expects the command's item to be at: the chordset for chordset and chord commands,
+   * the controls chord for its commands, the whole collection for delete-all. 0 means
+   * "never changed". A mismatch fails with ABORTED and Status.current_revision.
+   * Absent: no check.
+   */
+  Chordstore__V1__ExpectedRevision *expected;
 };
 #define CHORDSTORE__V1__COMMAND_CONTEXT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__command_context__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A revision the client expects (a message so that 0 can be told from absent).
+ */
+struct  Chordstore__V1__ExpectedRevision
+{
+  ProtobufCMessage base;
+  uint64_t revision;
+};
+#define CHORDSTORE__V1__EXPECTED_REVISION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__expected_revision__descriptor) \
+    , 0 }
 
 
 struct  Chordstore__V1__ChordSpec
@@ -424,6 +459,199 @@ struct  Chordstore__V1__HealthRequest
      }
 
 
+/*
+ * Reverts the session's most recent change that is not undone (see docs/UNDO.md).
+ */
+struct  Chordstore__V1__UndoRequest
+{
+  ProtobufCMessage base;
+  Chordstore__V1__CommandContext *context;
+};
+#define CHORDSTORE__V1__UNDO_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__undo_request__descriptor) \
+    , NULL }
+
+
+/*
+ * Re-applies the session's most recently undone change.
+ */
+struct  Chordstore__V1__RedoRequest
+{
+  ProtobufCMessage base;
+  Chordstore__V1__CommandContext *context;
+};
+#define CHORDSTORE__V1__REDO_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__redo_request__descriptor) \
+    , NULL }
+
+
+struct  Chordstore__V1__GetSessionRequest
+{
+  ProtobufCMessage base;
+  /*
+   * empty: the connection's session
+   */
+  char *session;
+};
+#define CHORDSTORE__V1__GET_SESSION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__get_session_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * What Undo and Redo would do next for a session.
+ */
+struct  Chordstore__V1__SessionState
+{
+  ProtobufCMessage base;
+  char *session;
+  /*
+   * the event Undo would revert; 0: nothing to undo
+   */
+  uint64_t undo_target;
+  /*
+   * the undo event Redo would revert; 0: nothing to redo
+   */
+  uint64_t redo_target;
+  /*
+   * how many undone changes Redo can re-apply
+   */
+  uint64_t redo_depth;
+};
+#define CHORDSTORE__V1__SESSION_STATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__session_state__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+typedef enum {
+  CHORDSTORE__V1__GET_HISTORY_REQUEST__SUBJECT__NOT_SET = 0,
+  CHORDSTORE__V1__GET_HISTORY_REQUEST__SUBJECT_CHORDSET_ID = 1,
+  CHORDSTORE__V1__GET_HISTORY_REQUEST__SUBJECT_SESSION = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__GET_HISTORY_REQUEST__SUBJECT__CASE)
+} Chordstore__V1__GetHistoryRequest__SubjectCase;
+
+/*
+ * One page of the events that touched a chordset, or that a session caused, oldest first.
+ */
+struct  Chordstore__V1__GetHistoryRequest
+{
+  ProtobufCMessage base;
+  /*
+   * resume after this event (0: from the start)
+   */
+  uint64_t after_sequence;
+  /*
+   * 0: the server's page limit
+   */
+  uint32_t limit;
+  Chordstore__V1__GetHistoryRequest__SubjectCase subject_case;
+  union {
+    ProtobufCBinaryData chordset_id;
+    char *session;
+  };
+};
+#define CHORDSTORE__V1__GET_HISTORY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__get_history_request__descriptor) \
+    , 0, 0, CHORDSTORE__V1__GET_HISTORY_REQUEST__SUBJECT__NOT_SET, {0} }
+
+
+struct  Chordstore__V1__HistoryPage
+{
+  ProtobufCMessage base;
+  size_t n_events;
+  Chordstore__V1__EventEnvelope **events;
+  /*
+   * pass as after_sequence for the next page; 0: no more
+   */
+  uint64_t next_after;
+};
+#define CHORDSTORE__V1__HISTORY_PAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__history_page__descriptor) \
+    , 0,NULL, 0 }
+
+
+typedef enum {
+  CHORDSTORE__V1__AS_OF__POINT__NOT_SET = 0,
+  CHORDSTORE__V1__AS_OF__POINT_SEQUENCE = 1,
+  CHORDSTORE__V1__AS_OF__POINT_TIME_MICROS = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__AS_OF__POINT__CASE)
+} Chordstore__V1__AsOf__PointCase;
+
+/*
+ * A point in the log's past: after the event with this sequence number, or after the
+ * last event committed at or before this time.
+ */
+struct  Chordstore__V1__AsOf
+{
+  ProtobufCMessage base;
+  Chordstore__V1__AsOf__PointCase point_case;
+  union {
+    uint64_t sequence;
+    /*
+     * microseconds since 1970
+     */
+    int64_t time_micros;
+  };
+};
+#define CHORDSTORE__V1__AS_OF__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__as_of__descriptor) \
+    , CHORDSTORE__V1__AS_OF__POINT__NOT_SET, {0} }
+
+
+typedef enum {
+  CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY__NOT_SET = 0,
+  CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY_LIST = 2,
+  CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY_CHORDSET = 3,
+  CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY_PROFILE = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY__CASE)
+} Chordstore__V1__ReadAsOfRequest__QueryCase;
+
+/*
+ * A read of the state as it was at a point of the log (time travel).
+ */
+struct  Chordstore__V1__ReadAsOfRequest
+{
+  ProtobufCMessage base;
+  Chordstore__V1__AsOf *as_of;
+  Chordstore__V1__ReadAsOfRequest__QueryCase query_case;
+  union {
+    Chordstore__V1__ListChordsetsRequest *list;
+    Chordstore__V1__GetChordsetRequest *chordset;
+    Chordstore__V1__GetProfileRequest *profile;
+  };
+};
+#define CHORDSTORE__V1__READ_AS_OF_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__read_as_of_request__descriptor) \
+    , NULL, CHORDSTORE__V1__READ_AS_OF_REQUEST__QUERY__NOT_SET, {0} }
+
+
+typedef enum {
+  CHORDSTORE__V1__AS_OF_REPLY__RESULT__NOT_SET = 0,
+  CHORDSTORE__V1__AS_OF_REPLY__RESULT_LIST = 2,
+  CHORDSTORE__V1__AS_OF_REPLY__RESULT_CHORDSET = 3,
+  CHORDSTORE__V1__AS_OF_REPLY__RESULT_PROFILE = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__AS_OF_REPLY__RESULT__CASE)
+} Chordstore__V1__AsOfReply__ResultCase;
+
+struct  Chordstore__V1__AsOfReply
+{
+  ProtobufCMessage base;
+  /*
+   * the point read: the last event applied
+   */
+  uint64_t sequence;
+  Chordstore__V1__AsOfReply__ResultCase result_case;
+  union {
+    Chordstore__V1__ChordsetList *list;
+    Chordstore__V1__Chordset *chordset;
+    Chordstore__V1__Profile *profile;
+  };
+};
+#define CHORDSTORE__V1__AS_OF_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__as_of_reply__descriptor) \
+    , 0, CHORDSTORE__V1__AS_OF_REPLY__RESULT__NOT_SET, {0} }
+
+
 struct  Chordstore__V1__HealthReply
 {
   ProtobufCMessage base;
@@ -581,6 +809,25 @@ Chordstore__V1__CommandContext *
                       const uint8_t       *data);
 void   chordstore__v1__command_context__free_unpacked
                      (Chordstore__V1__CommandContext *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ExpectedRevision methods */
+void   chordstore__v1__expected_revision__init
+                     (Chordstore__V1__ExpectedRevision         *message);
+size_t chordstore__v1__expected_revision__get_packed_size
+                     (const Chordstore__V1__ExpectedRevision   *message);
+size_t chordstore__v1__expected_revision__pack
+                     (const Chordstore__V1__ExpectedRevision   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__expected_revision__pack_to_buffer
+                     (const Chordstore__V1__ExpectedRevision   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ExpectedRevision *
+       chordstore__v1__expected_revision__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__expected_revision__free_unpacked
+                     (Chordstore__V1__ExpectedRevision *message,
                       ProtobufCAllocator *allocator);
 /* Chordstore__V1__ChordSpec methods */
 void   chordstore__v1__chord_spec__init
@@ -905,6 +1152,177 @@ Chordstore__V1__HealthRequest *
 void   chordstore__v1__health_request__free_unpacked
                      (Chordstore__V1__HealthRequest *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__UndoRequest methods */
+void   chordstore__v1__undo_request__init
+                     (Chordstore__V1__UndoRequest         *message);
+size_t chordstore__v1__undo_request__get_packed_size
+                     (const Chordstore__V1__UndoRequest   *message);
+size_t chordstore__v1__undo_request__pack
+                     (const Chordstore__V1__UndoRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__undo_request__pack_to_buffer
+                     (const Chordstore__V1__UndoRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__UndoRequest *
+       chordstore__v1__undo_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__undo_request__free_unpacked
+                     (Chordstore__V1__UndoRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__RedoRequest methods */
+void   chordstore__v1__redo_request__init
+                     (Chordstore__V1__RedoRequest         *message);
+size_t chordstore__v1__redo_request__get_packed_size
+                     (const Chordstore__V1__RedoRequest   *message);
+size_t chordstore__v1__redo_request__pack
+                     (const Chordstore__V1__RedoRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__redo_request__pack_to_buffer
+                     (const Chordstore__V1__RedoRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__RedoRequest *
+       chordstore__v1__redo_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__redo_request__free_unpacked
+                     (Chordstore__V1__RedoRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__GetSessionRequest methods */
+void   chordstore__v1__get_session_request__init
+                     (Chordstore__V1__GetSessionRequest         *message);
+size_t chordstore__v1__get_session_request__get_packed_size
+                     (const Chordstore__V1__GetSessionRequest   *message);
+size_t chordstore__v1__get_session_request__pack
+                     (const Chordstore__V1__GetSessionRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__get_session_request__pack_to_buffer
+                     (const Chordstore__V1__GetSessionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__GetSessionRequest *
+       chordstore__v1__get_session_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__get_session_request__free_unpacked
+                     (Chordstore__V1__GetSessionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__SessionState methods */
+void   chordstore__v1__session_state__init
+                     (Chordstore__V1__SessionState         *message);
+size_t chordstore__v1__session_state__get_packed_size
+                     (const Chordstore__V1__SessionState   *message);
+size_t chordstore__v1__session_state__pack
+                     (const Chordstore__V1__SessionState   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__session_state__pack_to_buffer
+                     (const Chordstore__V1__SessionState   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__SessionState *
+       chordstore__v1__session_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__session_state__free_unpacked
+                     (Chordstore__V1__SessionState *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__GetHistoryRequest methods */
+void   chordstore__v1__get_history_request__init
+                     (Chordstore__V1__GetHistoryRequest         *message);
+size_t chordstore__v1__get_history_request__get_packed_size
+                     (const Chordstore__V1__GetHistoryRequest   *message);
+size_t chordstore__v1__get_history_request__pack
+                     (const Chordstore__V1__GetHistoryRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__get_history_request__pack_to_buffer
+                     (const Chordstore__V1__GetHistoryRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__GetHistoryRequest *
+       chordstore__v1__get_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__get_history_request__free_unpacked
+                     (Chordstore__V1__GetHistoryRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__HistoryPage methods */
+void   chordstore__v1__history_page__init
+                     (Chordstore__V1__HistoryPage         *message);
+size_t chordstore__v1__history_page__get_packed_size
+                     (const Chordstore__V1__HistoryPage   *message);
+size_t chordstore__v1__history_page__pack
+                     (const Chordstore__V1__HistoryPage   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__history_page__pack_to_buffer
+                     (const Chordstore__V1__HistoryPage   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__HistoryPage *
+       chordstore__v1__history_page__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__history_page__free_unpacked
+                     (Chordstore__V1__HistoryPage *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__AsOf methods */
+void   chordstore__v1__as_of__init
+                     (Chordstore__V1__AsOf         *message);
+size_t chordstore__v1__as_of__get_packed_size
+                     (const Chordstore__V1__AsOf   *message);
+size_t chordstore__v1__as_of__pack
+                     (const Chordstore__V1__AsOf   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__as_of__pack_to_buffer
+                     (const Chordstore__V1__AsOf   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__AsOf *
+       chordstore__v1__as_of__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__as_of__free_unpacked
+                     (Chordstore__V1__AsOf *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ReadAsOfRequest methods */
+void   chordstore__v1__read_as_of_request__init
+                     (Chordstore__V1__ReadAsOfRequest         *message);
+size_t chordstore__v1__read_as_of_request__get_packed_size
+                     (const Chordstore__V1__ReadAsOfRequest   *message);
+size_t chordstore__v1__read_as_of_request__pack
+                     (const Chordstore__V1__ReadAsOfRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__read_as_of_request__pack_to_buffer
+                     (const Chordstore__V1__ReadAsOfRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ReadAsOfRequest *
+       chordstore__v1__read_as_of_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__read_as_of_request__free_unpacked
+                     (Chordstore__V1__ReadAsOfRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__AsOfReply methods */
+void   chordstore__v1__as_of_reply__init
+                     (Chordstore__V1__AsOfReply         *message);
+size_t chordstore__v1__as_of_reply__get_packed_size
+                     (const Chordstore__V1__AsOfReply   *message);
+size_t chordstore__v1__as_of_reply__pack
+                     (const Chordstore__V1__AsOfReply   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__as_of_reply__pack_to_buffer
+                     (const Chordstore__V1__AsOfReply   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__AsOfReply *
+       chordstore__v1__as_of_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__as_of_reply__free_unpacked
+                     (Chordstore__V1__AsOfReply *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__HealthReply methods */
 void   chordstore__v1__health_reply__init
                      (Chordstore__V1__HealthReply         *message);
@@ -949,6 +1367,9 @@ typedef void (*Chordstore__V1__GoAway_Closure)
                   void *closure_data);
 typedef void (*Chordstore__V1__CommandContext_Closure)
                  (const Chordstore__V1__CommandContext *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ExpectedRevision_Closure)
+                 (const Chordstore__V1__ExpectedRevision *message,
                   void *closure_data);
 typedef void (*Chordstore__V1__ChordSpec_Closure)
                  (const Chordstore__V1__ChordSpec *message,
@@ -1000,6 +1421,33 @@ typedef void (*Chordstore__V1__ReadLogRequest_Closure)
                   void *closure_data);
 typedef void (*Chordstore__V1__HealthRequest_Closure)
                  (const Chordstore__V1__HealthRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__UndoRequest_Closure)
+                 (const Chordstore__V1__UndoRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__RedoRequest_Closure)
+                 (const Chordstore__V1__RedoRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__GetSessionRequest_Closure)
+                 (const Chordstore__V1__GetSessionRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__SessionState_Closure)
+                 (const Chordstore__V1__SessionState *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__GetHistoryRequest_Closure)
+                 (const Chordstore__V1__GetHistoryRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__HistoryPage_Closure)
+                 (const Chordstore__V1__HistoryPage *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__AsOf_Closure)
+                 (const Chordstore__V1__AsOf *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ReadAsOfRequest_Closure)
+                 (const Chordstore__V1__ReadAsOfRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__AsOfReply_Closure)
+                 (const Chordstore__V1__AsOfReply *message,
                   void *closure_data);
 typedef void (*Chordstore__V1__HealthReply_Closure)
                  (const Chordstore__V1__HealthReply *message,
@@ -1071,6 +1519,26 @@ struct Chordstore__V1__ChordStore_Service
                  const Chordstore__V1__HealthRequest *input,
                  Chordstore__V1__HealthReply_Closure closure,
                  void *closure_data);
+  void (*undo)(Chordstore__V1__ChordStore_Service *service,
+               const Chordstore__V1__UndoRequest *input,
+               Chordstore__V1__CommandReply_Closure closure,
+               void *closure_data);
+  void (*redo)(Chordstore__V1__ChordStore_Service *service,
+               const Chordstore__V1__RedoRequest *input,
+               Chordstore__V1__CommandReply_Closure closure,
+               void *closure_data);
+  void (*get_session)(Chordstore__V1__ChordStore_Service *service,
+                      const Chordstore__V1__GetSessionRequest *input,
+                      Chordstore__V1__SessionState_Closure closure,
+                      void *closure_data);
+  void (*get_history)(Chordstore__V1__ChordStore_Service *service,
+                      const Chordstore__V1__GetHistoryRequest *input,
+                      Chordstore__V1__HistoryPage_Closure closure,
+                      void *closure_data);
+  void (*read_as_of)(Chordstore__V1__ChordStore_Service *service,
+                     const Chordstore__V1__ReadAsOfRequest *input,
+                     Chordstore__V1__AsOfReply_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -1093,7 +1561,12 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## get_controls_chord,\
       function_prefix__ ## get_profile,\
       function_prefix__ ## read_log,\
-      function_prefix__ ## health  }
+      function_prefix__ ## health,\
+      function_prefix__ ## undo,\
+      function_prefix__ ## redo,\
+      function_prefix__ ## get_session,\
+      function_prefix__ ## get_history,\
+      function_prefix__ ## read_as_of  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -1154,6 +1627,26 @@ void chordstore__v1__chord_store__health(ProtobufCService *service,
                                          const Chordstore__V1__HealthRequest *input,
                                          Chordstore__V1__HealthReply_Closure closure,
                                          void *closure_data);
+void chordstore__v1__chord_store__undo(ProtobufCService *service,
+                                       const Chordstore__V1__UndoRequest *input,
+                                       Chordstore__V1__CommandReply_Closure closure,
+                                       void *closure_data);
+void chordstore__v1__chord_store__redo(ProtobufCService *service,
+                                       const Chordstore__V1__RedoRequest *input,
+                                       Chordstore__V1__CommandReply_Closure closure,
+                                       void *closure_data);
+void chordstore__v1__chord_store__get_session(ProtobufCService *service,
+                                              const Chordstore__V1__GetSessionRequest *input,
+                                              Chordstore__V1__SessionState_Closure closure,
+                                              void *closure_data);
+void chordstore__v1__chord_store__get_history(ProtobufCService *service,
+                                              const Chordstore__V1__GetHistoryRequest *input,
+                                              Chordstore__V1__HistoryPage_Closure closure,
+                                              void *closure_data);
+void chordstore__v1__chord_store__read_as_of(ProtobufCService *service,
+                                             const Chordstore__V1__ReadAsOfRequest *input,
+                                             Chordstore__V1__AsOfReply_Closure closure,
+                                             void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1166,6 +1659,7 @@ extern const ProtobufCMessageDescriptor chordstore__v1__reply__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__status__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__go_away__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__command_context__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__expected_revision__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__chord_spec__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__add_chordset_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__rename_chordset_request__descriptor;
@@ -1183,6 +1677,15 @@ extern const ProtobufCMessageDescriptor chordstore__v1__get_controls_chord_reque
 extern const ProtobufCMessageDescriptor chordstore__v1__get_profile_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__read_log_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__health_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__undo_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__redo_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__get_session_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__session_state__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__get_history_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__history_page__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__as_of__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__read_as_of_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__as_of_reply__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 

@@ -37,7 +37,8 @@ public final class ChordStore: Sendable {
         /// The epoch written into new records.
         public var epoch: UInt64 = 1
         /// Events between the snapshots that reads of the past start from (at least; a
-        /// store with more chordsets than this waits as many events). `nil` takes none.
+        /// store with more chordsets than this waits as many events). `nil` takes them
+        /// only when ``ChordStore/takeSnapshot()`` is called.
         public var snapshotInterval: UInt64? = 100_000
         /// Skips fsync at commit. A crash may then lose acknowledged commands: only for
         /// benchmarks and bulk loads that say so.

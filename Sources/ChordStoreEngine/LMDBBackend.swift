@@ -34,9 +34,7 @@ final class LMDBBackend: StorageBackend {
         envOptions.noSync = options.unsafeNoSync
         envOptions.maxDatabases = 32
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
-        snapshotFiles = options.snapshotInterval.map {
-            SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: $0)
-        }
+        snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
         do {
             env = try Environment(directory: directory, options: envOptions)
             dbs = StoreDatabases(

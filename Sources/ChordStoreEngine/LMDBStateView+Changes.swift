@@ -45,14 +45,9 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     mutating func clearRedo(_ session: String) throws {
         let prefix = StoreKeys.session(session)
-        try txn.withCursor(dbs.redo) { cursor in
-            guard var entry = try prefix.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) else { return }
-            while entry.key.starts(with: prefix), entry.key.count == prefix.count + 8 {
-                try cursor.deleteCurrent()
-                guard let next = try cursor.current() else { return }
-                entry = next
-            }
-        }
+        var sequences: [UInt64] = []
+        try forEachSequence(dbs.redo, prefix: prefix, after: 0) { sequences.append($0); return true }
+        for sequence in sequences { _ = try txn.delete(dbs.redo, key: prefix + StoreKeys.sequence(sequence)) }
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {

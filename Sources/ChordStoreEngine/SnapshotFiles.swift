@@ -22,8 +22,8 @@ final class SnapshotFiles: Sendable {
     let directory: URL
     /// Events between snapshots, at least; more when the state is large (a snapshot is
     /// taken after as many events as there are chordsets, so that the disk they take
-    /// stays proportional to the log).
-    let interval: UInt64
+    /// stays proportional to the log). `nil`: only ``write(_:)`` takes them.
+    let interval: UInt64?
     private struct State {
         var taken: [UInt64]
         var busy = false
@@ -31,9 +31,9 @@ final class SnapshotFiles: Sendable {
     }
     private let state: Mutex<State>
 
-    init(directory: URL, interval: UInt64) {
+    init(directory: URL, interval: UInt64?) {
         self.directory = directory
-        self.interval = max(1, interval)
+        self.interval = interval.map { max(1, $0) }
         let taken = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         state = Mutex(State(taken: taken.compactMap(Self.sequence(ofFile:)).sorted()))
     }
@@ -44,6 +44,7 @@ final class SnapshotFiles: Sendable {
     /// Starts a snapshot in the background if the log has grown by an interval since the
     /// last one and none is being written.
     func maybeTake(head: UInt64, backend: any StorageBackend) {
+        guard let interval else { return }
         let start = state.withLock { state -> Bool in
             let last = state.taken.last ?? 0
             guard !state.busy, head >= last + max(interval, UInt64(state.chordsets)) else { return false }
@@ -55,10 +56,7 @@ final class SnapshotFiles: Sendable {
             let written = try? backend.withSnapshot { snapshot in try self.write(snapshot) }
             state.withLock { state in
                 state.busy = false
-                if let written {
-                    state.taken.append(written.sequence)
-                    state.chordsets = written.chordsets
-                }
+                if let written { state.chordsets = written.chordsets }
             }
         }
     }
@@ -101,8 +99,15 @@ final class SnapshotFiles: Sendable {
         if !block.bytes.isEmpty { try flush(&block) }
         try flush(&block)  // the empty end block
         try handle.synchronize()
+        if FileManager.default.fileExists(atPath: final.path) { try FileManager.default.removeItem(at: final) }
         try FileManager.default.moveItem(at: temporary, to: final)
         ok = true
+        state.withLock { state in
+            if !state.taken.contains(sequence) {
+                state.taken.append(sequence)
+                state.taken.sort()
+            }
+        }
         return (sequence, count)
     }
 

@@ -17,13 +17,7 @@ public struct Cursor {
     public mutating func next() throws(LMDBError) -> Entry? { try move(MDB_NEXT) }
     /// The entry before the current one.
     public mutating func previous() throws(LMDBError) -> Entry? { try move(MDB_PREV) }
-    /// Deletes the current entry (write transactions only); the cursor then stands on the
-    /// entry after it, which ``current()`` returns.
-    public mutating func deleteCurrent() throws(LMDBError) {
-        try check(mdb_cursor_del(handle, 0), "mdb_cursor_del(\(name))")
-    }
-    /// The entry the cursor stands on.
-    public mutating func current() throws(LMDBError) -> Entry? { try move(MDB_GET_CURRENT) }
+
     /// The first entry whose key is at least `key`.
     public mutating func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

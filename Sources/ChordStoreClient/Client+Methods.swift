@@ -102,4 +102,32 @@ extension Client {
     public func health(timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_HealthReply {
         try await call(.health, Chordstore_V1_HealthRequest(), timeout: timeout)
     }
+
+    /// `Undo`: reverts the session's most recent change that is not undone (the session
+    /// is the connection's unless `session` names another).
+    public func undo(session: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_EventEnvelope {
+        try await call(.undo, Chordstore_V1_UndoRequest.with { $0.context.session = session },
+                       timeout: timeout, as: Chordstore_V1_CommandReply.self).event
+    }
+
+    /// `Redo`: re-applies the session's most recently undone change.
+    public func redo(session: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_EventEnvelope {
+        try await call(.redo, Chordstore_V1_RedoRequest.with { $0.context.session = session },
+                       timeout: timeout, as: Chordstore_V1_CommandReply.self).event
+    }
+
+    /// `GetSession`: what undo and redo would do next for the session.
+    public func sessionState(_ session: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_SessionState {
+        try await call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session }, timeout: timeout)
+    }
+
+    /// `GetHistory`: one page of a chordset's or a session's events, oldest first.
+    public func history(_ request: Chordstore_V1_GetHistoryRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_HistoryPage {
+        try await call(.getHistory, request, timeout: timeout)
+    }
+
+    /// `ReadAsOf`: a list, a chordset or the profile as it was at a point of the log.
+    public func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_AsOfReply {
+        try await call(.readAsOf, request, timeout: timeout)
+    }
 }

@@ -147,3 +147,9 @@ extension Chordstore_V1_MoveChordsetRequest: CommandRequest {
 extension Chordstore_V1_DeleteAllRequest: CommandRequest {
     public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
+extension Chordstore_V1_UndoRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}
+extension Chordstore_V1_RedoRequest: CommandRequest {
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+}

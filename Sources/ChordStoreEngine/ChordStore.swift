@@ -252,6 +252,14 @@ public struct SessionState: Sendable, Hashable {
     public var redoTarget: UInt64?
     /// How many undone changes redo can re-apply.
     public var redoDepth: Int
+
+    /// Creates a session state.
+    public init(session: String, undoTarget: UInt64?, redoTarget: UInt64?, redoDepth: Int) {
+        self.session = session
+        self.undoTarget = undoTarget
+        self.redoTarget = redoTarget
+        self.redoDepth = redoDepth
+    }
 }
 
 /// Counts of a store, as the seed app's `profile()` printed them.

@@ -17,7 +17,8 @@ struct ChordStoreCLI: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
-            MoveCommand.self, DeleteAllCommand.self, ProfileCommand.self, LogCommand.self,
+            MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
+            HistoryCommand.self, ProfileCommand.self, LogCommand.self,
             VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )

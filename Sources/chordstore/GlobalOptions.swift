@@ -14,8 +14,10 @@ struct GlobalOptions: ParsableArguments {
         valueName: "DIR"))
     var data: String?
 
-    @Option(name: .long, help: ArgumentHelp("The session (actor) recorded with each change.", valueName: "NAME"))
-    var session: String = ProcessInfo.processInfo.environment["USER"].map { "cli-\($0)" } ?? "cli"
+    @Option(name: .long, help: ArgumentHelp(
+        "The session (actor) recorded with each change, whose changes undo and redo walk through. Default: $CHORDSTORE_SESSION, or a stable id for this user kept in ~/.config/chordstore/session.",
+        valueName: "NAME"))
+    var session: String?
 
     @Flag(name: .long, help: "Print results in protobuf's canonical JSON mapping.")
     var json = false
@@ -30,8 +32,11 @@ struct GlobalOptions: ParsableArguments {
         return try ChordStore.open(at: URL(fileURLWithPath: dataDirectory), options: options, progress: progress.report)
     }
 
+    /// The session acting: `--session`, or this user's stable default.
+    var sessionName: String { session ?? SessionFile.stableSession() }
+
     /// The context recorded with a command: a fresh command id, so a retry applies once.
-    var context: CommandContext { CommandContext(session: session, commandID: UUID().uuidString) }
+    var context: CommandContext { CommandContext(session: sessionName, commandID: UUID().uuidString) }
 }
 
 /// Runs `body` with an open store in the data directory, closing it afterwards, and
@@ -74,6 +79,31 @@ func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async thro
     } catch {
         await access.close()
         throw error
+    }
+}
+
+/// The default session of the CLI: one id per user, made once and kept in a file, so that
+/// `chordstore undo` undoes this user's last change and not another user's.
+enum SessionFile {
+    static func stableSession() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let session = environment["CHORDSTORE_SESSION"], !session.isEmpty { return session }
+        let user = environment["USER"] ?? "user"
+        let config = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+        let file = config.appendingPathComponent("chordstore").appendingPathComponent("session")
+        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+           !stored.isEmpty, stored.utf8.count <= 128 {
+            return stored
+        }
+        let made = "cli-\(user)-\(UUID().uuidString.prefix(8).lowercased())"
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data((made + "\n").utf8).write(to: file, options: .atomic)
+            return made
+        } catch {
+            return "cli-\(user)"  // no writable home: a per-user name that is at least stable
+        }
     }
 }
 

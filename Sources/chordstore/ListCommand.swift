@@ -27,11 +27,19 @@ struct ListCommand: AsyncParsableCommand {
     @Option(help: "Show at most this many.")
     var limit: Int?
 
+    @OptionGroup var asOf: AsOfOption
+
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
     }
 
     func run() async throws {
+        if let point = try asOf.point() {
+            let answer = try await withAccess(global) { try await $0.readAsOf(point, .list(order.order, limit: limit)) }
+            guard case .list(let chordsets, let sequence) = answer else { return }
+            if !global.json { Output.print("as of event \(sequence):") }
+            return try Output.chordsetList(chordsets, json: global.json)
+        }
         let chordsets = try await withAccess(global) { try await $0.chordsets(order: order.order, limit: limit) }
         try Output.chordsetList(chordsets, json: global.json)
     }

@@ -10,8 +10,14 @@ struct ProfileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile", abstract: "Count chordsets and chords (chords = 8 × chordsets + the controls chord).")
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var asOf: AsOfOption
 
     func run() async throws {
+        if let point = try asOf.point() {
+            let answer = try await withAccess(global) { try await $0.readAsOf(point, .profile) }
+            guard case .profile(let profile) = answer else { return }
+            return try Output.profile(profile, json: global.json)
+        }
         let profile = try await withAccess(global) { try await $0.profile() }
         try Output.profile(profile, json: global.json)
     }

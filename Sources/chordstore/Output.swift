@@ -93,7 +93,7 @@ enum Output {
         case .controlsChordSet(nil, _): "cleared the controls chord"
         case .chordsetMoved(let id, let from, let to): "moved \(id.uuidString) from index \(from) to \(to)"
         case .allDeleted(let n): "deleted all chordsets (\(n))"
-        case .allRestored(let at, let n): "put back the \(n) chordsets deleted by event \(at)"
+        case .allRestored(let at, let n): "put back \(count(n, "chordset")) deleted by event \(at)"
         }
     }
 

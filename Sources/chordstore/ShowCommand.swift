@@ -12,7 +12,18 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: "A chordset id, a chord id, or 'controls'.")
     var id: String
 
+    @OptionGroup var asOf: AsOfOption
+
     func run() async throws {
+        if let point = try asOf.point() {
+            let chordsetID = try parseID(id, what: "chordset id (--as-of reads chordsets only)")
+            let answer = try await withAccess(global) { try await $0.readAsOf(point, .chordset(chordsetID)) }
+            guard case .chordset(let chordset, let sequence) = answer, let chordset else {
+                throw Failure(ChordStoreError(.notFound, "no chordset had id \(chordsetID) then"))
+            }
+            if !global.json { Output.print("as of event \(sequence):") }
+            return try Output.chordset(chordset, json: global.json)
+        }
         if id == "controls" {
             let chord = try await withAccess(global) { try await $0.controlsChord() }
             guard let chord else { throw Failure(ChordStoreError(.notFound, "the controls chord is not set")) }

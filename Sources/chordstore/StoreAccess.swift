@@ -17,7 +17,26 @@ protocol StoreAccess: Sendable {
     func profile() async throws -> Profile
     /// Calls `body` with each event envelope from `sequence` on (all when `limit` is 0).
     func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws
+    func sessionState(_ session: String) async throws -> SessionState
+    /// One page of a chordset's history (`chordset` given) or a session's.
+    func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent]
+    /// The chordsets, one chordset or the profile as of a point in the past (`read` picks).
+    func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer
     func close() async
+}
+
+/// What a read of the past asks for.
+enum PastRead: Sendable {
+    case list(ChordsetOrder, limit: Int?)
+    case chordset(UUID)
+    case profile
+}
+
+/// What a read of the past answers, and the point it was read at.
+enum PastAnswer: Sendable {
+    case list([Chordset], sequence: UInt64)
+    case chordset(Chordset?, sequence: UInt64)
+    case profile(Profile)
 }
 
 /// A store opened in this process.
@@ -39,6 +58,22 @@ struct LocalAccess: StoreAccess {
             try body(try RecordCodec.envelope(record, sequence: sequence))
             printed += 1
             return limit == 0 || printed < limit
+        }
+    }
+
+    func sessionState(_ session: String) async throws -> SessionState { try store.session(session) }
+
+    func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent] {
+        if let chordset { return try store.history(chordset: chordset, after: after, limit: limit) }
+        return try store.history(session: session, after: after, limit: limit)
+    }
+
+    func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer {
+        let past = try store.state(asOf: point)
+        switch read {
+        case .list(let order, let limit): return .list(past.chordsets(order: order, limit: limit), sequence: past.sequence)
+        case .chordset(let id): return .chordset(past.chordset(id), sequence: past.sequence)
+        case .profile: return .profile(past.profile)
         }
     }
 
@@ -74,11 +109,7 @@ struct RemoteAccess: StoreAccess {
     func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] {
         let list: Chordstore_V1_ChordsetList = try await remote {
             try await connection.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with {
-                $0.order = switch order {
-                case .creationDate: .created
-                case .index: .index
-                case .title: .title
-                }
+                $0.order = order.proto
                 $0.limit = UInt32(clamping: limit ?? 0)
             })
         }
@@ -127,6 +158,61 @@ struct RemoteAccess: StoreAccess {
         }
     }
 
+    func sessionState(_ session: String) async throws -> SessionState {
+        let state: Chordstore_V1_SessionState = try await remote {
+            try await connection.call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session })
+        }
+        return SessionState(
+            session: state.session, undoTarget: state.undoTarget == 0 ? nil : state.undoTarget,
+            redoTarget: state.redoTarget == 0 ? nil : state.redoTarget, redoDepth: Int(state.redoDepth))
+    }
+
+    func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        var next = after
+        while events.count < limit {
+            let page: Chordstore_V1_HistoryPage = try await remote {
+                try await connection.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
+                    if let chordset { $0.chordsetID = chordset.protoBytes } else { $0.session = session }
+                    $0.afterSequence = next
+                    $0.limit = UInt32(clamping: limit - events.count)
+                })
+            }
+            for envelope in page.events { events.append(try RecordedEvent(envelope: envelope)) }
+            guard page.nextAfter != 0 else { break }
+            next = page.nextAfter
+        }
+        return events
+    }
+
+    func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer {
+        let reply: Chordstore_V1_AsOfReply = try await remote {
+            try await connection.call(.readAsOf, Chordstore_V1_ReadAsOfRequest.with {
+                switch point {
+                case .sequence(let sequence): $0.asOf.sequence = sequence
+                case .time(let instant): $0.asOf.timeMicros = instant.microsecondsSince1970
+                }
+                switch read {
+                case .list(let order, let limit):
+                    $0.list = .with {
+                        $0.order = order.proto
+                        $0.limit = UInt32(clamping: limit ?? 0)
+                    }
+                case .chordset(let id): $0.chordset = .with { $0.chordsetID = id.protoBytes }
+                case .profile: $0.profile = Chordstore_V1_GetProfileRequest()
+                }
+            })
+        }
+        switch reply.result {
+        case .list(let list): return .list(try list.chordsets.map { try Chordset(proto: $0) }, sequence: reply.sequence)
+        case .chordset(let chordset): return .chordset(try Chordset(proto: chordset), sequence: reply.sequence)
+        case .profile(let p):
+            return .profile(Profile(
+                chordsets: Int(p.chordsets), chords: Int(p.chords), hasControlsChord: p.controlsChordPresent, lastSequence: p.lastSequence))
+        case nil: throw ChordStoreError(.internal, "the server answered ReadAsOf without a result")
+        }
+    }
+
     func close() async { await connection.close() }
 
     /// Runs a call, turning the client's error into the store's error type for printing.
@@ -134,7 +220,8 @@ struct RemoteAccess: StoreAccess {
         do {
             return try await body()
         } catch let error as ClientError {
-            throw ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message)
+            throw ChordStoreError(
+                ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message, currentRevision: error.currentRevision)
         }
     }
 
@@ -214,6 +301,17 @@ enum RemoteCommand {
             return (.undo, Chordstore_V1_UndoRequest.with { $0.context = wireContext })
         case .redo:
             return (.redo, Chordstore_V1_RedoRequest.with { $0.context = wireContext })
+        }
+    }
+}
+
+extension ChordsetOrder {
+    /// The wire enum.
+    var proto: Chordstore_V1_ChordsetOrder {
+        switch self {
+        case .creationDate: .created
+        case .index: .index
+        case .title: .title
         }
     }
 }

@@ -1,0 +1,124 @@
+import ArgumentParser
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import Foundation
+import SwiftProtobuf
+
+/// `chordstore undo`.
+struct UndoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo",
+        abstract: "Revert the session's most recent change that is not undone.",
+        discussion: """
+            The undo is itself an event (the log is never edited): it records the reverting
+            change, marked as the undo of the event it reverts. Undo walks back through the
+            session's changes one by one; it fails with FAILED_PRECONDITION, changing
+            nothing, if another session changed the same chordset (or the controls chord)
+            after the change being undone. The session is --session, or this user's stable
+            default (see 'chordstore session').
+            """)
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await executeAndReport(.undo, global)
+    }
+}
+
+/// `chordstore redo`.
+struct RedoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "redo",
+        abstract: "Re-apply the session's most recently undone change.",
+        discussion: """
+            Any new change by the session empties what redo can re-apply. Redo follows the
+            same conflict rule as undo.
+            """)
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await executeAndReport(.redo, global)
+    }
+}
+
+/// `chordstore session`: what undo and redo would do next.
+struct SessionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session", abstract: "Show the session's name and what undo and redo would do next.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let name = global.sessionName
+        let state = try await withAccess(global) { try await $0.sessionState(name) }
+        if global.json {
+            return try Output.json(Chordstore_V1_SessionState.with {
+                $0.session = state.session
+                $0.undoTarget = state.undoTarget ?? 0
+                $0.redoTarget = state.redoTarget ?? 0
+                $0.redoDepth = UInt64(state.redoDepth)
+            })
+        }
+        Output.print("session \(state.session)")
+        Output.print(state.undoTarget.map { "undo would revert event \($0)" } ?? "nothing to undo")
+        Output.print(state.redoTarget.map { "redo would revert undo event \($0) (\(state.redoDepth) undone change(s) to redo)" } ?? "nothing to redo")
+    }
+}
+
+/// `chordstore history [ID]`.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List the events of one chordset, or (without an id) those of the session.",
+        discussion: """
+            A chordset's history includes its add, renames, chord edits, moves, deletes,
+            the delete-alls that removed it and the undos that put it back.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "A chordset id; without it, the session's own events.") var id: String?
+    @Option(help: "Start after this sequence number.") var after: UInt64 = 0
+    @Option(help: "Show at most this many (1...100000).") var limit = 1_000
+
+    func validate() throws {
+        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
+    }
+
+    func run() async throws {
+        let chordset = try id.map { try parseID($0, what: "chordset id") }
+        let session = global.sessionName
+        let events = try await withAccess(global) {
+            try await $0.history(chordset: chordset, session: session, after: after, limit: limit)
+        }
+        for event in events {
+            if global.json {
+                Output.print(try RecordCodec.envelope(for: event).jsonString())
+            } else {
+                Output.print(Output.eventLine(event))
+            }
+        }
+        if events.isEmpty && !global.json {
+            Output.print(chordset.map { "no events for chordset \($0.uuidString)" } ?? "no events for session \(session)")
+        }
+    }
+}
+
+/// `--as-of SEQ|TIME`, shared by the read verbs.
+struct AsOfOption: ParsableArguments {
+    @Option(name: .customLong("as-of"), help: ArgumentHelp(
+        "Read the state as it was after event SEQ, or at TIME (ISO 8601, e.g. 2026-11-22T10:00:00Z).",
+        valueName: "SEQ|TIME"))
+    var asOf: String?
+
+    /// The point asked for, or `nil` for the present.
+    func point() throws -> AsOf? {
+        guard let asOf else { return nil }
+        if let sequence = UInt64(asOf) { return .sequence(sequence) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: asOf) ?? ISO8601DateFormatter().date(from: asOf) {
+            return .time(Instant(microsecondsSince1970: Int64((date.timeIntervalSince1970 * 1_000_000).rounded())))
+        }
+        throw ValidationError("--as-of takes a sequence number or an ISO 8601 time, not '\(asOf)'")
+    }
+
+    func validate() throws { _ = try point() }
+}

@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure durable appends, rebuild speed and the protocol on this machine.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchWireCommand.self])
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchUndoCommand.self, BenchWireCommand.self])
 }
 
 /// Where a benchmark keeps its store: `--data DIR`, or a fresh temporary directory that is
@@ -136,7 +136,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
     func run() async throws {
         try await directory.withDirectory { url in
             do {
-                try await load(url)
+                try await BenchLog.load(url, events: events, seed: seed)
                 var clock = ContinuousClock.now
                 let store = try ChordStore.open(at: url)
                 defer { store.close() }
@@ -161,7 +161,12 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         }
     }
 
-    private func load(_ url: URL) async throws {
+}
+
+/// The log the rebuild and undo benchmarks load: 10% adds, 90% edits of existing
+/// chordsets, written without fsync from concurrent callers.
+enum BenchLog {
+    static func load(_ url: URL, events: Int, seed: UInt64) async throws {
         var options = ChordStore.Options()
         options.unsafeNoSync = true
         options.seed = seed

@@ -36,14 +36,17 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 }
 
 /// Runs `chordstore` with `arguments` to completion (at most `timeout` seconds).
-func runChordstore(_ arguments: [String], timeout: TimeInterval = 60) async throws -> RunResult {
-    try await offPool { try blockingRun(arguments, timeout: timeout) }
+func runChordstore(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) async throws -> RunResult {
+    try await offPool { try blockingRun(arguments, environment: environment, timeout: timeout) }
 }
 
-private func blockingRun(_ arguments: [String], timeout: TimeInterval) throws -> RunResult {
+private func blockingRun(_ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> RunResult {
     let process = Process()
     process.executableURL = try chordstoreExecutable()
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -54,4 +54,40 @@ struct CommandLineTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("is in use by another process (pid \(ProcessInfo.processInfo.processIdentifier))"))
     }
+
+    @Test("undo, redo, session, history and --as-of work from the command line; the default session is stable per user")
+    func undoVerbs() async throws {
+        let data = dataDirectory()
+        let home = dataDirectory()
+        // No --session: the session comes from the per-user file, made on first use.
+        let environment = ["XDG_CONFIG_HOME": home, "CHORDSTORE_SESSION": ""]
+        func run(_ arguments: [String]) async throws -> RunResult {
+            try await runChordstore(["--data", data] + arguments, environment: environment)
+        }
+        let added = try await run(["add", "Verse"])
+        let id = String(added.stdout.split(separator: " ")[2])
+        #expect(try await run(["rename", id, "Chorus"]).status == 0)
+        let undo = try await run(["undo"])
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(undo.stdout.contains("\"Chorus\" -> \"Verse\""))
+        let session = try await run(["session"])
+        #expect(session.stdout.contains("redo would revert undo event 3"), "\(session.stdout)")
+        let stored = try String(contentsOfFile: home + "/chordstore/session", encoding: .utf8)
+        #expect(session.stdout.hasPrefix("session \(stored.trimmingCharacters(in: .whitespacesAndNewlines))"))
+        #expect(try await run(["redo"]).stdout.contains("\"Verse\" -> \"Chorus\""))
+        // Another session has nothing to undo.
+        let other = try await run(["--session", "someone-else", "undo"])
+        #expect(other.status == 1 && other.stderr.contains("FAILED_PRECONDITION"))
+
+        let history = try await run(["history", id])
+        #expect(history.stdout.split(separator: "\n").count == 4)
+        #expect(history.stdout.contains("undo of 2") && history.stdout.contains("redo of 3"))
+        let past = try await run(["list", "--as-of", "1"])
+        #expect(past.stdout.hasPrefix("as of event 1:") && past.stdout.contains("Verse"))
+        let shown = try await run(["show", id, "--as-of", "3"])
+        #expect(shown.stdout.contains("title    Verse"))
+        let bad = try await run(["list", "--as-of", "yesterday"])
+        #expect(bad.status == 64)
+        #expect(try await run(["verify"]).status == 0)
+    }
 }

@@ -102,26 +102,34 @@ struct ViewLoader {
     }
 
     private func loadChanges(_ changes: InMemoryChanges) throws {
-        func stackEntries(_ stacks: [String: [UInt64]]) -> [(key: [UInt8], value: [UInt8])] {
-            stacks.flatMap { session, sequences in
-                let prefix = StoreKeys.session(session)
-                return sequences.map { (prefix + StoreKeys.sequence($0), [UInt8]()) }
+        try appendSequences(changes.undo, to: dbs.undo)
+        try appendSequences(changes.redo, to: dbs.redo)
+        try appendSequences(changes.sessionHistory, to: dbs.sessionHistory)
+        try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
+        // Each chordset's sequences are already ascending: sort the chordsets only.
+        let ids = changes.chordsetHistory.keys.sorted { StoreKeys.sortKey($0) < StoreKeys.sortKey($1) }
+        var key = [UInt8](repeating: 0, count: 24)
+        try append(to: dbs.chordsetHistory) { put in
+            for id in ids {
+                key.replaceSubrange(0..<16, with: StoreKeys.id(id))
+                for sequence in changes.chordsetHistory[id] ?? [] {
+                    withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(16..<24, with: $0) }
+                    try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+                }
             }
         }
-        try appendSorted(stackEntries(changes.undo), to: dbs.undo)
-        try appendSorted(stackEntries(changes.redo), to: dbs.redo)
-        try appendSorted(stackEntries(changes.sessionHistory), to: dbs.sessionHistory)
-        try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
-        var history: [(key: (UInt64, UInt64, UInt64), id: UUID)] = []
-        for (id, sequences) in changes.chordsetHistory {
-            let sortKey = StoreKeys.sortKey(id)
-            for sequence in sequences { history.append(((sortKey.0, sortKey.1, sequence), id)) }
-        }
-        history.sort { $0.key < $1.key }
-        try append(to: dbs.chordsetHistory) { put in
-            for entry in history {
-                try withUnsafeBytes(of: (entry.id.uuid, entry.key.2.bigEndian)) { key in
-                    try put(UnsafeRawBufferPointer(rebasing: key.prefix(24)), UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
+    /// Appends session-keyed sequence lists (each already ascending), sessions in key order.
+    private func appendSequences(_ lists: [String: [UInt64]], to db: Database) throws {
+        let sessions = lists.keys.map { (prefix: StoreKeys.session($0), session: $0) }
+            .sorted { $0.prefix.lexicographicallyPrecedes($1.prefix) }
+        try append(to: db) { put in
+            for (prefix, session) in sessions {
+                var key = prefix + [UInt8](repeating: 0, count: 8)
+                for sequence in lists[session] ?? [] {
+                    withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(prefix.count..<(prefix.count + 8), with: $0) }
+                    try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
                 }
             }
         }

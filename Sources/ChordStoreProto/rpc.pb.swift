@@ -191,7 +191,7 @@ public nonisolated struct Chordstore_V1_Reply: Sendable {
 
 /// gRPC's status codes (0 OK, 1 CANCELLED, 3 INVALID_ARGUMENT, 4 DEADLINE_EXCEEDED,
 /// 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED, 8 RESOURCE_EXHAUSTED,
-/// 9 FAILED_PRECONDITION, 10 ABORTED, 12 UNIMPLEMENTED, 13 INTERNAL, 14 UNAVAILABLE,
+/// 9 FAILED_PRECONDITION, 10 ABORTED, 11 OUT_OF_RANGE, 12 UNIMPLEMENTED, 13 INTERNAL, 14 UNAVAILABLE,
 /// 15 DATA_LOSS, 16 UNAUTHENTICATED) and a message for a person.
 public nonisolated struct Chordstore_V1_Status: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the

@@ -17,10 +17,10 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The state does not allow the operation (for example, a command id already used
         /// by another kind of command).
         public static let failedPrecondition = Code(rawValue: 9)
-        /// A position past the end (for example a sequence number after the log's last).
-        public static let outOfRange = Code(rawValue: 11)
         /// A concurrency conflict: the item is not at the revision the command expected.
         public static let aborted = Code(rawValue: 10)
+        /// A position past the end (for example a sequence number after the log's last).
+        public static let outOfRange = Code(rawValue: 11)
         /// A bug or an unexpected storage failure.
         public static let `internal` = Code(rawValue: 13)
         /// The store cannot be used now (closed, or in use by another process).

@@ -33,6 +33,7 @@ extension Decider {
         }
     }
 
+    /// What `command`'s revision is the revision of, for messages.
     func revisionSubject(_ command: Command) -> String {
         switch command {
         case .setControlsChord: "controls chord"
@@ -40,7 +41,7 @@ extension Decider {
         case .setChordColor(let id, _), .setChordBPM(let id, _): "chordset of chord \(id)"
         case .addChordset(let add): "chordset \(add.id.map { "\($0)" } ?? "")"
         case .renameChordset(let id, _), .deleteChordset(let id), .moveChordset(let id, _): "chordset \(id)"
-        case .undo, .redo: "session"
+        case .undo, .redo: preconditionFailure("revision(for:) refuses \(command.kindName) first")
         }
     }
 

@@ -82,6 +82,11 @@ public struct Validation: Sendable {
         if value.unicodeScalars.contains(where: Self.isForbiddenInTitle) {
             throw ChordStoreError(.invalidArgument, "\(name) contains a control character")
         }
+        // Swift compares strings by canonical equivalence, LMDB keys by bytes: requiring
+        // NFC makes the two agree, so one session is never two sets of stacks.
+        if !value.utf8.elementsEqual(value.precomposedStringWithCanonicalMapping.utf8) {
+            throw ChordStoreError(.invalidArgument, "\(name) is not in Unicode normalization form C (NFC)")
+        }
     }
 
     static func isForbiddenInTitle(_ scalar: Unicode.Scalar) -> Bool {

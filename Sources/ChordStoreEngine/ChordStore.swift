@@ -149,12 +149,13 @@ public final class ChordStore: Sendable {
         return try backend.withSnapshot { try files.write($0).sequence }
     }
 
-    /// What undo and redo would do next for `session`.
+    /// What undo and redo would do next for `session`. The redo depth is counted up to
+    /// ``SessionState/maxReportedDepth``.
     public func session(_ session: String) throws(ChordStoreError) -> SessionState {
         try backend.withSnapshot { snapshot in
             SessionState(
                 session: session, undoTarget: try snapshot.undoTop(session), redoTarget: try snapshot.redoTop(session),
-                redoDepth: try snapshot.redoDepth(session, atMost: Int.max))
+                redoDepth: try snapshot.redoDepth(session, atMost: SessionState.maxReportedDepth))
         }
     }
 
@@ -250,8 +251,11 @@ public struct SessionState: Sendable, Hashable {
     public var undoTarget: UInt64?
     /// The undo event redo would revert, if any.
     public var redoTarget: UInt64?
-    /// How many undone changes redo can re-apply.
+    /// How many undone changes redo can re-apply (at most ``maxReportedDepth``: counting
+    /// costs a step per change).
     public var redoDepth: Int
+    /// The most ``redoDepth`` reports.
+    public static let maxReportedDepth = 10_000
 
     /// Creates a session state.
     public init(session: String, undoTarget: UInt64?, redoTarget: UInt64?, redoDepth: Int) {

@@ -29,6 +29,7 @@ final class InMemoryBackend: StorageBackend {
             Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))
         }
         func changesDump() -> InMemoryChanges { changes }
+        func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
         func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }
         func undoTop(_ session: String) -> UInt64? { changes.undoTop(session) }
         func redoTop(_ session: String) -> UInt64? { changes.redoTop(session) }

@@ -14,6 +14,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     func redoTop(_ session: String) throws -> UInt64? { try top(dbs.redo, StoreKeys.session(session)) }
 
     func redoDepth(_ session: String, atMost limit: Int) throws -> Int {
+        guard limit > 0 else { return 0 }
         var count = 0
         try forEachSequence(dbs.redo, prefix: StoreKeys.session(session), after: 0) { _ in
             count += 1
@@ -73,6 +74,8 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     func history(session: String, after: UInt64, limit: Int) throws -> [UInt64] {
         try sequences(dbs.sessionHistory, prefix: StoreKeys.session(session), after: after, limit: limit)
     }
+
+    func deletedChordsetsCount() throws -> Int { try txn.stat(dbs.graveyard).entries }
 
     /// Everything in the change databases as plain values (what verify compares with a
     /// replay).

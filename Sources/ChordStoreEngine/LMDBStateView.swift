@@ -230,8 +230,9 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 entry = try cursor.next()
             }
         }
-        if result.isEmpty, try txn.get(dbs.log, key: prefix).map({ try RecordCodec.decode($0, sequence: sequence).event.kindName }) != "all_deleted" {
-            return nil
+        if result.isEmpty {
+            guard let record = try txn.get(dbs.log, key: prefix),
+                  case .allDeleted = try RecordCodec.decode(record, sequence: sequence).event else { return nil }
         }
         return result
     }

@@ -14,7 +14,8 @@ import Synchronization
 /// Layout: the magic `CSSNAP01`, then blocks of `[length: UInt32 LE][hash: UInt64 LE]
 /// [bytes]`, each hash XXH64 of the block chained to the previous block's hash, and an
 /// empty block at the end. The blocks' bytes are protobuf fields: 1 the sequence number,
-/// 2 the controls chord, 3 each chordset (with its index) in user order.
+/// 2 the controls chord, 3 each chordset (with its index) in user order, 4 the checksum
+/// of the log record at the sequence number (a snapshot of another log is not used).
 final class SnapshotFiles: Sendable {
     static let magic = Array("CSSNAP01".utf8)
     private static let blockSize = 1 << 20
@@ -28,14 +29,20 @@ final class SnapshotFiles: Sendable {
         var taken: [UInt64]
         var busy = false
         var chordsets = 0
+        /// The head of the last attempt, kept so that a failing disk is retried one
+        /// interval later, not after every commit.
+        var attempted: UInt64 = 0
     }
     private let state: Mutex<State>
 
     init(directory: URL, interval: UInt64?) {
         self.directory = directory
         self.interval = interval.map { max(1, $0) }
-        let taken = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        state = Mutex(State(taken: taken.compactMap(Self.sequence(ofFile:)).sorted()))
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasSuffix(".tmp") {  // left by a crash mid-write
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        state = Mutex(State(taken: names.compactMap(Self.sequence(ofFile:)).sorted()))
     }
 
     /// The sequence numbers of the snapshots on disk, oldest first.
@@ -46,9 +53,10 @@ final class SnapshotFiles: Sendable {
     func maybeTake(head: UInt64, backend: any StorageBackend) {
         guard let interval else { return }
         let start = state.withLock { state -> Bool in
-            let last = state.taken.last ?? 0
+            let last = max(state.taken.last ?? 0, state.attempted)
             guard !state.busy, head >= last + max(interval, UInt64(state.chordsets)) else { return false }
             state.busy = true
+            state.attempted = head
             return true
         }
         guard start else { return }
@@ -67,8 +75,10 @@ final class SnapshotFiles: Sendable {
         let sequence = try snapshot.head.sequence
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let final = directory.appendingPathComponent(Self.fileName(sequence))
-        let temporary = directory.appendingPathComponent(Self.fileName(sequence) + ".tmp")
-        FileManager.default.createFile(atPath: temporary.path, contents: nil)
+        let temporary = directory.appendingPathComponent(Self.fileName(sequence) + ".\(UUID().uuidString).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw ChordStoreError(.unavailable, "cannot create \(temporary.path)")
+        }
         let handle = try FileHandle(forWritingTo: temporary)
         var ok = false
         defer {
@@ -87,6 +97,8 @@ final class SnapshotFiles: Sendable {
         try handle.write(contentsOf: Self.magic)
         var block = ProtoWriter(capacity: Self.blockSize + 4_096)
         block.uint(1, sequence)
+        block.tag(4, 1)
+        block.fixed64(try snapshot.head.checksum)
         if let controls = try snapshot.controlsChord() { block.message(2) { WireCodec.write(&$0, controls) } }
         let count = try snapshot.chordsetCount()
         for index in 0..<count {
@@ -99,8 +111,9 @@ final class SnapshotFiles: Sendable {
         if !block.bytes.isEmpty { try flush(&block) }
         try flush(&block)  // the empty end block
         try handle.synchronize()
-        if FileManager.default.fileExists(atPath: final.path) { try FileManager.default.removeItem(at: final) }
-        try FileManager.default.moveItem(at: temporary, to: final)
+        guard rename(temporary.path, final.path) == 0 else {  // atomic, replacing an older copy
+            throw ChordStoreError(.unavailable, "cannot rename \(temporary.path): errno \(errno)")
+        }
         ok = true
         state.withLock { state in
             if !state.taken.contains(sequence) {
@@ -111,18 +124,22 @@ final class SnapshotFiles: Sendable {
         return (sequence, count)
     }
 
-    /// The newest snapshot at or before `sequence` that reads back whole, as a state and
-    /// its sequence number; `nil` if there is none.
-    func load(atMost sequence: UInt64) -> (sequence: UInt64, state: InMemoryState)? {
-        for candidate in sequences.reversed() where candidate <= sequence {
-            if let state = try? read(candidate) { return (candidate, state) }
+    /// The newest snapshot after `lower` and at or before `upper` that reads back whole
+    /// and belongs to this log (`belongs(sequence, checksum)` compares the checksum of the
+    /// record it was taken at); `nil` if there is none. A file that fails is forgotten.
+    func load(
+        after lower: UInt64, atMost upper: UInt64, belongs: (UInt64, UInt64) -> Bool
+    ) -> (sequence: UInt64, state: InMemoryState)? {
+        for candidate in sequences.reversed() where candidate <= upper && candidate > lower {
+            if let (state, checksum) = try? read(candidate), belongs(candidate, checksum) { return (candidate, state) }
+            state.withLock { $0.taken.removeAll { $0 == candidate } }
         }
         return nil
     }
 
-    private func read(_ sequence: UInt64) throws -> InMemoryState {
+    private func read(_ sequence: UInt64) throws -> (InMemoryState, checksum: UInt64) {
         let data = try Data(contentsOf: directory.appendingPathComponent(Self.fileName(sequence)), options: .alwaysMapped)
-        return try data.withUnsafeBytes { raw throws -> InMemoryState in
+        return try data.withUnsafeBytes { raw throws -> (InMemoryState, checksum: UInt64) in
             guard raw.count >= 8, raw.prefix(8).elementsEqual(Self.magic) else {
                 throw ChordStoreError(.dataLoss, "snapshot \(sequence) does not start with its magic")
             }
@@ -130,6 +147,7 @@ final class SnapshotFiles: Sendable {
             var offset = 8
             var hash: UInt64 = 0
             var stored: UInt64?
+            var checksum: UInt64 = 0
             while true {
                 guard offset + 12 <= raw.count else { throw ChordStoreError(.dataLoss, "snapshot \(sequence) is cut short") }
                 let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
@@ -145,6 +163,7 @@ final class SnapshotFiles: Sendable {
                 while let (field, wire) = try r.next() {
                     switch field {
                     case 1: try r.expect(wire, 0, field: 1); stored = try r.varint()
+                    case 4: try r.expect(wire, 1, field: 4); checksum = try r.fixed64()
                     case 2: try r.expect(wire, 2, field: 2); state.setControlsChord(try WireCodec.readChord(try r.lengthDelimited()))
                     case 3:
                         try r.expect(wire, 2, field: 3)
@@ -156,7 +175,7 @@ final class SnapshotFiles: Sendable {
                 }
             }
             guard stored == sequence else { throw ChordStoreError(.dataLoss, "snapshot file \(sequence) holds another sequence") }
-            return state
+            return (state, checksum)
         }
     }
 

@@ -40,6 +40,8 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading {
     func history(session: String, after: UInt64, limit: Int) throws -> [UInt64]
     /// The undo stacks, revisions and histories as plain values (for verify).
     func changesDump() throws -> InMemoryChanges
+    /// How many chordsets all delete-alls together keep (for verify).
+    func deletedChordsetsCount() throws -> Int
 }
 
 /// One command waiting for the writer.

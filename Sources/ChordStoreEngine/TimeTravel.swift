@@ -1,47 +1,6 @@
-public import ChordStoreDomain
-public import Foundation
+import ChordStoreDomain
+import Foundation
 import Synchronization
-
-/// A point in the log's past.
-public enum AsOf: Sendable, Hashable {
-    /// Just after the event with this sequence number (0: before the first event).
-    case sequence(UInt64)
-    /// Just after the last event committed at or before this time.
-    case time(Instant)
-}
-
-/// The state as it was at one point of the log: what a read as of that point answers.
-public struct PastState: Sendable {
-    /// The last event applied (0: the empty store before the first event).
-    public let sequence: UInt64
-    let state: InMemoryState
-
-    /// Chordsets in `order`, at most `limit` of them.
-    public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) -> [Chordset] {
-        let all = state.chordsetIDsInOrder.compactMap(state.chordset)
-        let sorted: [Chordset] = switch order {
-        case .index: all
-        case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
-        case .title: all.sorted(by: ChordsetSorting.byTitle)
-        }
-        return limit.map { Array(sorted.prefix($0)) } ?? sorted
-    }
-
-    /// The chordset with `id` as it was, or `nil` if it did not exist then.
-    public func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
-
-    /// The counts as they were.
-    public var profile: Profile {
-        Profile(
-            chordsets: state.chordsetCount(), chords: state.chordCount(),
-            hasControlsChord: state.controlsChord() != nil, lastSequence: sequence)
-    }
-
-    /// The whole state as a comparable value.
-    public var snapshot: StateSnapshot {
-        get throws { try StateSnapshot(of: state) }
-    }
-}
 
 /// Builds past states: from the newest snapshot file at or before the point (or the
 /// last state built, when nearer), replaying the events in between. The cost is bounded
@@ -50,12 +9,31 @@ final class TimeTravel: Sendable {
     private let snapshots: SnapshotFiles?
     /// The last state built, reused when the next read is at or after it.
     private let cache = Mutex<PastState?>(nil)
+    /// Builds in progress, and the most allowed at once: each holds a copy of the state
+    /// and a core for up to an interval's replay.
+    private let building = Mutex(0)
+    let maxConcurrentBuilds: Int
 
-    init(snapshots: SnapshotFiles?) {
+    init(snapshots: SnapshotFiles?, maxConcurrentBuilds: Int = 2) {
         self.snapshots = snapshots
+        self.maxConcurrentBuilds = max(1, maxConcurrentBuilds)
     }
 
     func state(asOf point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
+        let admitted = building.withLock { count -> Bool in
+            guard count < maxConcurrentBuilds else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            throw ChordStoreError(
+                .resourceExhausted, "\(maxConcurrentBuilds) reads of the past are being built; retry shortly")
+        }
+        defer { building.withLock { $0 -= 1 } }
+        return try build(point, backend: backend)
+    }
+
+    private func build(_ point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
         try backend.withSnapshot { snapshot in
             let head = try snapshot.head.sequence
             let target: UInt64
@@ -68,11 +46,20 @@ final class TimeTravel: Sendable {
             case .time(let instant):
                 target = try Self.lastSequence(atOrBefore: instant, in: snapshot, head: head)
             }
-            if let cached = cache.withLock({ $0 }), cached.sequence == target { return cached }
+            let cached = cache.withLock { $0 }
+            if let cached, cached.sequence == target { return cached }
             var start = (sequence: UInt64(0), state: InMemoryState(indexingChords: false))
-            if let loaded = snapshots?.load(atMost: target) { start = loaded }
-            if let cached = cache.withLock({ $0 }), cached.sequence <= target, cached.sequence > start.sequence {
-                start = (cached.sequence, cached.state)
+            if let cached, cached.sequence < target { start = (cached.sequence, cached.state) }
+            // A snapshot file only if it is nearer than the cached state, and of this log.
+            if let loaded = snapshots?.load(after: start.sequence, atMost: target, belongs: { sequence, checksum in
+                var stored: UInt64?
+                try? snapshot.forEachRecord(from: sequence) { found, record in
+                    if found == sequence { stored = RecordCodec.storedChecksum(record) }
+                    return false
+                }
+                return stored == checksum
+            }) {
+                start = loaded
             }
             var state = start.state
             if target > start.sequence {

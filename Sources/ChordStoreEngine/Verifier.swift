@@ -46,8 +46,17 @@ enum Verifier {
                 throw ChordStoreError(.dataLoss, "the command index does not map command id \(command.id) to event \(command.sequence)")
             }
             let changes = try snapshot.changesDump()
-            if changes != replay.changes {
-                throw ChordStoreError(.dataLoss, "the undo stacks, revisions or histories differ from a replay of the log: \(replay.changes.firstDifference(from: changes) ?? "")")
+            if let difference = replay.changes.firstDifference(from: changes) {
+                throw ChordStoreError(
+                    .dataLoss, "the undo stacks, revisions or histories differ from a replay of the log: \(difference)")
+            }
+            for (sequence, expected) in replay.state.allDeletedChordsets where try snapshot.deletedChordsets(at: sequence) != expected {
+                throw ChordStoreError(.dataLoss, "the chordsets kept for the delete-all at event \(sequence) differ from a replay")
+            }
+            let kept = try snapshot.deletedChordsetsCount()
+            let expectedKept = replay.state.allDeletedChordsets.values.reduce(0) { $0 + $1.count }
+            guard kept == expectedKept else {
+                throw ChordStoreError(.dataLoss, "the store keeps \(kept) chordsets removed by delete-alls; a replay keeps \(expectedKept)")
             }
             let indexed = try snapshot.commandCount()
             guard indexed == Set(replay.commands.map(\.id)).count else {

@@ -77,7 +77,7 @@ public struct ServiceDispatcher: Sendable {
             case .getHistory:
                 return try history(try parse(Chordstore_V1_GetHistoryRequest.self, payload, method))
             case .readAsOf:
-                return try readAsOf(try parse(Chordstore_V1_ReadAsOfRequest.self, payload, method))
+                return try await readAsOf(try parse(Chordstore_V1_ReadAsOfRequest.self, payload, method))
             case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
                 return try pointRead(method, payload: payload)
             case .readLog:
@@ -184,13 +184,19 @@ public struct ServiceDispatcher: Sendable {
         }.serializedBytes()
     }
 
-    private func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest) throws -> [UInt8] {
+    private func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest) async throws -> [UInt8] {
         let point: AsOf = switch request.asOf.point {
         case .sequence(let sequence): .sequence(sequence)
         case .timeMicros(let micros): .time(Instant(microsecondsSince1970: micros))
         case nil: throw WireError(.invalidArgument, "as_of needs a sequence or a time")
         }
-        let past = try store.state(asOf: point)
+        // Off the cooperative pool: a build replays up to an interval of events.
+        let store = self.store
+        let past = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PastState, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { () throws(ChordStoreError) in try store.state(asOf: point) })
+            }
+        }
         return try Chordstore_V1_AsOfReply.with { reply in
             reply.sequence = past.sequence
             switch request.query {

@@ -19,6 +19,12 @@ struct ValidationTests {
         }
     }
 
+    @Test("session and command id: NFC passes; a decomposed name fails (LMDB keys compare bytes)")
+    func metadataNormalization() throws {
+        try validation.checkMetadata("caf\u{E9}", name: "session")
+        expectInvalid({ try validation.checkMetadata("cafe\u{301}", name: "session") }, mentioning: "NFC")
+    }
+
     @Test("title: 200 characters pass, 201 fail")
     func titleCharacters() throws {
         try validation.checkTitle(String(repeating: "é", count: 200))

@@ -145,6 +145,29 @@ struct DurableStoreTests {
         #expect(report.problem?.message.contains("jumps from event 9 to 11") == true, "\(String(describing: report.problem))")
     }
 
+    @Test("verify finds damage in the undo projections: a lost stack entry, a lost kept chordset", arguments: ["undo", "graveyard"])
+    func damagedUndoProjections(database: String) async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<5 { _ = try await store.add("c\(i)") }
+            try await store.execute(.deleteAll)
+            store.close()
+        }
+        do {
+            let env = try Environment(directory: directory)
+            let db = try env.openDatabase(database)
+            try env.withWriteTransaction { txn in
+                let first = try txn.withCursor(db) { cursor in try cursor.first().map { Array($0.key) } }
+                _ = try txn.delete(db, key: try #require(first))
+            }
+        }
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        let report = try store.verify()
+        #expect(report.problem?.code == .dataLoss, "\(String(describing: report.problem))")
+    }
+
     /// Records whose checksums are right but whose contents break the schema's rules.
     static let forgedEvents: [Event] = {
         var g = SplitMix64(seed: 1)

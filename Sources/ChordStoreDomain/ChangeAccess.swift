@@ -1,0 +1,44 @@
+public import Foundation
+
+/// The per-session undo and redo stacks and the revisions, as the decider reads them.
+///
+/// A session's undo stack holds the events whose effect is current and that it may
+/// revert: its plain changes and its redos. Its redo stack holds its undo events, most
+/// recent on top. Both are derived from the log by ``ChangeFold``.
+public protocol ChangeReading {
+    /// The event `session` would undo next, if any.
+    func undoTop(_ session: String) throws -> UInt64?
+    /// The undo event `session` would redo next, if any.
+    func redoTop(_ session: String) throws -> UInt64?
+    /// How many undone changes `session` can redo, counting at most to `limit`.
+    func redoDepth(_ session: String, atMost limit: Int) throws -> Int
+    /// The revision of `key`, or `nil` if it never changed.
+    func revision(_ key: RevisionKey) throws -> Revision?
+}
+
+/// The mutations ``ChangeFold`` is written in.
+public protocol ChangeWriting: ChangeReading {
+    /// Pushes `sequence` on `session`'s undo stack.
+    mutating func pushUndo(_ session: String, _ sequence: UInt64) throws
+    /// Removes `sequence` from `session`'s undo stack.
+    mutating func popUndo(_ session: String, _ sequence: UInt64) throws
+    /// Pushes `sequence` on `session`'s redo stack.
+    mutating func pushRedo(_ session: String, _ sequence: UInt64) throws
+    /// Removes `sequence` from `session`'s redo stack.
+    mutating func popRedo(_ session: String, _ sequence: UInt64) throws
+    /// Empties `session`'s redo stack.
+    mutating func clearRedo(_ session: String) throws
+    /// Stores the revision of `key`.
+    mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws
+    /// Notes that event `sequence` is part of the chordset's history.
+    mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws
+    /// Notes that event `sequence` is part of the session's history.
+    mutating func noteHistory(session: String, _ sequence: UInt64) throws
+}
+
+/// Read access to logged changes by sequence number (the decider reads the event it
+/// reverts).
+public protocol ChangeLogReading {
+    /// The change recorded at `sequence`, or `nil` past the end of the log.
+    func change(at sequence: UInt64) throws -> Change?
+}

@@ -1,0 +1,29 @@
+public import Foundation
+
+/// How a change updates the undo and redo stacks, the revisions and the histories; the
+/// counterpart of ``Fold`` for what the envelope says.
+public enum ChangeFold {
+    /// Applies `change`. `chordsets` are the chordsets the event touched (as ``Fold``
+    /// returns them), whose histories it joins.
+    public static func apply(_ change: Change, chordsets: [UUID], to changes: inout some ChangeWriting) throws {
+        let session = change.session
+        switch change.mark {
+        case nil:
+            try changes.pushUndo(session, change.sequence)
+            try changes.clearRedo(session)
+        case .undoes(let target):
+            try changes.popUndo(session, target)
+            try changes.pushRedo(session, change.sequence)
+        case .redoes(let target):
+            try changes.popRedo(session, target)
+            try changes.pushUndo(session, change.sequence)
+        }
+        for key in change.event.revisionKeys {
+            let revision = try changes.revision(key)?.advanced(to: change.sequence, by: session)
+                ?? Revision(last: change.sequence, lastSession: session, lastByOther: 0)
+            try changes.setRevision(key, revision)
+        }
+        try changes.noteHistory(session: session, change.sequence)
+        for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }
+    }
+}

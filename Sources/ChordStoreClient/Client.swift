@@ -89,7 +89,7 @@ public final class Client: Sendable {
         await connection?.close()
     }
 
-    private func connection() async throws(ClientError) -> Connection {
+    func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
         let fresh = try await Connection.connect(host: host, port: port)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
@@ -103,12 +103,21 @@ public final class Client: Sendable {
 
     /// Forgets `lost` if it is still the current connection (another call may already
     /// have replaced it) and closes it.
-    private func drop(_ lost: Connection?) {
+    func drop(_ lost: Connection?) {
         guard let lost else { return }
         current.withLock { current in
             if current === lost { current = nil }
         }
         Task { await lost.close() }
+    }
+
+    /// Drops the current connection, if any (the next call opens a new one).
+    func dropCurrent() {
+        let lost = current.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        if let lost { Task { await lost.close() } }
     }
 
     static func isRetryable(_ method: Method, _ request: some SwiftProtobuf.Message) -> Bool {

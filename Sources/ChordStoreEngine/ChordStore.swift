@@ -52,6 +52,7 @@ public final class ChordStore: Sendable {
     private let writer: GroupCommitWriter
     private let applier: BatchApplier
     private let timeTravel: TimeTravel
+    private let notifier: CommitNotifier
     /// Where the store lives, or `nil` in memory.
     public let directory: URL?
 
@@ -60,9 +61,12 @@ public final class ChordStore: Sendable {
         self.directory = directory
         self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: options.epoch)
         self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
+        let head = (try? backend.withSnapshot { try $0.head.sequence }) ?? 0
+        self.notifier = CommitNotifier(head: head)
         self.writer = GroupCommitWriter(
             backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,
-            maxCommitDelay: options.maxCommitDelay, seed: options.seed ?? UInt64.random(in: .min ... .max))
+            maxCommitDelay: options.maxCommitDelay, seed: options.seed ?? UInt64.random(in: .min ... .max),
+            notifier: notifier)
     }
 
     /// Opens (creating if needed) the durable store in `directory`.
@@ -231,7 +235,36 @@ public final class ChordStore: Sendable {
     /// calls fail with `unavailable`. Calling it again does nothing.
     public func close() {
         writer.close()
+        notifier.close()
         backend.close()
+    }
+
+    /// Returns when the log holds an event after `sequence`, or after `timeout`, or when
+    /// the store closes or the task is cancelled (so callers re-check their state).
+    public func waitForCommit(after sequence: UInt64, timeout: Duration = .seconds(1)) async {
+        await notifier.wait(after: sequence, timeout: timeout)
+    }
+
+    /// The last committed event's sequence number (0 for an empty log).
+    public func lastSequence() throws(ChordStoreError) -> UInt64 {
+        try backend.withSnapshot { try $0.head.sequence }
+    }
+
+    /// One page of `query`'s result, read in one snapshot. A page stops after
+    /// `query.limit` matches, or after reading 100,000 index entries (with a cursor to go
+    /// on from), so it never reads the whole store at once.
+    public func query(_ query: ChordsetQuery) throws(ChordStoreError) -> QueryPage {
+        guard query.limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(query.limit) is negative") }
+        if let cursor = query.cursor, cursor.count > 2_048 {
+            throw ChordStoreError(.invalidArgument, "a cursor is \(cursor.count) bytes; they are at most 2,048")
+        }
+        return try backend.withSnapshot { try QueryRunner.page(query, in: $0) }
+    }
+
+    /// How many chordsets match `query`'s filters (its page fields are ignored), and the
+    /// log position counted at. Filters other than none read every chordset once.
+    public func count(_ query: ChordsetQuery) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
+        try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
     }
 
     deinit {

@@ -10,13 +10,19 @@ enum ChordsetSorting {
         return idLess(a.id, b.id)
     }
 
-    /// Title (localized, case-insensitive), then creation order.
+    /// Title (folded: case-, diacritic- and width-insensitive, see
+    /// ``ChordStoreDomain/TitleKey``), then creation order: the LMDB title index's order.
     static func byTitle(_ a: Chordset, _ b: Chordset) -> Bool {
-        switch a.title.localizedCaseInsensitiveCompare(b.title) {
-        case .orderedAscending: true
-        case .orderedDescending: false
-        case .orderedSame: byCreation(a, b)
-        }
+        let (x, y) = (TitleKey.bytes(a.title), TitleKey.bytes(b.title))
+        if x != y { return x.lexicographicallyPrecedes(y) }
+        return byCreation(a, b)
+    }
+
+    /// `chordsets` sorted by title, folding each title once.
+    static func sortedByTitle(_ chordsets: [Chordset]) -> [Chordset] {
+        chordsets.map { (key: StoreKeys.title($0), chordset: $0) }
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .map(\.chordset)
     }
 
     /// Byte-wise (memcmp) order of two ids.

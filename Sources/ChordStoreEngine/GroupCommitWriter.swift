@@ -34,11 +34,13 @@ final class GroupCommitWriter: Sendable {
     private let maxQueued: Int
     private let maxCommitDelay: Duration
     private let seed: UInt64
+    private let notifier: CommitNotifier
 
     init(
         backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int,
-        maxCommitDelay: Duration, seed: UInt64
+        maxCommitDelay: Duration, seed: UInt64, notifier: CommitNotifier
     ) {
+        self.notifier = notifier
         self.backend = backend
         self.applier = applier
         self.maxBatch = max(1, maxBatch)
@@ -140,6 +142,11 @@ final class GroupCommitWriter: Sendable {
                 }
             }
             for (completion, result) in zip(completions, results) { completion.resume(returning: result) }
+            let head = results.reduce(UInt64(0)) { head, result in
+                if case .success(let recorded) = result { return max(head, recorded.sequence) }
+                return head
+            }
+            if head > 0 { notifier.published(head) }
         }
         finished.signal()
     }

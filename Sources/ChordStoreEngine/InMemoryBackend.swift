@@ -29,6 +29,36 @@ final class InMemoryBackend: StorageBackend {
             Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))
         }
         func changesDump() -> InMemoryChanges { changes }
+
+        func scan(
+            _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+            _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
+        ) throws {
+            // The same keys as the LMDB indexes, sorted on each call (the in-memory engine
+            // is for tests and embedding, not for large stores).
+            let all = state.chordsetIDsInOrder.compactMap(state.chordset)
+            var keyed: [(key: [UInt8], id: UUID)] = switch order {
+            case .creationDate: all.map { (StoreKeys.creation($0.creationDate, $0.id), $0.id) }
+            case .title: all.map { (StoreKeys.title($0), $0.id) }
+            case .index: all.map { (StoreKeys.index($0.index), $0.id) }
+            }
+            keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+            var candidates: [(key: [UInt8], id: UUID)]
+            if let cursor {
+                candidates = descending
+                    ? keyed.filter { $0.key.lexicographicallyPrecedes(cursor) }.reversed()
+                    : keyed.filter { cursor.lexicographicallyPrecedes($0.key) }
+            } else if let start {
+                candidates = descending
+                    ? keyed.filter { $0.key.lexicographicallyPrecedes(start) }.reversed()
+                    : keyed.filter { !$0.key.lexicographicallyPrecedes(start) }
+            } else {
+                candidates = descending ? keyed.reversed() : keyed
+            }
+            for candidate in candidates {
+                guard try candidate.key.withUnsafeBytes({ try body($0, candidate.id) }) else { return }
+            }
+        }
         func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
         func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }
         func undoTop(_ session: String) -> UInt64? { changes.undoTop(session) }
@@ -40,7 +70,7 @@ final class InMemoryBackend: StorageBackend {
             let sorted: [Chordset] = switch order {
             case .index: all
             case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
-            case .title: all.sorted(by: ChordsetSorting.byTitle)
+            case .title: ChordsetSorting.sortedByTitle(all)
             }
             return limit.map { Array(sorted.prefix($0)) } ?? sorted
         }

@@ -10,7 +10,7 @@ final class LMDBBackend: StorageBackend {
     static let formatVersion: UInt8 = 1
     /// The layout of the view databases. A store whose views have another layout (or
     /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 3
+    static let viewsVersion: UInt8 = 4
 
     private let env: Environment
     private let dbs: StoreDatabases
@@ -44,7 +44,8 @@ final class LMDBBackend: StorageBackend {
                 commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"),
                 undo: try env.openDatabase("undo"), redo: try env.openDatabase("redo"),
                 revisions: try env.openDatabase("revisions"), chordsetHistory: try env.openDatabase("chordset-history"),
-                sessionHistory: try env.openDatabase("session-history"), graveyard: try env.openDatabase("graveyard"))
+                sessionHistory: try env.openDatabase("session-history"), graveyard: try env.openDatabase("graveyard"),
+                titles: try env.openDatabase("titles"))
             committedHead = Mutex(.empty)
             try checkFormat()
             let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }

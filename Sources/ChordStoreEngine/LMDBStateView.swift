@@ -32,9 +32,11 @@ struct StoreDatabases: Sendable {
     var sessionHistory: Database
     /// delete-all sequence + index → `Chordset` without index: what each delete-all removed.
     var graveyard: Database
+    /// folded title + 0 + creation key → nothing (title order and title queries).
+    var titles: Database
 
     /// The databases that hold chordsets and chords (emptied by delete-all).
-    var chordsetViews: [Database] { [chordsets, chords, order, positions, created] }
+    var chordsetViews: [Database] { [chordsets, chords, order, positions, created, titles] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
     var views: [Database] { chordsetViews + [commands, undo, redo, revisions, chordsetHistory, sessionHistory, graveyard] }
 
@@ -100,8 +102,13 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 }
             }
         case .title:
-            result = try chordsets(order: .index, limit: nil).sorted(by: ChordsetSorting.byTitle)
-            if result.count > cap { result.removeLast(result.count - cap) }
+            try txn.withCursor(dbs.titles) { cursor in
+                var entry = try cursor.first()
+                while let current = entry, result.count < cap {
+                    result.append(try indexed(StoreKeys.idInTitleKey(current.key), in: "titles"))
+                    entry = try cursor.next()
+                }
+            }
         }
         return result
     }
@@ -112,6 +119,43 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             throw ChordStoreError(.dataLoss, "the \(index) index names chordset \(id), which has no record")
         }
         return chordset
+    }
+
+    func scan(
+        _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
+    ) throws {
+        let db: Database = switch order {
+        case .creationDate: dbs.created
+        case .title: dbs.titles
+        case .index: dbs.order
+        }
+        func id(_ entry: Cursor.Entry) throws -> UUID {
+            switch order {
+            case .creationDate: try StoreKeys.idInCreationKey(entry.key)
+            case .title: try StoreKeys.idInTitleKey(entry.key)
+            case .index: try StoreKeys.checkedID(entry.value)
+            }
+        }
+        try txn.withCursor(db) { c in
+            var entry: Cursor.Entry?
+            if let bound = cursor ?? start {
+                let found = try bound.withUnsafeBytes { try c.seek(atLeast: $0) }
+                if descending {
+                    entry = found == nil ? try c.last() : try c.previous()
+                } else if let found, cursor != nil, found.key.elementsEqual(bound) {
+                    entry = try c.next()
+                } else {
+                    entry = found
+                }
+            } else {
+                entry = descending ? try c.last() : try c.first()
+            }
+            while let current = entry {
+                guard try body(current.key, try id(current)) else { return }
+                entry = descending ? try c.previous() : try c.next()
+            }
+        }
     }
 
     func sequence(forCommand commandID: String) throws -> UInt64? {
@@ -145,13 +189,25 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try txn.put(dbs.positions, key: key, value: StoreKeys.index(index))
         try putRecord(chordset)
         try txn.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
+        try txn.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         for chord in chordset.chords {
             try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
         }
     }
 
+    /// Replaces the record; the title must be unchanged (titles change through
+    /// ``retitleChordset(_:to:)``, which keeps the title index).
     mutating func replaceChordset(_ chordset: Chordset) throws {
         try putRecord(chordset)
+    }
+
+    mutating func retitleChordset(_ id: UUID, to title: String) throws -> Bool {
+        guard var chordset = try chordset(id) else { return false }
+        _ = try txn.delete(dbs.titles, key: StoreKeys.title(chordset))
+        chordset.title = title
+        try txn.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
+        try putRecord(chordset)
+        return true
     }
 
     mutating func removeChordset(_ chordset: Chordset) throws {
@@ -162,6 +218,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try txn.delete(dbs.chordsets, key: key)
         try txn.delete(dbs.positions, key: key)
         try txn.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
+        try txn.delete(dbs.titles, key: StoreKeys.title(chordset))
         for chord in chordset.chords { try txn.delete(dbs.chords, key: StoreKeys.id(chord.id)) }
         for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }
         try txn.delete(dbs.order, key: StoreKeys.index(count - 1))

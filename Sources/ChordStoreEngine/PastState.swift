@@ -13,7 +13,7 @@ public struct PastState: Sendable {
         let sorted: [Chordset] = switch order {
         case .index: all
         case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
-        case .title: all.sorted(by: ChordsetSorting.byTitle)
+        case .title: ChordsetSorting.sortedByTitle(all)
         }
         return limit.map { Array(sorted.prefix($0)) } ?? sorted
     }

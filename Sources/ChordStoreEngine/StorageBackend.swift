@@ -42,6 +42,13 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading {
     func changesDump() throws -> InMemoryChanges
     /// How many chordsets all delete-alls together keep (for verify).
     func deletedChordsetsCount() throws -> Int
+    /// Calls `body` with each (index key, chordset id) of the index of `order`, in key
+    /// order (reversed if `descending`), until it returns `false`: after `cursor` (a key)
+    /// if given, else from `start` (ascending: the first key at or after it; descending:
+    /// the last key before it), else from the first (or last) entry.
+    func scan(
+        _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool) throws
 }
 
 /// One command waiting for the writer.

@@ -40,6 +40,19 @@ enum StoreKeys {
         bigEndian(UInt64(bitPattern: date.microsecondsSince1970) ^ (1 << 63)) + Self.id(id)
     }
 
+    /// A title-index key: the folded title's UTF-8 bytes, a zero byte (titles hold no
+    /// control characters), then the creation key; so titles sort by their folded form,
+    /// then by creation.
+    static func title(_ chordset: Chordset) -> [UInt8] {
+        TitleKey.bytes(chordset.title) + [0] + creation(chordset.creationDate, chordset.id)
+    }
+
+    /// The id at the end of a title-index key.
+    static func idInTitleKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+        guard key.count >= 25 else { throw ChordStoreError(.dataLoss, "a title key is \(key.count) bytes; at least 25") }
+        return id(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...]))
+    }
+
     /// The id inside a creation-index key.
     static func idInCreationKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
         guard key.count == 24 else { throw ChordStoreError(.dataLoss, "a creation key is \(key.count) bytes; they are 24") }

@@ -42,6 +42,10 @@ enum Verifier {
                     .dataLoss,
                     "the creation-date index lists \(byCreation.count) chordsets in another order than a replay (\(expected.count))")
             }
+            let byTitle = try snapshot.chordsets(order: .title, limit: nil).map(\.id)
+            guard byTitle == ChordsetSorting.sortedByTitle(replayed.chordsets).map(\.id) else {
+                throw ChordStoreError(.dataLoss, "the title index lists \(byTitle.count) chordsets in another order than a replay")
+            }
             for command in replay.commands where try snapshot.sequence(forCommand: command.id) != command.sequence {
                 throw ChordStoreError(.dataLoss, "the command index does not map command id \(command.id) to event \(command.sequence)")
             }

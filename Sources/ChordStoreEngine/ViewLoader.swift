@@ -73,6 +73,12 @@ struct ViewLoader {
             }
         }
 
+        var titles = chordsets.map { StoreKeys.title($0.chordset) }
+        titles.sort { $0.lexicographicallyPrecedes($1) }
+        try append(to: dbs.titles) { put in
+            for key in titles { try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) } }
+        }
+
         var created = chordsets.map {
             (time: UInt64(bitPattern: $0.chordset.creationDate.microsecondsSince1970) ^ (1 << 63), key: $0.key, id: $0.chordset.id)
         }

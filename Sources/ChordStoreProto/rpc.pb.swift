@@ -930,6 +930,284 @@ public nonisolated struct Chordstore_V1_HealthReply: Sendable {
   public init() {}
 }
 
+/// The change feed: the stored events from `from_sequence` on (catch-up), then each new
+/// one as it commits (live), in order, with no gap and no repeat. It never ends by
+/// itself; a reader that falls behind is ended with RESOURCE_EXHAUSTED and resumes by
+/// subscribing again from the sequence after the last one it received.
+public nonisolated struct Chordstore_V1_SubscribeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 0 or 1: from the start
+  public var fromSequence: UInt64 = 0
+
+  /// ignore from_sequence: only events committed from now on
+  public var fromNow: Bool = false
+
+  /// only this chordset's events (and delete-alls and their undos)
+  public var chordsetID: Data = Data()
+
+  /// only these event kinds (e.g. "chordset_renamed"); empty: all
+  public var kinds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Which chordsets a query selects, in which order, and from where.
+public nonisolated struct Chordstore_V1_TitleFilter: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var match: Chordstore_V1_TitleFilter.Match = .equals
+
+  /// compared case- and diacritic-insensitively
+  public var text: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Match: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case equals // = 0
+    case prefix // = 1
+    case contains // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .equals
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .equals
+      case 1: self = .prefix
+      case 2: self = .contains
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .equals: return 0
+      case .prefix: return 1
+      case .contains: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Chordstore_V1_TitleFilter.Match] = [
+      .equals,
+      .prefix,
+      .contains,
+    ]
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_TimeBound: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// microseconds since 1970
+  public var micros: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_QueryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// absent: any title
+  public var title: Chordstore_V1_TitleFilter {
+    get {_title ?? Chordstore_V1_TitleFilter()}
+    set {_title = newValue}
+  }
+  /// Returns true if `title` has been explicitly set.
+  public var hasTitle: Bool {self._title != nil}
+  /// Clears the value of `title`. Subsequent reads from it will return its default value.
+  public mutating func clearTitle() {self._title = nil}
+
+  /// absent: no lower bound (inclusive)
+  public var createdFrom: Chordstore_V1_TimeBound {
+    get {_createdFrom ?? Chordstore_V1_TimeBound()}
+    set {_createdFrom = newValue}
+  }
+  /// Returns true if `createdFrom` has been explicitly set.
+  public var hasCreatedFrom: Bool {self._createdFrom != nil}
+  /// Clears the value of `createdFrom`. Subsequent reads from it will return its default value.
+  public mutating func clearCreatedFrom() {self._createdFrom = nil}
+
+  /// absent: no upper bound (exclusive)
+  public var createdBefore: Chordstore_V1_TimeBound {
+    get {_createdBefore ?? Chordstore_V1_TimeBound()}
+    set {_createdBefore = newValue}
+  }
+  /// Returns true if `createdBefore` has been explicitly set.
+  public var hasCreatedBefore: Bool {self._createdBefore != nil}
+  /// Clears the value of `createdBefore`. Subsequent reads from it will return its default value.
+  public mutating func clearCreatedBefore() {self._createdBefore = nil}
+
+  /// TITLE sorts by the folded title, then creation
+  public var order: Chordstore_V1_ChordsetOrder = .created
+
+  public var descending: Bool = false
+
+  /// 0: the server's page limit (5,000; 1,000 for WatchQuery)
+  public var limit: UInt32 = 0
+
+  /// next_cursor of the previous page; empty: from the start
+  public var cursor: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _title: Chordstore_V1_TitleFilter? = nil
+  fileprivate var _createdFrom: Chordstore_V1_TimeBound? = nil
+  fileprivate var _createdBefore: Chordstore_V1_TimeBound? = nil
+}
+
+public nonisolated struct Chordstore_V1_QueryPage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var chordsets: [Chordstore_V1_Chordset] = []
+
+  /// empty: the end was reached
+  public var nextCursor: Data = Data()
+
+  /// the log position the page was read at
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_CountReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var count: UInt64 = 0
+
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One change to a live query's result, applied in order to the client's list.
+public nonisolated struct Chordstore_V1_ListDelta: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Chordstore_V1_ListDelta.Kind = .insert
+
+  public var index: UInt32 = 0
+
+  public var fromIndex: UInt32 = 0
+
+  public var chordset: Chordstore_V1_Chordset {
+    get {_chordset ?? Chordstore_V1_Chordset()}
+    set {_chordset = newValue}
+  }
+  /// Returns true if `chordset` has been explicitly set.
+  public var hasChordset: Bool {self._chordset != nil}
+  /// Clears the value of `chordset`. Subsequent reads from it will return its default value.
+  public mutating func clearChordset() {self._chordset = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+
+    /// insert chordset at index
+    case insert // = 0
+
+    /// delete the item at index
+    case delete // = 1
+
+    /// move the item at from_index to index
+    case move // = 2
+
+    /// replace the item at index with chordset
+    case update // = 3
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .insert
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .insert
+      case 1: self = .delete
+      case 2: self = .move
+      case 3: self = .update
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .insert: return 0
+      case .delete: return 1
+      case .move: return 2
+      case .update: return 3
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Chordstore_V1_ListDelta.Kind] = [
+      .insert,
+      .delete,
+      .move,
+      .update,
+    ]
+
+  }
+
+  public init() {}
+
+  fileprivate var _chordset: Chordstore_V1_Chordset? = nil
+}
+
+/// The first message of WatchQuery carries the result (`initial`); every later one the
+/// deltas that turn the previous result into the result at `sequence`.
+public nonisolated struct Chordstore_V1_QueryUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sequence: UInt64 = 0
+
+  public var isInitial: Bool = false
+
+  public var initial: [Chordstore_V1_Chordset] = []
+
+  public var deltas: [Chordstore_V1_ListDelta] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "chordstore.v1"
@@ -2453,6 +2731,357 @@ nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftPro
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.node != rhs.node {return false}
     if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_SubscribeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_sequence\0\u{3}from_now\0\u{3}chordset_id\0\u{1}kinds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fromSequence) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.fromNow) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.chordsetID) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fromSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fromSequence, fieldNumber: 1)
+    }
+    if self.fromNow != false {
+      try visitor.visitSingularBoolField(value: self.fromNow, fieldNumber: 2)
+    }
+    if !self.chordsetID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.chordsetID, fieldNumber: 3)
+    }
+    if !self.kinds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.kinds, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_SubscribeRequest, rhs: Chordstore_V1_SubscribeRequest) -> Bool {
+    if lhs.fromSequence != rhs.fromSequence {return false}
+    if lhs.fromNow != rhs.fromNow {return false}
+    if lhs.chordsetID != rhs.chordsetID {return false}
+    if lhs.kinds != rhs.kinds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_TitleFilter: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TitleFilter"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}match\0\u{1}text\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.match) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.match != .equals {
+      try visitor.visitSingularEnumField(value: self.match, fieldNumber: 1)
+    }
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_TitleFilter, rhs: Chordstore_V1_TitleFilter) -> Bool {
+    if lhs.match != rhs.match {return false}
+    if lhs.text != rhs.text {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_TitleFilter.Match: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MATCH_EQUALS\0\u{1}MATCH_PREFIX\0\u{1}MATCH_CONTAINS\0")
+}
+
+nonisolated extension Chordstore_V1_TimeBound: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TimeBound"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}micros\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.micros) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.micros != 0 {
+      try visitor.visitSingularInt64Field(value: self.micros, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_TimeBound, rhs: Chordstore_V1_TimeBound) -> Bool {
+    if lhs.micros != rhs.micros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_QueryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}title\0\u{3}created_from\0\u{3}created_before\0\u{1}order\0\u{1}descending\0\u{1}limit\0\u{1}cursor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._title) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._createdFrom) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._createdBefore) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.order) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.descending) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 7: try { try decoder.decodeSingularBytesField(value: &self.cursor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._title {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._createdFrom {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._createdBefore {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.order != .created {
+      try visitor.visitSingularEnumField(value: self.order, fieldNumber: 4)
+    }
+    if self.descending != false {
+      try visitor.visitSingularBoolField(value: self.descending, fieldNumber: 5)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 6)
+    }
+    if !self.cursor.isEmpty {
+      try visitor.visitSingularBytesField(value: self.cursor, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_QueryRequest, rhs: Chordstore_V1_QueryRequest) -> Bool {
+    if lhs._title != rhs._title {return false}
+    if lhs._createdFrom != rhs._createdFrom {return false}
+    if lhs._createdBefore != rhs._createdBefore {return false}
+    if lhs.order != rhs.order {return false}
+    if lhs.descending != rhs.descending {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.cursor != rhs.cursor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_QueryPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueryPage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}chordsets\0\u{3}next_cursor\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.chordsets) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.nextCursor) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.chordsets.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.chordsets, fieldNumber: 1)
+    }
+    if !self.nextCursor.isEmpty {
+      try visitor.visitSingularBytesField(value: self.nextCursor, fieldNumber: 2)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_QueryPage, rhs: Chordstore_V1_QueryPage) -> Bool {
+    if lhs.chordsets != rhs.chordsets {return false}
+    if lhs.nextCursor != rhs.nextCursor {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_CountReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CountReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.count) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.count != 0 {
+      try visitor.visitSingularUInt64Field(value: self.count, fieldNumber: 1)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_CountReply, rhs: Chordstore_V1_CountReply) -> Bool {
+    if lhs.count != rhs.count {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ListDelta: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListDelta"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}index\0\u{3}from_index\0\u{1}chordset\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.index) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.fromIndex) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._chordset) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.kind != .insert {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if self.index != 0 {
+      try visitor.visitSingularUInt32Field(value: self.index, fieldNumber: 2)
+    }
+    if self.fromIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fromIndex, fieldNumber: 3)
+    }
+    try { if let v = self._chordset {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ListDelta, rhs: Chordstore_V1_ListDelta) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.index != rhs.index {return false}
+    if lhs.fromIndex != rhs.fromIndex {return false}
+    if lhs._chordset != rhs._chordset {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ListDelta.Kind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KIND_INSERT\0\u{1}KIND_DELETE\0\u{1}KIND_MOVE\0\u{1}KIND_UPDATE\0")
+}
+
+nonisolated extension Chordstore_V1_QueryUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueryUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}is_initial\0\u{1}initial\0\u{1}deltas\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.isInitial) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.initial) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.deltas) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    if self.isInitial != false {
+      try visitor.visitSingularBoolField(value: self.isInitial, fieldNumber: 2)
+    }
+    if !self.initial.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.initial, fieldNumber: 3)
+    }
+    if !self.deltas.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.deltas, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_QueryUpdate, rhs: Chordstore_V1_QueryUpdate) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.isInitial != rhs.isInitial {return false}
+    if lhs.initial != rhs.initial {return false}
+    if lhs.deltas != rhs.deltas {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

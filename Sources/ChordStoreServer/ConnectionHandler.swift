@@ -140,10 +140,17 @@ final class ConnectionHandler: ChannelInboundHandler {
         if method.isServerStreaming {
             let stream = StreamWriter(
                 channel: context.channel, callID: callID, token: token, limits: limits, activity: activity, handler: bound)
+            let activity = self.activity
+            let isDraining: @Sendable () -> Bool = { activity.isDraining }
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    try await dispatcher.readLog(payload: payload) { page throws(WireError) in try await stream.send(page) }
+                    let emit: ([[UInt8]]) async throws(WireError) -> Void = { page throws(WireError) in try await stream.send(page) }
+                    switch method {
+                    case .subscribe: try await dispatcher.subscribe(payload: payload, isDraining: isDraining, emit: emit)
+                    case .watchQuery: try await dispatcher.watchQuery(payload: payload, isDraining: isDraining, emit: emit)
+                    default: try await dispatcher.readLog(payload: payload, emit: emit)
+                    }
                     result = .success(nil)
                 } catch {
                     result = .failure(WireError.wrapping(error))

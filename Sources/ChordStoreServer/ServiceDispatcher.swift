@@ -78,9 +78,24 @@ public struct ServiceDispatcher: Sendable {
                 return try history(try parse(Chordstore_V1_GetHistoryRequest.self, payload, method))
             case .readAsOf:
                 return try await readAsOf(try parse(Chordstore_V1_ReadAsOfRequest.self, payload, method))
+            case .queryChordsets:
+                let request = try parse(Chordstore_V1_QueryRequest.self, payload, method)
+                let page = try store.query(try query(request, maxLimit: limits.maxListSize))
+                return try Chordstore_V1_QueryPage.with {
+                    $0.chordsets = page.chordsets.map(\.proto)
+                    $0.nextCursor = page.nextCursor.map { Data($0) } ?? Data()
+                    $0.sequence = page.sequence
+                }.serializedBytes()
+            case .countChordsets:
+                let request = try parse(Chordstore_V1_QueryRequest.self, payload, method)
+                let counted = try await offLoop { [store] in try store.count(try query(request, maxLimit: limits.maxListSize)) }
+                return try Chordstore_V1_CountReply.with {
+                    $0.count = UInt64(counted.count)
+                    $0.sequence = counted.sequence
+                }.serializedBytes()
             case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
                 return try pointRead(method, payload: payload)
-            case .readLog:
+            case .readLog, .subscribe, .watchQuery:
                 throw WireError(.internal, "\(method.rawValue) is a streaming method")
             }
         } catch {
@@ -191,12 +206,7 @@ public struct ServiceDispatcher: Sendable {
         case nil: throw WireError(.invalidArgument, "as_of needs a sequence or a time")
         }
         // Off the cooperative pool: a build replays up to an interval of events.
-        let store = self.store
-        let past = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PastState, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { () throws(ChordStoreError) in try store.state(asOf: point) })
-            }
-        }
+        let past = try await offLoop { [store] in try store.state(asOf: point) }
         return try Chordstore_V1_AsOfReply.with { reply in
             reply.sequence = past.sequence
             switch request.query {
@@ -221,6 +231,36 @@ public struct ServiceDispatcher: Sendable {
                 throw WireError(.invalidArgument, "ReadAsOf needs a query: list, chordset or profile")
             }
         }.serializedBytes()
+    }
+
+    /// Runs long, blocking work (a replay, a full count) on a thread of its own instead of
+    /// the cooperative pool that answers the other calls.
+    private func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// The engine query of a request, its limit capped at `maxLimit`.
+    func query(_ request: Chordstore_V1_QueryRequest, maxLimit: Int) throws -> ChordsetQuery {
+        var query = ChordsetQuery(
+            createdFrom: request.hasCreatedFrom ? Instant(microsecondsSince1970: request.createdFrom.micros) : nil,
+            createdBefore: request.hasCreatedBefore ? Instant(microsecondsSince1970: request.createdBefore.micros) : nil,
+            order: order(request.order), descending: request.descending,
+            limit: request.limit == 0 ? maxLimit : min(Int(request.limit), maxLimit),
+            cursor: request.cursor.isEmpty ? nil : Array(request.cursor))
+        if request.hasTitle {
+            if request.title.text.utf8.count > 1_000 {
+                throw WireError(.invalidArgument, "a title filter is \(request.title.text.utf8.count) UTF-8 bytes; at most 1,000")
+            }
+            let match: ChordsetQuery.TitleMatch = switch request.title.match {
+            case .prefix: .prefix
+            case .contains: .contains
+            default: .equals
+            }
+            query.title = (match, request.title.text)
+        }
+        return query
     }
 
     private func order(_ order: Chordstore_V1_ChordsetOrder) -> ChordsetOrder {

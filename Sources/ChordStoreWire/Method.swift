@@ -20,9 +20,17 @@ public enum Method: String, Sendable, CaseIterable {
     case getSession = "chordstore.v1.ChordStore/GetSession"
     case getHistory = "chordstore.v1.ChordStore/GetHistory"
     case readAsOf = "chordstore.v1.ChordStore/ReadAsOf"
+    case subscribe = "chordstore.v1.ChordStore/Subscribe"
+    case queryChordsets = "chordstore.v1.ChordStore/QueryChordsets"
+    case countChordsets = "chordstore.v1.ChordStore/CountChordsets"
+    case watchQuery = "chordstore.v1.ChordStore/WatchQuery"
 
     /// Whether the server answers with a stream of messages.
-    public var isServerStreaming: Bool { self == .readLog }
+    public var isServerStreaming: Bool { self == .readLog || self == .subscribe || self == .watchQuery }
+
+    /// Whether the stream follows the log and does not end by itself (it ends when the
+    /// client cancels it, its reader falls behind, or the server shuts down).
+    public var isLive: Bool { self == .subscribe || self == .watchQuery }
 
     /// Whether the method reads one item (answered without leaving the event loop).
     public var isPointRead: Bool {

@@ -22,6 +22,12 @@ public struct WireLimits: Sendable, Hashable {
     /// Most chordsets one list call returns (about 610 bytes each: 5,000 stay well under
     /// the 4 MiB frame; a reply over the frame limit is refused with `RESOURCE_EXHAUSTED`).
     public var maxListSize = 5_000
+    /// Most chordsets a live query (`WatchQuery`) follows: each commit diffs the window
+    /// against the previous one, O(n²) at worst.
+    public var maxLiveQuerySize = 1_000
+    /// Least time between two delta messages of one live query: commits in between are
+    /// folded into one message (reflecting the latest of them).
+    public var liveQueryInterval: Duration = .milliseconds(20)
 
     /// The defaults.
     public init() {}

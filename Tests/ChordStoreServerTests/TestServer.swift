@@ -1,4 +1,5 @@
 import ChordStoreClient
+import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreServer
@@ -162,5 +163,16 @@ final class RawClient: @unchecked Sendable {
             if case .goAway(let g) = frame.kind { goAway = g }
         }
         return goAway
+    }
+}
+
+extension ChordStore {
+    /// Adds a chordset and returns it.
+    func add(_ title: String) async throws -> Chordset {
+        let recorded = try await execute(.addChordset(AddChordset(title: title)))
+        guard case .chordsetAdded(let chordset) = recorded.event else {
+            throw ChordStoreError(.internal, "add returned \(recorded.event.kindName)")
+        }
+        return chordset
     }
 }

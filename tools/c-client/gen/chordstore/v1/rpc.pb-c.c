@@ -1588,6 +1588,366 @@ void   chordstore__v1__health_reply__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__health_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__subscribe_request__init
+                     (Chordstore__V1__SubscribeRequest         *message)
+{
+  static const Chordstore__V1__SubscribeRequest init_value = CHORDSTORE__V1__SUBSCRIBE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__subscribe_request__get_packed_size
+                     (const Chordstore__V1__SubscribeRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__subscribe_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__subscribe_request__pack
+                     (const Chordstore__V1__SubscribeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__subscribe_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__subscribe_request__pack_to_buffer
+                     (const Chordstore__V1__SubscribeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__subscribe_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__SubscribeRequest *
+       chordstore__v1__subscribe_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__SubscribeRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__subscribe_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__subscribe_request__free_unpacked
+                     (Chordstore__V1__SubscribeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__subscribe_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__title_filter__init
+                     (Chordstore__V1__TitleFilter         *message)
+{
+  static const Chordstore__V1__TitleFilter init_value = CHORDSTORE__V1__TITLE_FILTER__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__title_filter__get_packed_size
+                     (const Chordstore__V1__TitleFilter *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__title_filter__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__title_filter__pack
+                     (const Chordstore__V1__TitleFilter *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__title_filter__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__title_filter__pack_to_buffer
+                     (const Chordstore__V1__TitleFilter *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__title_filter__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TitleFilter *
+       chordstore__v1__title_filter__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TitleFilter *)
+     protobuf_c_message_unpack (&chordstore__v1__title_filter__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__title_filter__free_unpacked
+                     (Chordstore__V1__TitleFilter *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__title_filter__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__time_bound__init
+                     (Chordstore__V1__TimeBound         *message)
+{
+  static const Chordstore__V1__TimeBound init_value = CHORDSTORE__V1__TIME_BOUND__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__time_bound__get_packed_size
+                     (const Chordstore__V1__TimeBound *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__time_bound__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__time_bound__pack
+                     (const Chordstore__V1__TimeBound *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__time_bound__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__time_bound__pack_to_buffer
+                     (const Chordstore__V1__TimeBound *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__time_bound__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TimeBound *
+       chordstore__v1__time_bound__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TimeBound *)
+     protobuf_c_message_unpack (&chordstore__v1__time_bound__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__time_bound__free_unpacked
+                     (Chordstore__V1__TimeBound *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__time_bound__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__query_request__init
+                     (Chordstore__V1__QueryRequest         *message)
+{
+  static const Chordstore__V1__QueryRequest init_value = CHORDSTORE__V1__QUERY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__query_request__get_packed_size
+                     (const Chordstore__V1__QueryRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__query_request__pack
+                     (const Chordstore__V1__QueryRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__query_request__pack_to_buffer
+                     (const Chordstore__V1__QueryRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__QueryRequest *
+       chordstore__v1__query_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__QueryRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__query_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__query_request__free_unpacked
+                     (Chordstore__V1__QueryRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__query_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__query_page__init
+                     (Chordstore__V1__QueryPage         *message)
+{
+  static const Chordstore__V1__QueryPage init_value = CHORDSTORE__V1__QUERY_PAGE__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__query_page__get_packed_size
+                     (const Chordstore__V1__QueryPage *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_page__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__query_page__pack
+                     (const Chordstore__V1__QueryPage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_page__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__query_page__pack_to_buffer
+                     (const Chordstore__V1__QueryPage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_page__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__QueryPage *
+       chordstore__v1__query_page__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__QueryPage *)
+     protobuf_c_message_unpack (&chordstore__v1__query_page__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__query_page__free_unpacked
+                     (Chordstore__V1__QueryPage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__query_page__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__count_reply__init
+                     (Chordstore__V1__CountReply         *message)
+{
+  static const Chordstore__V1__CountReply init_value = CHORDSTORE__V1__COUNT_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__count_reply__get_packed_size
+                     (const Chordstore__V1__CountReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__count_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__count_reply__pack
+                     (const Chordstore__V1__CountReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__count_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__count_reply__pack_to_buffer
+                     (const Chordstore__V1__CountReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__count_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__CountReply *
+       chordstore__v1__count_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__CountReply *)
+     protobuf_c_message_unpack (&chordstore__v1__count_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__count_reply__free_unpacked
+                     (Chordstore__V1__CountReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__count_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__list_delta__init
+                     (Chordstore__V1__ListDelta         *message)
+{
+  static const Chordstore__V1__ListDelta init_value = CHORDSTORE__V1__LIST_DELTA__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__list_delta__get_packed_size
+                     (const Chordstore__V1__ListDelta *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_delta__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__list_delta__pack
+                     (const Chordstore__V1__ListDelta *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_delta__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__list_delta__pack_to_buffer
+                     (const Chordstore__V1__ListDelta *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_delta__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ListDelta *
+       chordstore__v1__list_delta__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ListDelta *)
+     protobuf_c_message_unpack (&chordstore__v1__list_delta__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__list_delta__free_unpacked
+                     (Chordstore__V1__ListDelta *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__list_delta__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__query_update__init
+                     (Chordstore__V1__QueryUpdate         *message)
+{
+  static const Chordstore__V1__QueryUpdate init_value = CHORDSTORE__V1__QUERY_UPDATE__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__query_update__get_packed_size
+                     (const Chordstore__V1__QueryUpdate *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_update__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__query_update__pack
+                     (const Chordstore__V1__QueryUpdate *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_update__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__query_update__pack_to_buffer
+                     (const Chordstore__V1__QueryUpdate *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__query_update__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__QueryUpdate *
+       chordstore__v1__query_update__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__QueryUpdate *)
+     protobuf_c_message_unpack (&chordstore__v1__query_update__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__query_update__free_unpacked
+                     (Chordstore__V1__QueryUpdate *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__query_update__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor chordstore__v1__frame__field_descriptors[4] =
 {
   {
@@ -3572,6 +3932,619 @@ const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__health_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor chordstore__v1__subscribe_request__field_descriptors[4] =
+{
+  {
+    "from_sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SubscribeRequest, from_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_now",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SubscribeRequest, from_now),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordset_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SubscribeRequest, chordset_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kinds",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Chordstore__V1__SubscribeRequest, n_kinds),
+    offsetof(Chordstore__V1__SubscribeRequest, kinds),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__subscribe_request__field_indices_by_name[] = {
+  2,   /* field[2] = chordset_id */
+  1,   /* field[1] = from_now */
+  0,   /* field[0] = from_sequence */
+  3,   /* field[3] = kinds */
+};
+static const ProtobufCIntRange chordstore__v1__subscribe_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__subscribe_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.SubscribeRequest",
+  "SubscribeRequest",
+  "Chordstore__V1__SubscribeRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__SubscribeRequest),
+  4,
+  chordstore__v1__subscribe_request__field_descriptors,
+  chordstore__v1__subscribe_request__field_indices_by_name,
+  1,  chordstore__v1__subscribe_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__subscribe_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue chordstore__v1__title_filter__match__enum_values_by_number[3] =
+{
+  { "MATCH_EQUALS", "CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_EQUALS", 0 },
+  { "MATCH_PREFIX", "CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_PREFIX", 1 },
+  { "MATCH_CONTAINS", "CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_CONTAINS", 2 },
+};
+static const ProtobufCIntRange chordstore__v1__title_filter__match__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex chordstore__v1__title_filter__match__enum_values_by_name[3] =
+{
+  { "MATCH_CONTAINS", 2 },
+  { "MATCH_EQUALS", 0 },
+  { "MATCH_PREFIX", 1 },
+};
+const ProtobufCEnumDescriptor chordstore__v1__title_filter__match__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TitleFilter.Match",
+  "Match",
+  "Chordstore__V1__TitleFilter__Match",
+  "chordstore.v1",
+  3,
+  chordstore__v1__title_filter__match__enum_values_by_number,
+  3,
+  chordstore__v1__title_filter__match__enum_values_by_name,
+  1,
+  chordstore__v1__title_filter__match__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__title_filter__field_descriptors[2] =
+{
+  {
+    "match",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TitleFilter, match),
+    &chordstore__v1__title_filter__match__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "text",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TitleFilter, text),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__title_filter__field_indices_by_name[] = {
+  0,   /* field[0] = match */
+  1,   /* field[1] = text */
+};
+static const ProtobufCIntRange chordstore__v1__title_filter__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__title_filter__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TitleFilter",
+  "TitleFilter",
+  "Chordstore__V1__TitleFilter",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TitleFilter),
+  2,
+  chordstore__v1__title_filter__field_descriptors,
+  chordstore__v1__title_filter__field_indices_by_name,
+  1,  chordstore__v1__title_filter__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__title_filter__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__time_bound__field_descriptors[1] =
+{
+  {
+    "micros",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TimeBound, micros),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__time_bound__field_indices_by_name[] = {
+  0,   /* field[0] = micros */
+};
+static const ProtobufCIntRange chordstore__v1__time_bound__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__time_bound__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TimeBound",
+  "TimeBound",
+  "Chordstore__V1__TimeBound",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TimeBound),
+  1,
+  chordstore__v1__time_bound__field_descriptors,
+  chordstore__v1__time_bound__field_indices_by_name,
+  1,  chordstore__v1__time_bound__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__time_bound__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__query_request__field_descriptors[7] =
+{
+  {
+    "title",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, title),
+    &chordstore__v1__title_filter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_from",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, created_from),
+    &chordstore__v1__time_bound__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_before",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, created_before),
+    &chordstore__v1__time_bound__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "order",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, order),
+    &chordstore__v1__chordset_order__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "descending",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, descending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cursor",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryRequest, cursor),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__query_request__field_indices_by_name[] = {
+  2,   /* field[2] = created_before */
+  1,   /* field[1] = created_from */
+  6,   /* field[6] = cursor */
+  4,   /* field[4] = descending */
+  5,   /* field[5] = limit */
+  3,   /* field[3] = order */
+  0,   /* field[0] = title */
+};
+static const ProtobufCIntRange chordstore__v1__query_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__query_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.QueryRequest",
+  "QueryRequest",
+  "Chordstore__V1__QueryRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__QueryRequest),
+  7,
+  chordstore__v1__query_request__field_descriptors,
+  chordstore__v1__query_request__field_indices_by_name,
+  1,  chordstore__v1__query_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__query_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__query_page__field_descriptors[3] =
+{
+  {
+    "chordsets",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__QueryPage, n_chordsets),
+    offsetof(Chordstore__V1__QueryPage, chordsets),
+    &chordstore__v1__chordset__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_cursor",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryPage, next_cursor),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryPage, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__query_page__field_indices_by_name[] = {
+  0,   /* field[0] = chordsets */
+  1,   /* field[1] = next_cursor */
+  2,   /* field[2] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__query_page__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__query_page__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.QueryPage",
+  "QueryPage",
+  "Chordstore__V1__QueryPage",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__QueryPage),
+  3,
+  chordstore__v1__query_page__field_descriptors,
+  chordstore__v1__query_page__field_indices_by_name,
+  1,  chordstore__v1__query_page__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__query_page__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__count_reply__field_descriptors[2] =
+{
+  {
+    "count",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CountReply, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CountReply, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__count_reply__field_indices_by_name[] = {
+  0,   /* field[0] = count */
+  1,   /* field[1] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__count_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__count_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.CountReply",
+  "CountReply",
+  "Chordstore__V1__CountReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__CountReply),
+  2,
+  chordstore__v1__count_reply__field_descriptors,
+  chordstore__v1__count_reply__field_indices_by_name,
+  1,  chordstore__v1__count_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__count_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue chordstore__v1__list_delta__kind__enum_values_by_number[4] =
+{
+  { "KIND_INSERT", "CHORDSTORE__V1__LIST_DELTA__KIND__KIND_INSERT", 0 },
+  { "KIND_DELETE", "CHORDSTORE__V1__LIST_DELTA__KIND__KIND_DELETE", 1 },
+  { "KIND_MOVE", "CHORDSTORE__V1__LIST_DELTA__KIND__KIND_MOVE", 2 },
+  { "KIND_UPDATE", "CHORDSTORE__V1__LIST_DELTA__KIND__KIND_UPDATE", 3 },
+};
+static const ProtobufCIntRange chordstore__v1__list_delta__kind__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex chordstore__v1__list_delta__kind__enum_values_by_name[4] =
+{
+  { "KIND_DELETE", 1 },
+  { "KIND_INSERT", 0 },
+  { "KIND_MOVE", 2 },
+  { "KIND_UPDATE", 3 },
+};
+const ProtobufCEnumDescriptor chordstore__v1__list_delta__kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ListDelta.Kind",
+  "Kind",
+  "Chordstore__V1__ListDelta__Kind",
+  "chordstore.v1",
+  4,
+  chordstore__v1__list_delta__kind__enum_values_by_number,
+  4,
+  chordstore__v1__list_delta__kind__enum_values_by_name,
+  1,
+  chordstore__v1__list_delta__kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__list_delta__field_descriptors[4] =
+{
+  {
+    "kind",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListDelta, kind),
+    &chordstore__v1__list_delta__kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "index",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListDelta, index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_index",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListDelta, from_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordset",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListDelta, chordset),
+    &chordstore__v1__chordset__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__list_delta__field_indices_by_name[] = {
+  3,   /* field[3] = chordset */
+  2,   /* field[2] = from_index */
+  1,   /* field[1] = index */
+  0,   /* field[0] = kind */
+};
+static const ProtobufCIntRange chordstore__v1__list_delta__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__list_delta__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ListDelta",
+  "ListDelta",
+  "Chordstore__V1__ListDelta",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ListDelta),
+  4,
+  chordstore__v1__list_delta__field_descriptors,
+  chordstore__v1__list_delta__field_indices_by_name,
+  1,  chordstore__v1__list_delta__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__list_delta__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__query_update__field_descriptors[4] =
+{
+  {
+    "sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryUpdate, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "is_initial",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__QueryUpdate, is_initial),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "initial",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__QueryUpdate, n_initial),
+    offsetof(Chordstore__V1__QueryUpdate, initial),
+    &chordstore__v1__chordset__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "deltas",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__QueryUpdate, n_deltas),
+    offsetof(Chordstore__V1__QueryUpdate, deltas),
+    &chordstore__v1__list_delta__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__query_update__field_indices_by_name[] = {
+  3,   /* field[3] = deltas */
+  2,   /* field[2] = initial */
+  1,   /* field[1] = is_initial */
+  0,   /* field[0] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__query_update__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__query_update__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.QueryUpdate",
+  "QueryUpdate",
+  "Chordstore__V1__QueryUpdate",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__QueryUpdate),
+  4,
+  chordstore__v1__query_update__field_descriptors,
+  chordstore__v1__query_update__field_indices_by_name,
+  1,  chordstore__v1__query_update__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__query_update__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue chordstore__v1__chordset_order__enum_values_by_number[3] =
 {
   { "CHORDSET_ORDER_CREATED", "CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_CREATED", 0 },
@@ -3602,7 +4575,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[20] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[24] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -3624,9 +4597,14 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "GetSession", &chordstore__v1__get_session_request__descriptor, &chordstore__v1__session_state__descriptor },
   { "GetHistory", &chordstore__v1__get_history_request__descriptor, &chordstore__v1__history_page__descriptor },
   { "ReadAsOf", &chordstore__v1__read_as_of_request__descriptor, &chordstore__v1__as_of_reply__descriptor },
+  { "Subscribe", &chordstore__v1__subscribe_request__descriptor, &chordstore__v1__event_envelope__descriptor },
+  { "QueryChordsets", &chordstore__v1__query_request__descriptor, &chordstore__v1__query_page__descriptor },
+  { "CountChordsets", &chordstore__v1__query_request__descriptor, &chordstore__v1__count_reply__descriptor },
+  { "WatchQuery", &chordstore__v1__query_request__descriptor, &chordstore__v1__query_update__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   0,        /* AddChordset */
+  22,        /* CountChordsets */
   7,        /* DeleteAll */
   2,        /* DeleteChordset */
   10,        /* GetChord */
@@ -3638,6 +4616,7 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   14,        /* Health */
   8,        /* ListChordsets */
   6,        /* MoveChordset */
+  21,        /* QueryChordsets */
   19,        /* ReadAsOf */
   13,        /* ReadLog */
   16,        /* Redo */
@@ -3645,7 +4624,9 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   4,        /* SetChordBpm */
   3,        /* SetChordColor */
   5,        /* SetControlsChord */
-  15         /* Undo */
+  20,        /* Subscribe */
+  15,        /* Undo */
+  23         /* WatchQuery */
 };
 const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
 {
@@ -3654,7 +4635,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  20,
+  24,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -3817,6 +4798,38 @@ void chordstore__v1__chord_store__read_as_of(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__subscribe(ProtobufCService *service,
+                                            const Chordstore__V1__SubscribeRequest *input,
+                                            Chordstore__V1__EventEnvelope_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__query_chordsets(ProtobufCService *service,
+                                                  const Chordstore__V1__QueryRequest *input,
+                                                  Chordstore__V1__QueryPage_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__count_chordsets(ProtobufCService *service,
+                                                  const Chordstore__V1__QueryRequest *input,
+                                                  Chordstore__V1__CountReply_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__watch_query(ProtobufCService *service,
+                                              const Chordstore__V1__QueryRequest *input,
+                                              Chordstore__V1__QueryUpdate_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

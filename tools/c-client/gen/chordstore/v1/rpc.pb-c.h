@@ -54,10 +54,43 @@ typedef struct Chordstore__V1__AsOf Chordstore__V1__AsOf;
 typedef struct Chordstore__V1__ReadAsOfRequest Chordstore__V1__ReadAsOfRequest;
 typedef struct Chordstore__V1__AsOfReply Chordstore__V1__AsOfReply;
 typedef struct Chordstore__V1__HealthReply Chordstore__V1__HealthReply;
+typedef struct Chordstore__V1__SubscribeRequest Chordstore__V1__SubscribeRequest;
+typedef struct Chordstore__V1__TitleFilter Chordstore__V1__TitleFilter;
+typedef struct Chordstore__V1__TimeBound Chordstore__V1__TimeBound;
+typedef struct Chordstore__V1__QueryRequest Chordstore__V1__QueryRequest;
+typedef struct Chordstore__V1__QueryPage Chordstore__V1__QueryPage;
+typedef struct Chordstore__V1__CountReply Chordstore__V1__CountReply;
+typedef struct Chordstore__V1__ListDelta Chordstore__V1__ListDelta;
+typedef struct Chordstore__V1__QueryUpdate Chordstore__V1__QueryUpdate;
 
 
 /* --- enums --- */
 
+typedef enum _Chordstore__V1__TitleFilter__Match {
+  CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_EQUALS = 0,
+  CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_PREFIX = 1,
+  CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_CONTAINS = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__TITLE_FILTER__MATCH)
+} Chordstore__V1__TitleFilter__Match;
+typedef enum _Chordstore__V1__ListDelta__Kind {
+  /*
+   * insert chordset at index
+   */
+  CHORDSTORE__V1__LIST_DELTA__KIND__KIND_INSERT = 0,
+  /*
+   * delete the item at index
+   */
+  CHORDSTORE__V1__LIST_DELTA__KIND__KIND_DELETE = 1,
+  /*
+   * move the item at from_index to index
+   */
+  CHORDSTORE__V1__LIST_DELTA__KIND__KIND_MOVE = 2,
+  /*
+   * replace the item at index with chordset
+   */
+  CHORDSTORE__V1__LIST_DELTA__KIND__KIND_UPDATE = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__LIST_DELTA__KIND)
+} Chordstore__V1__ListDelta__Kind;
 typedef enum _Chordstore__V1__ChordsetOrder {
   CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_CREATED = 0,
   CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_INDEX = 1,
@@ -672,6 +705,167 @@ struct  Chordstore__V1__HealthReply
 #define CHORDSTORE__V1__HEALTH_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__health_reply__descriptor) \
     , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * The change feed: the stored events from `from_sequence` on (catch-up), then each new
+ * one as it commits (live), in order, with no gap and no repeat. It never ends by
+ * itself; a reader that falls behind is ended with RESOURCE_EXHAUSTED and resumes by
+ * subscribing again from the sequence after the last one it received.
+ */
+struct  Chordstore__V1__SubscribeRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 0 or 1: from the start
+   */
+  uint64_t from_sequence;
+  /*
+   * ignore from_sequence: only events committed from now on
+   */
+  protobuf_c_boolean from_now;
+  /*
+   * only this chordset's events (and delete-alls and their undos)
+   */
+  ProtobufCBinaryData chordset_id;
+  /*
+   * only these event kinds (e.g. "chordset_renamed"); empty: all
+   */
+  size_t n_kinds;
+  char **kinds;
+};
+#define CHORDSTORE__V1__SUBSCRIBE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__subscribe_request__descriptor) \
+    , 0, 0, {0,NULL}, 0,NULL }
+
+
+/*
+ * Which chordsets a query selects, in which order, and from where.
+ */
+struct  Chordstore__V1__TitleFilter
+{
+  ProtobufCMessage base;
+  Chordstore__V1__TitleFilter__Match match;
+  /*
+   * compared case- and diacritic-insensitively
+   */
+  char *text;
+};
+#define CHORDSTORE__V1__TITLE_FILTER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__title_filter__descriptor) \
+    , CHORDSTORE__V1__TITLE_FILTER__MATCH__MATCH_EQUALS, (char *)protobuf_c_empty_string }
+
+
+struct  Chordstore__V1__TimeBound
+{
+  ProtobufCMessage base;
+  /*
+   * microseconds since 1970
+   */
+  int64_t micros;
+};
+#define CHORDSTORE__V1__TIME_BOUND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__time_bound__descriptor) \
+    , 0 }
+
+
+struct  Chordstore__V1__QueryRequest
+{
+  ProtobufCMessage base;
+  /*
+   * absent: any title
+   */
+  Chordstore__V1__TitleFilter *title;
+  /*
+   * absent: no lower bound (inclusive)
+   */
+  Chordstore__V1__TimeBound *created_from;
+  /*
+   * absent: no upper bound (exclusive)
+   */
+  Chordstore__V1__TimeBound *created_before;
+  /*
+   * TITLE sorts by the folded title, then creation
+   */
+  Chordstore__V1__ChordsetOrder order;
+  protobuf_c_boolean descending;
+  /*
+   * 0: the server's page limit (5,000; 1,000 for WatchQuery)
+   */
+  uint32_t limit;
+  /*
+   * next_cursor of the previous page; empty: from the start
+   */
+  ProtobufCBinaryData cursor;
+};
+#define CHORDSTORE__V1__QUERY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__query_request__descriptor) \
+    , NULL, NULL, NULL, CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_CREATED, 0, 0, {0,NULL} }
+
+
+struct  Chordstore__V1__QueryPage
+{
+  ProtobufCMessage base;
+  size_t n_chordsets;
+  Chordstore__V1__Chordset **chordsets;
+  /*
+   * empty: the end was reached
+   */
+  ProtobufCBinaryData next_cursor;
+  /*
+   * the log position the page was read at
+   */
+  uint64_t sequence;
+};
+#define CHORDSTORE__V1__QUERY_PAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__query_page__descriptor) \
+    , 0,NULL, {0,NULL}, 0 }
+
+
+struct  Chordstore__V1__CountReply
+{
+  ProtobufCMessage base;
+  uint64_t count;
+  uint64_t sequence;
+};
+#define CHORDSTORE__V1__COUNT_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__count_reply__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * One change to a live query's result, applied in order to the client's list.
+ */
+struct  Chordstore__V1__ListDelta
+{
+  ProtobufCMessage base;
+  Chordstore__V1__ListDelta__Kind kind;
+  uint32_t index;
+  uint32_t from_index;
+  Chordstore__V1__Chordset *chordset;
+};
+#define CHORDSTORE__V1__LIST_DELTA__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__list_delta__descriptor) \
+    , CHORDSTORE__V1__LIST_DELTA__KIND__KIND_INSERT, 0, 0, NULL }
+
+
+/*
+ * The first message of WatchQuery carries the result (`initial`); every later one the
+ * deltas that turn the previous result into the result at `sequence`.
+ */
+struct  Chordstore__V1__QueryUpdate
+{
+  ProtobufCMessage base;
+  uint64_t sequence;
+  protobuf_c_boolean is_initial;
+  size_t n_initial;
+  Chordstore__V1__Chordset **initial;
+  size_t n_deltas;
+  Chordstore__V1__ListDelta **deltas;
+};
+#define CHORDSTORE__V1__QUERY_UPDATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__query_update__descriptor) \
+    , 0, 0, 0,NULL, 0,NULL }
 
 
 /* Chordstore__V1__Frame methods */
@@ -1342,6 +1536,158 @@ Chordstore__V1__HealthReply *
 void   chordstore__v1__health_reply__free_unpacked
                      (Chordstore__V1__HealthReply *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__SubscribeRequest methods */
+void   chordstore__v1__subscribe_request__init
+                     (Chordstore__V1__SubscribeRequest         *message);
+size_t chordstore__v1__subscribe_request__get_packed_size
+                     (const Chordstore__V1__SubscribeRequest   *message);
+size_t chordstore__v1__subscribe_request__pack
+                     (const Chordstore__V1__SubscribeRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__subscribe_request__pack_to_buffer
+                     (const Chordstore__V1__SubscribeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__SubscribeRequest *
+       chordstore__v1__subscribe_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__subscribe_request__free_unpacked
+                     (Chordstore__V1__SubscribeRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__TitleFilter methods */
+void   chordstore__v1__title_filter__init
+                     (Chordstore__V1__TitleFilter         *message);
+size_t chordstore__v1__title_filter__get_packed_size
+                     (const Chordstore__V1__TitleFilter   *message);
+size_t chordstore__v1__title_filter__pack
+                     (const Chordstore__V1__TitleFilter   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__title_filter__pack_to_buffer
+                     (const Chordstore__V1__TitleFilter   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TitleFilter *
+       chordstore__v1__title_filter__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__title_filter__free_unpacked
+                     (Chordstore__V1__TitleFilter *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__TimeBound methods */
+void   chordstore__v1__time_bound__init
+                     (Chordstore__V1__TimeBound         *message);
+size_t chordstore__v1__time_bound__get_packed_size
+                     (const Chordstore__V1__TimeBound   *message);
+size_t chordstore__v1__time_bound__pack
+                     (const Chordstore__V1__TimeBound   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__time_bound__pack_to_buffer
+                     (const Chordstore__V1__TimeBound   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TimeBound *
+       chordstore__v1__time_bound__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__time_bound__free_unpacked
+                     (Chordstore__V1__TimeBound *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__QueryRequest methods */
+void   chordstore__v1__query_request__init
+                     (Chordstore__V1__QueryRequest         *message);
+size_t chordstore__v1__query_request__get_packed_size
+                     (const Chordstore__V1__QueryRequest   *message);
+size_t chordstore__v1__query_request__pack
+                     (const Chordstore__V1__QueryRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__query_request__pack_to_buffer
+                     (const Chordstore__V1__QueryRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__QueryRequest *
+       chordstore__v1__query_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__query_request__free_unpacked
+                     (Chordstore__V1__QueryRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__QueryPage methods */
+void   chordstore__v1__query_page__init
+                     (Chordstore__V1__QueryPage         *message);
+size_t chordstore__v1__query_page__get_packed_size
+                     (const Chordstore__V1__QueryPage   *message);
+size_t chordstore__v1__query_page__pack
+                     (const Chordstore__V1__QueryPage   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__query_page__pack_to_buffer
+                     (const Chordstore__V1__QueryPage   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__QueryPage *
+       chordstore__v1__query_page__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__query_page__free_unpacked
+                     (Chordstore__V1__QueryPage *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__CountReply methods */
+void   chordstore__v1__count_reply__init
+                     (Chordstore__V1__CountReply         *message);
+size_t chordstore__v1__count_reply__get_packed_size
+                     (const Chordstore__V1__CountReply   *message);
+size_t chordstore__v1__count_reply__pack
+                     (const Chordstore__V1__CountReply   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__count_reply__pack_to_buffer
+                     (const Chordstore__V1__CountReply   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__CountReply *
+       chordstore__v1__count_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__count_reply__free_unpacked
+                     (Chordstore__V1__CountReply *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ListDelta methods */
+void   chordstore__v1__list_delta__init
+                     (Chordstore__V1__ListDelta         *message);
+size_t chordstore__v1__list_delta__get_packed_size
+                     (const Chordstore__V1__ListDelta   *message);
+size_t chordstore__v1__list_delta__pack
+                     (const Chordstore__V1__ListDelta   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__list_delta__pack_to_buffer
+                     (const Chordstore__V1__ListDelta   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ListDelta *
+       chordstore__v1__list_delta__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__list_delta__free_unpacked
+                     (Chordstore__V1__ListDelta *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__QueryUpdate methods */
+void   chordstore__v1__query_update__init
+                     (Chordstore__V1__QueryUpdate         *message);
+size_t chordstore__v1__query_update__get_packed_size
+                     (const Chordstore__V1__QueryUpdate   *message);
+size_t chordstore__v1__query_update__pack
+                     (const Chordstore__V1__QueryUpdate   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__query_update__pack_to_buffer
+                     (const Chordstore__V1__QueryUpdate   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__QueryUpdate *
+       chordstore__v1__query_update__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__query_update__free_unpacked
+                     (Chordstore__V1__QueryUpdate *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Chordstore__V1__Frame_Closure)
@@ -1452,6 +1798,30 @@ typedef void (*Chordstore__V1__AsOfReply_Closure)
 typedef void (*Chordstore__V1__HealthReply_Closure)
                  (const Chordstore__V1__HealthReply *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__SubscribeRequest_Closure)
+                 (const Chordstore__V1__SubscribeRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__TitleFilter_Closure)
+                 (const Chordstore__V1__TitleFilter *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__TimeBound_Closure)
+                 (const Chordstore__V1__TimeBound *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__QueryRequest_Closure)
+                 (const Chordstore__V1__QueryRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__QueryPage_Closure)
+                 (const Chordstore__V1__QueryPage *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__CountReply_Closure)
+                 (const Chordstore__V1__CountReply *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ListDelta_Closure)
+                 (const Chordstore__V1__ListDelta *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__QueryUpdate_Closure)
+                 (const Chordstore__V1__QueryUpdate *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1539,6 +1909,22 @@ struct Chordstore__V1__ChordStore_Service
                      const Chordstore__V1__ReadAsOfRequest *input,
                      Chordstore__V1__AsOfReply_Closure closure,
                      void *closure_data);
+  void (*subscribe)(Chordstore__V1__ChordStore_Service *service,
+                    const Chordstore__V1__SubscribeRequest *input,
+                    Chordstore__V1__EventEnvelope_Closure closure,
+                    void *closure_data);
+  void (*query_chordsets)(Chordstore__V1__ChordStore_Service *service,
+                          const Chordstore__V1__QueryRequest *input,
+                          Chordstore__V1__QueryPage_Closure closure,
+                          void *closure_data);
+  void (*count_chordsets)(Chordstore__V1__ChordStore_Service *service,
+                          const Chordstore__V1__QueryRequest *input,
+                          Chordstore__V1__CountReply_Closure closure,
+                          void *closure_data);
+  void (*watch_query)(Chordstore__V1__ChordStore_Service *service,
+                      const Chordstore__V1__QueryRequest *input,
+                      Chordstore__V1__QueryUpdate_Closure closure,
+                      void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -1566,7 +1952,11 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## redo,\
       function_prefix__ ## get_session,\
       function_prefix__ ## get_history,\
-      function_prefix__ ## read_as_of  }
+      function_prefix__ ## read_as_of,\
+      function_prefix__ ## subscribe,\
+      function_prefix__ ## query_chordsets,\
+      function_prefix__ ## count_chordsets,\
+      function_prefix__ ## watch_query  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -1647,6 +2037,22 @@ void chordstore__v1__chord_store__read_as_of(ProtobufCService *service,
                                              const Chordstore__V1__ReadAsOfRequest *input,
                                              Chordstore__V1__AsOfReply_Closure closure,
                                              void *closure_data);
+void chordstore__v1__chord_store__subscribe(ProtobufCService *service,
+                                            const Chordstore__V1__SubscribeRequest *input,
+                                            Chordstore__V1__EventEnvelope_Closure closure,
+                                            void *closure_data);
+void chordstore__v1__chord_store__query_chordsets(ProtobufCService *service,
+                                                  const Chordstore__V1__QueryRequest *input,
+                                                  Chordstore__V1__QueryPage_Closure closure,
+                                                  void *closure_data);
+void chordstore__v1__chord_store__count_chordsets(ProtobufCService *service,
+                                                  const Chordstore__V1__QueryRequest *input,
+                                                  Chordstore__V1__CountReply_Closure closure,
+                                                  void *closure_data);
+void chordstore__v1__chord_store__watch_query(ProtobufCService *service,
+                                              const Chordstore__V1__QueryRequest *input,
+                                              Chordstore__V1__QueryUpdate_Closure closure,
+                                              void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1687,6 +2093,16 @@ extern const ProtobufCMessageDescriptor chordstore__v1__as_of__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__read_as_of_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__as_of_reply__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__subscribe_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__title_filter__descriptor;
+extern const ProtobufCEnumDescriptor    chordstore__v1__title_filter__match__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__time_bound__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__query_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__query_page__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__count_reply__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__list_delta__descriptor;
+extern const ProtobufCEnumDescriptor    chordstore__v1__list_delta__kind__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__query_update__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 
 PROTOBUF_C__END_DECLS

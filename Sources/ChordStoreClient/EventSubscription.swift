@@ -1,0 +1,132 @@
+public import ChordStoreProto
+import ChordStoreWire
+public import Foundation
+import SwiftProtobuf
+
+/// The change feed as an `AsyncSequence` that survives lost connections: it remembers
+/// the last sequence number it delivered and, when the stream ends with `UNAVAILABLE`
+/// (connection lost, server restarting) or `RESOURCE_EXHAUSTED` (this reader fell
+/// behind), subscribes again from the next one. Events come in order, each once.
+///
+/// ```swift
+/// for try await event in client.subscribe(from: 1) { print(event.sequence) }
+/// ```
+public struct EventSubscription: AsyncSequence, Sendable {
+    public typealias Element = Chordstore_V1_EventEnvelope
+
+    let client: Client
+    let request: Chordstore_V1_SubscribeRequest
+    /// Resubscriptions in a row without an event in between before giving up.
+    let maxRetries: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(client: client, request: request, maxRetries: maxRetries)
+    }
+
+    /// Pulls events from the current stream, resubscribing when it fails.
+    public struct Iterator: AsyncIteratorProtocol {
+        let client: Client
+        var request: Chordstore_V1_SubscribeRequest
+        let maxRetries: Int
+        var inner: AsyncThrowingStream<Element, any Error>.AsyncIterator?
+        var failures = 0
+
+        init(client: Client, request: Chordstore_V1_SubscribeRequest, maxRetries: Int) {
+            self.client = client
+            self.request = request
+            self.maxRetries = maxRetries
+        }
+
+        public mutating func next() async throws -> Element? {
+            while true {
+                try Task.checkCancellation()
+                do {
+                    if inner == nil {
+                        if request.fromNow {
+                            // Pin "now" to a sequence, so a resubscription misses nothing.
+                            let health = try await client.call(.health, Chordstore_V1_HealthRequest(), as: Chordstore_V1_HealthReply.self)
+                            request.fromNow = false
+                            request.fromSequence = health.lastSequence + 1
+                        }
+                        inner = try await client.stream(.subscribe, request, as: Element.self).makeAsyncIterator()
+                    }
+                    guard let event = try await inner?.next() else { return nil }
+                    request.fromSequence = event.sequence + 1
+                    failures = 0
+                    return event
+                } catch let error as ClientError where Self.resumable(error.code) && failures < maxRetries {
+                    inner = nil
+                    failures += 1
+                    if error.code == .unavailable { client.dropCurrent() }
+                    try await Task.sleep(for: .milliseconds(Swift.min(1_000, 25 << Swift.min(failures, 6))))
+                }
+            }
+        }
+
+        static func resumable(_ code: StatusCode) -> Bool {
+            code == .unavailable || code == .resourceExhausted || code == .deadlineExceeded
+        }
+    }
+}
+
+extension Client {
+    /// The change feed from `sequence` (1: the whole log), or only new events when
+    /// `fromNow`; optionally only one chordset's events, or only some kinds
+    /// (`"chordset_renamed"`, …). Resubscribes by itself, at most `maxRetries` times in a
+    /// row without receiving an event.
+    public func subscribe(
+        from sequence: UInt64 = 1, fromNow: Bool = false, chordsetID: Data? = nil, kinds: [String] = [],
+        maxRetries: Int = 20
+    ) -> EventSubscription {
+        EventSubscription(client: self, request: .with {
+            $0.fromSequence = sequence
+            $0.fromNow = fromNow
+            if let chordsetID { $0.chordsetID = chordsetID }
+            $0.kinds = kinds
+        }, maxRetries: maxRetries)
+    }
+
+    /// `QueryChordsets`: one page of a filtered, sorted query; pass `next_cursor` back
+    /// for the next page.
+    public func queryChordsets(_ request: Chordstore_V1_QueryRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_QueryPage {
+        try await call(.queryChordsets, request, timeout: timeout)
+    }
+
+    /// `CountChordsets`: how many chordsets match the query's filters.
+    public func countChordsets(_ request: Chordstore_V1_QueryRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_CountReply {
+        try await call(.countChordsets, request, timeout: timeout)
+    }
+
+    /// `WatchQuery`: the query's result, then deltas after each change (see
+    /// ``Chordstore_V1_QueryUpdate/apply(to:)``). Not resumed: on an error, watch again
+    /// (the first message then replaces the list).
+    public func watchQuery(_ request: Chordstore_V1_QueryRequest) async throws(ClientError) -> AsyncThrowingStream<Chordstore_V1_QueryUpdate, any Error> {
+        try await stream(.watchQuery, request)
+    }
+}
+
+extension Chordstore_V1_QueryUpdate {
+    /// Applies this update to a live query's list: the first message replaces it, the
+    /// others change it delta by delta.
+    public func apply(to list: inout [Chordstore_V1_Chordset]) {
+        if isInitial {
+            list = initial
+            return
+        }
+        for delta in deltas {
+            let index = Int(delta.index)
+            switch delta.kind {
+            case .insert: list.insert(delta.chordset, at: min(index, list.count))
+            case .delete: if list.indices.contains(index) { list.remove(at: index) }
+            case .move:
+                let from = Int(delta.fromIndex)
+                if list.indices.contains(from) {
+                    let item = list.remove(at: from)
+                    list.insert(item, at: Swift.min(index, list.count))
+                }
+            case .update: if list.indices.contains(index) { list[index] = delta.chordset }
+            default: break
+            }
+        }
+    }
+}

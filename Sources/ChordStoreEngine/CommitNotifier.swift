@@ -1,0 +1,75 @@
+import Synchronization
+
+/// Wakes the tasks waiting for the log to grow (change-feed subscribers, live queries)
+/// when the writer commits. Holds one continuation per waiter and nothing per event, so
+/// subscribers cost no memory while they wait, and never slow the writer down.
+final class CommitNotifier: Sendable {
+    private struct State {
+        var head: UInt64 = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waiters woken (by timeout or cancellation) before they registered.
+        var woken: Set<Int> = []
+        var nextID = 0
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    init(head: UInt64) {
+        state.withLock { $0.head = head }
+    }
+
+    /// Called by the writer after a commit that ended at `head`.
+    func published(_ head: UInt64) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.head = max(state.head, head)
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Wakes everyone for good (the store is closing).
+    func close() {
+        state.withLock { $0.closed = true }
+        published(0)
+    }
+
+    /// Returns when the log holds an event after `sequence`, after `timeout`, when the
+    /// store closes, or when the task is cancelled, whichever comes first.
+    func wait(after sequence: UInt64, timeout: Duration) async {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            wake(id)
+        }
+        defer {
+            timer.cancel()
+            state.withLock { _ = $0.woken.remove(id) }
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.closed || state.head > sequence || state.woken.contains(id) { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            wake(id)
+        }
+    }
+
+    private func wake(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+            state.woken.insert(id)
+            return nil
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,82 @@
+import ChordStoreDomain
+import Foundation
+
+/// Runs a ``ChordsetQuery`` over a snapshot's ordered indexes (creation, title, user
+/// order): it seeks to the cursor (or to the first possible match), reads in order, and
+/// stops after `limit` matches, or after `maxScanned` entries with a cursor to go on
+/// from, so a page never materialises the whole store.
+enum QueryRunner {
+    /// Entries one page may read before it returns what it has.
+    static let maxScanned = 100_000
+
+    static func page(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> QueryPage {
+        let sequence = try snapshot.head.sequence
+        var chordsets: [Chordset] = []
+        var scanned = 0
+        var lastKey: [UInt8]?
+        var exhausted = true
+        let range = bounds(query)
+        try snapshot.scan(query.order, descending: query.descending, after: query.cursor, from: range.start) { key, id in
+            if let stop = range.stop, stops(key, at: stop, descending: query.descending) { return false }
+            lastKey = Array(key)
+            scanned += 1
+            guard let chordset = try snapshot.chordset(id) else {
+                throw ChordStoreError(.dataLoss, "an index names chordset \(id), which has no record")
+            }
+            if query.matches(chordset) { chordsets.append(chordset) }
+            if chordsets.count >= query.limit || scanned >= maxScanned {
+                exhausted = false
+                return false
+            }
+            return true
+        }
+        return QueryPage(chordsets: chordsets, nextCursor: exhausted ? nil : lastKey, sequence: sequence)
+    }
+
+    /// How many chordsets match (all pages), and the position it was counted at.
+    static func count(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> (count: Int, sequence: UInt64) {
+        let sequence = try snapshot.head.sequence
+        guard query.isFiltered else { return (try snapshot.chordsetCount(), sequence) }
+        var count = 0
+        let range = bounds(query)
+        try snapshot.scan(query.order, descending: query.descending, after: nil, from: range.start) { key, id in
+            if let stop = range.stop, stops(key, at: stop, descending: query.descending) { return false }
+            if let chordset = try snapshot.chordset(id), query.matches(chordset) { count += 1 }
+            return true
+        }
+        return (count, sequence)
+    }
+
+    /// Where a scan can start and when it can stop, from the filters the order's keys
+    /// carry: the creation bounds in creation order, the title prefix in title order.
+    private static func bounds(_ query: ChordsetQuery) -> (start: [UInt8]?, stop: Stop?) {
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        switch query.order {
+        case .creationDate:
+            let low = query.createdFrom.map { StoreKeys.creation($0, zero) }
+            let high = query.createdBefore.map { StoreKeys.creation($0, zero) }
+            return query.descending ? (high, low.map(Stop.below)) : (low, high.map(Stop.atOrAbove))
+        case .title:
+            guard let prefix = query.titlePrefix else { return (nil, nil) }
+            return query.descending
+                ? (prefix + [0xFF], .withoutPrefix(prefix))
+                : (prefix, .withoutPrefix(prefix))
+        case .index:
+            return (nil, nil)
+        }
+    }
+
+    private enum Stop {
+        case atOrAbove([UInt8])
+        case below([UInt8])
+        case withoutPrefix([UInt8])
+    }
+
+    private static func stops(_ key: UnsafeRawBufferPointer, at stop: Stop, descending: Bool) -> Bool {
+        switch stop {
+        case .atOrAbove(let bound): !key.lexicographicallyPrecedes(bound)
+        case .below(let bound): key.lexicographicallyPrecedes(bound)
+        case .withoutPrefix(let prefix): !key.starts(with: prefix)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import ChordStoreDomain
+public import ChordStoreEngine
+import ChordStoreProto
+public import ChordStoreWire
+public import Foundation
+import SwiftProtobuf
+
+/// The live streams: the change feed (`Subscribe`) and live queries (`WatchQuery`).
+/// Both read the log and the views, never a per-subscriber copy of the events: a
+/// subscriber costs its position and a bounded write buffer, and never slows writers.
+extension ServiceDispatcher {
+    /// Answers `Subscribe`: pages of stored records from the requested position, then,
+    /// whenever the writer commits, the new ones. Ends with `UNAVAILABLE` when
+    /// `isDraining()` turns true (the server is shutting down).
+    public func subscribe(
+        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        emit: ([[UInt8]]) async throws(WireError) -> Void
+    ) async throws(WireError) {
+        let request: Chordstore_V1_SubscribeRequest
+        let chordset: UUID?
+        do {
+            request = try Chordstore_V1_SubscribeRequest(serializedBytes: payload)
+            chordset = request.chordsetID.isEmpty ? nil : try UUID(protoBytes: request.chordsetID)
+            guard request.kinds.count <= 16 else { throw WireError(.invalidArgument, "at most 16 kinds may be given") }
+        } catch {
+            throw WireError(.invalidArgument, "the payload of Subscribe is not a valid SubscribeRequest: \(error)")
+        }
+        let kinds = Set(request.kinds)
+        let filtered = chordset != nil || !kinds.isEmpty
+        var next: UInt64
+        do {
+            next = request.fromNow ? try store.lastSequence() + 1 : max(request.fromSequence, 1)
+        } catch {
+            throw WireError(error)
+        }
+        let page = 512
+        while true {
+            var batch: [[UInt8]] = []
+            var scanned = 0
+            do {
+                try store.forEachRecord(from: next) { sequence, record in
+                    next = sequence + 1
+                    scanned += 1
+                    if !filtered || Self.passes(record, sequence: sequence, chordset: chordset, kinds: kinds) {
+                        batch.append(Array(record))
+                    }
+                    return batch.count < page && scanned < 8 * page
+                }
+            } catch {
+                throw WireError(error)
+            }
+            if !batch.isEmpty { try await emit(batch) }
+            if scanned > 0 { continue }  // catching up: read on without waiting
+            if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
+            if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
+            await store.waitForCommit(after: next - 1)
+        }
+    }
+
+    private static func passes(_ record: UnsafeRawBufferPointer, sequence: UInt64, chordset: UUID?, kinds: Set<String>) -> Bool {
+        guard let event = try? RecordCodec.decode(record, sequence: sequence).event else { return true }
+        if !kinds.isEmpty, !kinds.contains(event.kindName) { return false }
+        if let chordset, event.chordsetID != chordset, !event.isCollectionWide { return false }
+        return true
+    }
+
+    /// Answers `WatchQuery`: the query's first page (at most `maxLiveQuerySize`), then,
+    /// after commits, the deltas that turn the previous result into the new one, each
+    /// message tagged with the log position it reflects.
+    public func watchQuery(
+        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        emit: ([[UInt8]]) async throws(WireError) -> Void
+    ) async throws(WireError) {
+        let query: ChordsetQuery
+        do {
+            let request = try Chordstore_V1_QueryRequest(serializedBytes: payload)
+            guard request.cursor.isEmpty else { throw WireError(.invalidArgument, "a live query starts at the beginning: no cursor") }
+            query = try self.query(request, maxLimit: limits.maxLiveQuerySize)
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(.invalidArgument, "the payload of WatchQuery is not a valid QueryRequest: \(error)")
+        }
+        do {
+            var current = try store.query(query)
+            try await emit([try Chordstore_V1_QueryUpdate.with {
+                $0.sequence = current.sequence
+                $0.isInitial = true
+                $0.initial = current.chordsets.map(\.proto)
+            }.serializedBytes()])
+            while true {
+                if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
+                if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
+                await store.waitForCommit(after: current.sequence)
+                guard try store.lastSequence() > current.sequence else { continue }
+                try? await Task.sleep(for: limits.liveQueryInterval)  // fold a burst of commits into one message
+                let next = try store.query(query)
+                let deltas = ListDelta.changes(from: current.chordsets, to: next.chordsets)
+                current = next
+                guard !deltas.isEmpty else { continue }
+                try await emit([try Chordstore_V1_QueryUpdate.with {
+                    $0.sequence = next.sequence
+                    $0.deltas = deltas.map(\.proto)
+                }.serializedBytes()])
+            }
+        } catch {
+            throw WireError.wrapping(error)
+        }
+    }
+}
+
+extension ListDelta {
+    /// The wire form.
+    var proto: Chordstore_V1_ListDelta {
+        switch self {
+        case .insert(let chordset, let index):
+            .with { $0.kind = .insert; $0.index = UInt32(index); $0.chordset = chordset.proto }
+        case .delete(let index):
+            .with { $0.kind = .delete; $0.index = UInt32(index) }
+        case .move(let from, let to):
+            .with { $0.kind = .move; $0.fromIndex = UInt32(from); $0.index = UInt32(to) }
+        case .update(let chordset, let index):
+            .with { $0.kind = .update; $0.index = UInt32(index); $0.chordset = chordset.proto }
+        }
+    }
+}

@@ -255,8 +255,15 @@ public final class ChordStore: Sendable {
     /// on from), so it never reads the whole store at once.
     public func query(_ query: ChordsetQuery) throws(ChordStoreError) -> QueryPage {
         guard query.limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(query.limit) is negative") }
-        if let cursor = query.cursor, cursor.count > 2_048 {
-            throw ChordStoreError(.invalidArgument, "a cursor is \(cursor.count) bytes; they are at most 2,048")
+        if let cursor = query.cursor {
+            let fits = switch query.order {
+            case .creationDate: cursor.count == 24
+            case .index: cursor.count == 4
+            case .title: cursor.count >= 25 && cursor.count <= 4_096 && cursor[cursor.count - 25] == 0
+            }
+            guard fits else {
+                throw ChordStoreError(.invalidArgument, "the cursor is not one a page of this order (\(query.order.rawValue)) returned")
+            }
         }
         return try backend.withSnapshot { try QueryRunner.page(query, in: $0) }
     }

@@ -78,4 +78,11 @@ public struct QueryPage: Sendable, Hashable {
     public var nextCursor: [UInt8]?
     /// The log position the page was read at.
     public var sequence: UInt64
+
+    /// Creates a page.
+    public init(chordsets: [Chordset], nextCursor: [UInt8]?, sequence: UInt64) {
+        self.chordsets = chordsets
+        self.nextCursor = nextCursor
+        self.sequence = sequence
+    }
 }

@@ -18,7 +18,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             ServeCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
-            HistoryCommand.self, ProfileCommand.self, LogCommand.self,
+            HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
             VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )

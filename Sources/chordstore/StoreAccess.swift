@@ -22,6 +22,8 @@ protocol StoreAccess: Sendable {
     func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent]
     /// The chordsets, one chordset or the profile as of a point in the past (`read` picks).
     func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer
+    func query(_ query: ChordsetQuery) async throws -> QueryPage
+    func count(_ query: ChordsetQuery) async throws -> Int
     func close() async
 }
 
@@ -76,6 +78,9 @@ struct LocalAccess: StoreAccess {
         case .profile: return .profile(past.profile)
         }
     }
+
+    func query(_ query: ChordsetQuery) async throws -> QueryPage { try store.query(query) }
+    func count(_ query: ChordsetQuery) async throws -> Int { try store.count(query).count }
 
     func close() async { store.close() }
 }
@@ -213,6 +218,20 @@ struct RemoteAccess: StoreAccess {
         }
     }
 
+    func query(_ query: ChordsetQuery) async throws -> QueryPage {
+        let page: Chordstore_V1_QueryPage = try await remote {
+            try await connection.call(.queryChordsets, query.proto)
+        }
+        return QueryPage(
+            chordsets: try page.chordsets.map { try Chordset(proto: $0) },
+            nextCursor: page.nextCursor.isEmpty ? nil : Array(page.nextCursor), sequence: page.sequence)
+    }
+
+    func count(_ query: ChordsetQuery) async throws -> Int {
+        let reply: Chordstore_V1_CountReply = try await remote { try await connection.call(.countChordsets, query.proto) }
+        return Int(reply.count)
+    }
+
     func close() async { await connection.close() }
 
     /// Runs a call, turning the client's error into the store's error type for printing.
@@ -312,6 +331,30 @@ extension ChordsetOrder {
         case .creationDate: .created
         case .index: .index
         case .title: .title
+        }
+    }
+}
+
+extension ChordsetQuery {
+    /// The wire request.
+    var proto: Chordstore_V1_QueryRequest {
+        .with { request in
+            if let title {
+                request.title = .with {
+                    $0.match = switch title.match {
+                    case .equals: .equals
+                    case .prefix: .prefix
+                    case .contains: .contains
+                    }
+                    $0.text = title.text
+                }
+            }
+            if let createdFrom { request.createdFrom = .with { $0.micros = createdFrom.microsecondsSince1970 } }
+            if let createdBefore { request.createdBefore = .with { $0.micros = createdBefore.microsecondsSince1970 } }
+            request.order = order.proto
+            request.descending = descending
+            request.limit = UInt32(clamping: limit)
+            if let cursor { request.cursor = Data(cursor) }
         }
     }
 }

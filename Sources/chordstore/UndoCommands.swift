@@ -112,13 +112,17 @@ struct AsOfOption: ParsableArguments {
     func point() throws -> AsOf? {
         guard let asOf else { return nil }
         if let sequence = UInt64(asOf) { return .sequence(sequence) }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: asOf) ?? ISO8601DateFormatter().date(from: asOf) {
-            return .time(Instant(microsecondsSince1970: Int64((date.timeIntervalSince1970 * 1_000_000).rounded())))
-        }
+        if let instant = parseInstant(asOf) { return .time(instant) }
         throw ValidationError("--as-of takes a sequence number or an ISO 8601 time, not '\(asOf)'")
     }
 
     func validate() throws { _ = try point() }
+}
+
+/// Parses an ISO 8601 time, with or without fractional seconds.
+func parseInstant(_ text: String) -> Instant? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    guard let date = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text) else { return nil }
+    return Instant(microsecondsSince1970: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
 }

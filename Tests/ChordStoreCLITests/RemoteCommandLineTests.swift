@@ -39,4 +39,44 @@ struct RemoteCommandLineTests {
         #expect(noServer.status == 1)
         #expect(noServer.stderr.contains("no server answers at \(address)"))
     }
+
+    @Test("watch prints events as they commit; list filters, sorts, pages with a cursor and counts")
+    func watchAndQueries() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-cli-\(UUID().uuidString)")
+        let (server, port, _) = try await ServerCrashTests.serve(directory)
+        defer { kill(server.processIdentifier, SIGTERM) }
+        let address = "127.0.0.1:\(port)"
+        for title in ["Éclair", "eclair au chocolat", "Zebra", "café crème", "Cafe"] {
+            #expect(try await runChordstore(["--server", address, "add", title]).status == 0)
+        }
+        // A watcher started now sees the stored events, then the next one as it commits.
+        async let watched = runChordstore(["--server", address, "watch", "--count", "6"])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await runChordstore(["--server", address, "add", "Later"]).status == 0)
+        let watch = try await watched
+        #expect(watch.status == 0, "\(watch.stderr)")
+        let lines = watch.stdout.split(separator: "\n")
+        #expect(lines.count == 6 && lines[5].contains("\"Later\""), "\(watch.stdout)")
+
+        let eclairs = try await runChordstore(["--server", address, "list", "--title-contains", "ECLAIR"])
+        #expect(eclairs.stdout.split(separator: "\n").count == 3, "\(eclairs.stdout)")
+        let cafes = try await runChordstore(["--server", address, "list", "--title-prefix", "caf", "--sort", "title", "--desc"])
+        let cafeLines = cafes.stdout.split(separator: "\n")
+        #expect(cafeLines.count == 3 && cafeLines[1].hasSuffix("café crème") && cafeLines[2].hasSuffix("Cafe"), "\(cafes.stdout)")
+        let count = try await runChordstore(["--server", address, "list", "--count", "--title-contains", "a"])
+        #expect(count.stdout == "6\n")  // "Later" has an "a" too
+        // Paging by title, two at a time, through every chordset.
+        var titles: [String] = []
+        var arguments = ["--server", address, "list", "--sort", "title", "--limit", "2", "--desc"]
+        for _ in 0..<5 {
+            let page = try await runChordstore(arguments)
+            let rows = page.stdout.split(separator: "\n").filter { !$0.hasPrefix("INDEX") && !$0.hasPrefix("more:") && $0 != "no chordsets" }
+            titles += rows.map { String($0.split(separator: " ", maxSplits: 4).last ?? "") }
+            guard let more = page.stdout.split(separator: "\n").first(where: { $0.hasPrefix("more: --cursor ") }) else { break }
+            arguments = ["--server", address, "list", "--sort", "title", "--limit", "2", "--desc", "--cursor", String(more.dropFirst(15))]
+        }
+        #expect(titles.count == 6, "\(titles)")
+        let bad = try await runChordstore(["--server", address, "list", "--sort", "title", "--cursor", "bm9uc2Vuc2U="])
+        #expect(bad.status == 1 && bad.stderr.contains("INVALID_ARGUMENT"))
+    }
 }

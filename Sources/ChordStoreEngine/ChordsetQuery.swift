@@ -48,16 +48,30 @@ public struct ChordsetQuery: Sendable, Hashable {
 
     /// Whether `chordset` passes the filters (not the page).
     public func matches(_ chordset: Chordset) -> Bool {
-        if let createdFrom, chordset.creationDate < createdFrom { return false }
-        if let createdBefore, chordset.creationDate >= createdBefore { return false }
+        matches(folded: TitleKey.bytes(chordset.title), created: chordset.creationDate)
+    }
+
+    /// Whether a chordset with this folded title and creation date passes the filters.
+    func matches(folded title: some Collection<UInt8>, created: Instant) -> Bool {
+        if let createdFrom, created < createdFrom { return false }
+        if let createdBefore, created >= createdBefore { return false }
         guard let titleFilter else { return true }
-        let title = TitleKey.fold(chordset.title)
-        let text = TitleKey.fold(titleFilter.text)
+        let text = TitleKey.bytes(titleFilter.text)
         switch titleFilter.match {
-        case .equals: return title.utf8.elementsEqual(text.utf8)
-        case .prefix: return title.utf8.starts(with: text.utf8)
-        case .contains: return text.isEmpty || title.contains(text)
+        case .equals: return title.elementsEqual(text)
+        case .prefix: return title.starts(with: text)
+        case .contains: return Self.contains(Array(title), text)
         }
+    }
+
+    /// Whether `text` occurs in `title`, byte for byte (both folded UTF-8).
+    private static func contains(_ title: [UInt8], _ text: [UInt8]) -> Bool {
+        guard !text.isEmpty else { return true }
+        guard title.count >= text.count else { return false }
+        for start in 0...(title.count - text.count) where title[start] == text[0] {
+            if title[start..<(start + text.count)].elementsEqual(text) { return true }
+        }
+        return false
     }
 
     /// Whether any filter is set.

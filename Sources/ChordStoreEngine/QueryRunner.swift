@@ -20,6 +20,12 @@ enum QueryRunner {
             if let stop = range.stop, stops(key, at: stop, descending: query.descending) { return false }
             lastKey = Array(key)
             scanned += 1
+            // Title order: the key holds the folded title and creation date, so only
+            // matching chordsets are read.
+            if query.order == .title, let (title, created) = Self.titleAndCreation(key),
+               !query.matches(folded: title, created: created) {
+                return scanned < maxScanned
+            }
             guard let chordset = try snapshot.chordset(id) else {
                 throw ChordStoreError(.dataLoss, "an index names chordset \(id), which has no record")
             }
@@ -37,14 +43,29 @@ enum QueryRunner {
     static func count(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> (count: Int, sequence: UInt64) {
         let sequence = try snapshot.head.sequence
         guard query.isFiltered else { return (try snapshot.chordsetCount(), sequence) }
+        // The title index's keys hold every filtered field: count without reading records.
         var count = 0
-        let range = bounds(query)
-        try snapshot.scan(query.order, descending: query.descending, after: nil, from: range.start) { key, id in
-            if let stop = range.stop, stops(key, at: stop, descending: query.descending) { return false }
-            if let chordset = try snapshot.chordset(id), query.matches(chordset) { count += 1 }
+        var byTitle = query
+        byTitle.order = .title
+        byTitle.descending = false
+        let range = bounds(byTitle)
+        try snapshot.scan(.title, descending: false, after: nil, from: range.start) { key, _ in
+            if let stop = range.stop, stops(key, at: stop, descending: false) { return false }
+            guard let (title, created) = titleAndCreation(key) else {
+                throw ChordStoreError(.dataLoss, "a title index key is \(key.count) bytes")
+            }
+            if query.matches(folded: title, created: created) { count += 1 }
             return true
         }
         return (count, sequence)
+    }
+
+    /// The folded title and creation date inside a title-index key.
+    private static func titleAndCreation(_ key: UnsafeRawBufferPointer) -> (UnsafeRawBufferPointer, Instant)? {
+        guard key.count >= 25 else { return nil }
+        let title = UnsafeRawBufferPointer(rebasing: key[..<(key.count - 25)])
+        let time = UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 24, as: UInt64.self)) ^ (1 << 63)
+        return (title, Instant(microsecondsSince1970: Int64(bitPattern: time)))
     }
 
     /// Where a scan can start and when it can stop, from the filters the order's keys

@@ -75,7 +75,7 @@ struct BenchUndoCommand: AsyncParsableCommand {
                 let chordsets = try store.profile().chordsets
                 Output.print("undo: at the end of a \(head)-event log (\(chordsets) chordsets), durable, 1 caller, \(rounds) rounds")
                 for (name, latencies) in [("write (rename)", write), ("undo", undo), ("redo", redo)] {
-                    Output.print(String(format: "  %-15@ p50 %.3f ms  p99 %.3f ms", name as NSString, latencies.percentile(50), latencies.percentile(99)))
+                    Output.print("  " + Output.pad(name, 15) + String(format: " p50 %.3f ms  p99 %.3f ms", latencies.percentile(50), latencies.percentile(99)))
                 }
                 Output.print(String(format: "  undo / write p50 ratio %.2f", undo.percentile(50) / max(write.percentile(50), 0.000_001)))
                 Output.print(String(

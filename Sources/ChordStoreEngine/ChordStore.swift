@@ -255,6 +255,9 @@ public final class ChordStore: Sendable {
     /// on from), so it never reads the whole store at once.
     public func query(_ query: ChordsetQuery) throws(ChordStoreError) -> QueryPage {
         guard query.limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(query.limit) is negative") }
+        if let title = query.title, title.text.utf8.count > 1_000 {
+            throw ChordStoreError(.invalidArgument, "a title filter is \(title.text.utf8.count) UTF-8 bytes; at most 1,000")
+        }
         if let cursor = query.cursor {
             let fits = switch query.order {
             case .creationDate: cursor.count == 24
@@ -269,7 +272,8 @@ public final class ChordStore: Sendable {
     }
 
     /// How many chordsets match `query`'s filters (its page fields are ignored), and the
-    /// log position counted at. Filters other than none read every chordset once.
+    /// log position counted at. With filters, it reads every key of the title index (not
+    /// the records).
     public func count(_ query: ChordsetQuery) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
         try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
     }

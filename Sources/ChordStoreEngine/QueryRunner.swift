@@ -11,6 +11,7 @@ enum QueryRunner {
 
     static func page(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> QueryPage {
         let sequence = try snapshot.head.sequence
+        guard query.limit > 0 else { return QueryPage(chordsets: [], nextCursor: query.cursor, sequence: sequence) }
         var chordsets: [Chordset] = []
         var scanned = 0
         var lastKey: [UInt8]?
@@ -24,7 +25,11 @@ enum QueryRunner {
             // matching chordsets are read.
             if query.order == .title, let (title, created) = Self.titleAndCreation(key),
                !query.matches(folded: title, created: created) {
-                return scanned < maxScanned
+                guard scanned < maxScanned else {
+                    exhausted = false
+                    return false
+                }
+                return true
             }
             guard let chordset = try snapshot.chordset(id) else {
                 throw ChordStoreError(.dataLoss, "an index names chordset \(id), which has no record")

@@ -21,10 +21,10 @@ extension ServiceDispatcher {
         do {
             request = try Chordstore_V1_SubscribeRequest(serializedBytes: payload)
             chordset = request.chordsetID.isEmpty ? nil : try UUID(protoBytes: request.chordsetID)
-            guard request.kinds.count <= 16 else { throw WireError(.invalidArgument, "at most 16 kinds may be given") }
         } catch {
             throw WireError(.invalidArgument, "the payload of Subscribe is not a valid SubscribeRequest: \(error)")
         }
+        guard request.kinds.count <= 16 else { throw WireError(.invalidArgument, "at most 16 kinds may be given") }
         let kinds = Set(request.kinds)
         let filtered = chordset != nil || !kinds.isEmpty
         var next: UInt64
@@ -50,8 +50,8 @@ extension ServiceDispatcher {
                 throw WireError(error)
             }
             if !batch.isEmpty { try await emit(batch) }
-            if scanned > 0 { continue }  // catching up: read on without waiting
             if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
+            if scanned > 0 { continue }  // catching up: read on without waiting
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             await store.waitForCommit(after: next - 1)
         }

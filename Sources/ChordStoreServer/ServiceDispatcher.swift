@@ -250,9 +250,6 @@ public struct ServiceDispatcher: Sendable {
             limit: request.limit == 0 ? maxLimit : min(Int(request.limit), maxLimit),
             cursor: request.cursor.isEmpty ? nil : Array(request.cursor))
         if request.hasTitle {
-            if request.title.text.utf8.count > 1_000 {
-                throw WireError(.invalidArgument, "a title filter is \(request.title.text.utf8.count) UTF-8 bytes; at most 1,000")
-            }
             let match: ChordsetQuery.TitleMatch = switch request.title.match {
             case .prefix: .prefix
             case .contains: .contains

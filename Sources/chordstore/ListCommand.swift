@@ -87,7 +87,7 @@ struct ListCommand: AsyncParsableCommand {
         return ChordsetQuery(
             title: title, createdFrom: try instant(createdFrom, "--created-from"),
             createdBefore: try instant(createdBefore, "--created-before"), order: order.order, descending: descending,
-            limit: min(limit ?? 50, 5_000), cursor: cursorBytes)
+            limit: limit.map { $0 == 0 ? 5_000 : min($0, 5_000) } ?? 50, cursor: cursorBytes)
     }
 
     func run() async throws {

@@ -104,5 +104,22 @@ struct QueryTests {
         #expect(pages > 100)
         #expect(original.allSatisfy { seen[$0] == 1 }, "missing or repeated: \(original.filter { seen[$0] != 1 }.count)")
         #expect(seen.values.allSatisfy { $0 == 1 })
+
+        // A selective filter over more entries than one page may read: the pages that hit
+        // the read limit come back short, with a cursor, and the match is still found.
+        var rare = ChordsetQuery(title: (.contains, "zz-nowhere"), order: .title, limit: 50)
+        _ = try await store.execute(.addChordset(AddChordset(title: "zz-nowhere")))
+        var found: [String] = []
+        var rarePages = 0
+        while true {
+            let page = try store.query(rare)
+            rarePages += 1
+            found += page.chordsets.map(\.title)
+            guard let cursor = page.nextCursor, rarePages < 100 else { break }
+            rare.cursor = cursor
+        }
+        #expect(found == ["zz-nowhere"])
+        #expect(rarePages >= 2)
+        #expect(try store.count(rare).count == 1)
     }
 }

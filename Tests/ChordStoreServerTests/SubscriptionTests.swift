@@ -74,7 +74,9 @@ struct SubscriptionTests {
         async let onlyA = Self.collect(client.subscribe(chordsetID: a.id.protoBytes), through: head + 2)
         async let renames = Self.collect(client.subscribe(kinds: ["chordset_renamed"]), through: head + 1)
         async let fromNow = Self.collect(client.subscribe(fromNow: true), through: head + 2)
-        try await Task.sleep(for: .milliseconds(200))  // let "from now" pin its position
+        // Write only once the three streams run (so "from now" has pinned its position).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server.server.callsInFlight < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try await server.store.execute(.renameChordset(id: a.id, title: "a3"))
         try await server.store.execute(.deleteAll)
         #expect(try await onlyA.map(\.sequence) == [1, 3, head + 1, head + 2])

@@ -10,7 +10,7 @@ final class LMDBBackend: StorageBackend {
     static let formatVersion: UInt8 = 1
     /// The layout of the view databases. A store whose views have another layout (or
     /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 4
+    static let viewsVersion: UInt8 = 5
 
     private let env: Environment
     private let dbs: StoreDatabases
@@ -42,9 +42,9 @@ final class LMDBBackend: StorageBackend {
                 chords: try env.openDatabase("chords"), order: try env.openDatabase("order"),
                 positions: try env.openDatabase("positions"), created: try env.openDatabase("created"),
                 commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"),
-                undo: try env.openDatabase("undo"), redo: try env.openDatabase("redo"),
+                sessions: try env.openDatabase("sessions"), links: try env.openDatabase("session-links"),
                 revisions: try env.openDatabase("revisions"), chordsetHistory: try env.openDatabase("chordset-history"),
-                sessionHistory: try env.openDatabase("session-history"), graveyard: try env.openDatabase("graveyard"),
+                graveyard: try env.openDatabase("graveyard"),
                 titles: try env.openDatabase("titles"))
             committedHead = Mutex(.empty)
             try checkFormat()

@@ -4,23 +4,24 @@ import LMDB
 
 /// The undo and redo stacks, revisions and histories in their LMDB databases, written in
 /// the commit's transaction like the other views.
+///
+/// A session's stacks and history are linked lists through the `session-links` database
+/// (keyed by sequence, so each commit appends at the right edge), headed by one record
+/// per session in `sessions` (a few pages however many sessions write). A stack push or
+/// pop, a clear of the redo stack and a history entry are O(1) and touch pages the
+/// commit dirties anyway, instead of one page per session.
 extension LMDBStateView: ChangeWriting, ChangeLogReading {
     func change(at sequence: UInt64) throws -> Change? {
         guard let record = try txn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
         return try RecordCodec.decode(record, sequence: sequence).change
     }
 
-    func undoTop(_ session: String) throws -> UInt64? { try top(dbs.undo, StoreKeys.session(session)) }
-    func redoTop(_ session: String) throws -> UInt64? { try top(dbs.redo, StoreKeys.session(session)) }
+    func undoTop(_ session: String) throws -> UInt64? { try nonZero(sessionRecord(session).undoTop) }
+    func redoTop(_ session: String) throws -> UInt64? { try nonZero(sessionRecord(session).redoTop) }
 
     func redoDepth(_ session: String, atMost limit: Int) throws -> Int {
         guard limit > 0 else { return 0 }
-        var count = 0
-        try forEachSequence(dbs.redo, prefix: StoreKeys.session(session), after: 0) { _ in
-            count += 1
-            return count < limit
-        }
-        return count
+        return Int(min(UInt64(limit), try sessionRecord(session).redoDepth))
     }
 
     func revision(_ key: RevisionKey) throws -> Revision? {
@@ -29,26 +30,45 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     mutating func pushUndo(_ session: String, _ sequence: UInt64) throws {
-        try txn.put(dbs.undo, key: StoreKeys.session(session) + StoreKeys.sequence(sequence), value: [UInt8]())
+        var record = try sessionRecord(session)
+        try updateLink(sequence) { $0.below = record.undoTop }
+        record.undoTop = sequence
+        try putSessionRecord(session, record)
     }
 
     mutating func popUndo(_ session: String, _ sequence: UInt64) throws {
-        _ = try txn.delete(dbs.undo, key: StoreKeys.session(session) + StoreKeys.sequence(sequence))
+        var record = try sessionRecord(session)
+        guard record.undoTop == sequence else {
+            throw ChordStoreError(.dataLoss, "session \(session)'s undo stack has \(record.undoTop) on top, not \(sequence)")
+        }
+        record.undoTop = try link(sequence).below
+        try putSessionRecord(session, record)
     }
 
     mutating func pushRedo(_ session: String, _ sequence: UInt64) throws {
-        try txn.put(dbs.redo, key: StoreKeys.session(session) + StoreKeys.sequence(sequence), value: [UInt8]())
+        var record = try sessionRecord(session)
+        try updateLink(sequence) { $0.below = record.redoTop }
+        record.redoTop = sequence
+        record.redoDepth += 1
+        try putSessionRecord(session, record)
     }
 
     mutating func popRedo(_ session: String, _ sequence: UInt64) throws {
-        _ = try txn.delete(dbs.redo, key: StoreKeys.session(session) + StoreKeys.sequence(sequence))
+        var record = try sessionRecord(session)
+        guard record.redoTop == sequence else {
+            throw ChordStoreError(.dataLoss, "session \(session)'s redo stack has \(record.redoTop) on top, not \(sequence)")
+        }
+        record.redoTop = try link(sequence).below
+        record.redoDepth -= min(record.redoDepth, 1)
+        try putSessionRecord(session, record)
     }
 
     mutating func clearRedo(_ session: String) throws {
-        let prefix = StoreKeys.session(session)
-        var sequences: [UInt64] = []
-        try forEachSequence(dbs.redo, prefix: prefix, after: 0) { sequences.append($0); return true }
-        for sequence in sequences { _ = try txn.delete(dbs.redo, key: prefix + StoreKeys.sequence(sequence)) }
+        var record = try sessionRecord(session)
+        guard record.redoTop != 0 || record.redoDepth != 0 else { return }
+        record.redoTop = 0  // the entries' links stay, unreachable
+        record.redoDepth = 0
+        try putSessionRecord(session, record)
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
@@ -60,34 +80,80 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     mutating func noteHistory(session: String, _ sequence: UInt64) throws {
-        try txn.put(dbs.sessionHistory, key: StoreKeys.session(session) + StoreKeys.sequence(sequence), value: [UInt8]())
+        var record = try sessionRecord(session)
+        if record.last != 0 { try updateLink(record.last) { $0.next = sequence } }
+        try updateLink(sequence) { $0.previous = record.last }
+        if record.first == 0 { record.first = sequence }
+        record.last = sequence
+        try putSessionRecord(session, record)
     }
 
     // MARK: Reading histories
 
     /// Up to `limit` sequence numbers of the chordset's history after `after`.
     func history(chordset: UUID, after: UInt64, limit: Int) throws -> [UInt64] {
-        try sequences(dbs.chordsetHistory, prefix: StoreKeys.id(chordset), after: after, limit: limit)
+        let prefix = StoreKeys.id(chordset)
+        var result: [UInt64] = []
+        guard limit > 0, after < UInt64.max else { return result }
+        let start = prefix + StoreKeys.sequence(after + 1)
+        try txn.withCursor(dbs.chordsetHistory) { cursor in
+            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 24, current.key.starts(with: prefix), result.count < limit {
+                result.append(try StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: current.key[16...])))
+                entry = try cursor.next()
+            }
+        }
+        return result
     }
 
-    /// Up to `limit` sequence numbers of the session's history after `after`.
+    /// Up to `limit` sequence numbers of the session's history after `after`. Following
+    /// the session's links from one of its own events is O(limit); from any other
+    /// sequence, the links are first walked back from its last event.
     func history(session: String, after: UInt64, limit: Int) throws -> [UInt64] {
-        try sequences(dbs.sessionHistory, prefix: StoreKeys.session(session), after: after, limit: limit)
+        var result: [UInt64] = []
+        guard limit > 0 else { return result }
+        let record = try sessionRecord(session)
+        var next: UInt64
+        if after == 0 || after < record.first {
+            next = record.first
+        } else if after >= record.last {
+            return result
+        } else if try change(at: after)?.session == session {
+            next = try link(after).next
+        } else {
+            // Walk back to the session's last event at or before `after`.
+            var candidate = record.last
+            while candidate > after { candidate = try link(candidate).previous }
+            next = candidate == 0 ? record.first : try link(candidate).next
+        }
+        while next != 0, result.count < limit {
+            result.append(next)
+            next = try link(next).next
+        }
+        return result
     }
 
     func deletedChordsetsCount() throws -> Int { try txn.stat(dbs.graveyard).entries }
 
     /// Everything in the change databases as plain values (what verify compares with a
-    /// replay).
+    /// replay): the stacks and histories walked from each session's record.
     func changesDump() throws -> InMemoryChanges {
         var dump = InMemoryChanges()
-        try forEachKey(dbs.undo) { key, _ in
-            let (session, sequence) = try StoreKeys.sessionAndSequence(key)
-            dump.pushUndo(session, sequence)
+        var sessions: [(String, SessionRecord)] = []
+        try forEachKey(dbs.sessions) { key, value in
+            guard let length = key.first.map(Int.init), key.count == 1 + length, let record = SessionRecord(value) else {
+                throw ChordStoreError(.dataLoss, "a session record is damaged (\(key.count)-byte key, \(value.count)-byte value)")
+            }
+            sessions.append((String(decoding: UnsafeRawBufferPointer(rebasing: key[1...]), as: UTF8.self), record))
         }
-        try forEachKey(dbs.redo) { key, _ in
-            let (session, sequence) = try StoreKeys.sessionAndSequence(key)
-            dump.pushRedo(session, sequence)
+        for (session, record) in sessions {
+            for sequence in try walk(from: record.undoTop, \.below).reversed() { dump.pushUndo(session, sequence) }
+            let redo = try walk(from: record.redoTop, \.below)
+            guard redo.count == record.redoDepth else {
+                throw ChordStoreError(.dataLoss, "session \(session)'s redo stack holds \(redo.count) entries; its record says \(record.redoDepth)")
+            }
+            for sequence in redo.reversed() { dump.pushRedo(session, sequence) }
+            for sequence in try walk(from: record.first, \.next) { dump.noteHistory(session: session, sequence) }
         }
         try forEachKey(dbs.revisions) { key, value in
             dump.setRevision(try StoreKeys.revisionKey(key), try StoreKeys.revision(value))
@@ -96,12 +162,55 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
             guard key.count == 24 else { throw ChordStoreError(.dataLoss, "a chordset history key is \(key.count) bytes") }
             dump.noteHistory(chordset: StoreKeys.id(key), try StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: key[16...])))
         }
-        try forEachKey(dbs.sessionHistory) { key, _ in
-            let (session, sequence) = try StoreKeys.sessionAndSequence(key)
-            dump.noteHistory(session: session, sequence)
-        }
         return dump
     }
+
+    // MARK: Records and links
+
+    private func sessionRecord(_ session: String) throws -> SessionRecord {
+        guard let bytes = try txn.get(dbs.sessions, key: StoreKeys.session(session)) else { return SessionRecord() }
+        guard let record = SessionRecord(bytes) else {
+            throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be \(SessionRecord.size)")
+        }
+        return record
+    }
+
+    private func putSessionRecord(_ session: String, _ record: SessionRecord) throws {
+        try txn.put(dbs.sessions, key: StoreKeys.session(session), value: record.bytes)
+    }
+
+    private func link(_ sequence: UInt64) throws -> SessionLink {
+        guard let bytes = try txn.get(dbs.links, key: StoreKeys.sequence(sequence)) else {
+            throw ChordStoreError(.dataLoss, "event \(sequence) has no session link")
+        }
+        guard let link = SessionLink(bytes) else {
+            throw ChordStoreError(.dataLoss, "the session link of event \(sequence) is \(bytes.count) bytes")
+        }
+        return link
+    }
+
+    private func updateLink(_ sequence: UInt64, _ change: (inout SessionLink) -> Void) throws {
+        let key = StoreKeys.sequence(sequence)
+        var link = try txn.get(dbs.links, key: key).flatMap(SessionLink.init) ?? SessionLink()
+        change(&link)
+        try txn.put(dbs.links, key: key, value: link.bytes)
+    }
+
+    /// The sequence numbers reached from `start` by following `step` (at most the log's
+    /// length, so a cycle in damaged links ends in an error, not a hang).
+    private func walk(from start: UInt64, _ step: KeyPath<SessionLink, UInt64>) throws -> [UInt64] {
+        var result: [UInt64] = []
+        var current = start
+        let bound = try head.sequence
+        while current != 0 {
+            guard result.count <= bound else { throw ChordStoreError(.dataLoss, "the session links loop") }
+            result.append(current)
+            current = try link(current)[keyPath: step]
+        }
+        return result
+    }
+
+    private func nonZero(_ value: UInt64) -> UInt64? { value == 0 ? nil : value }
 
     private func forEachKey(_ db: Database, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         try txn.withCursor(db) { cursor in
@@ -110,41 +219,6 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
                 try body(current.key, current.value)
                 entry = try cursor.next()
             }
-        }
-    }
-
-    private func sequences(_ db: Database, prefix: [UInt8], after: UInt64, limit: Int) throws -> [UInt64] {
-        var result: [UInt64] = []
-        guard limit > 0 else { return result }
-        try forEachSequence(db, prefix: prefix, after: after) { sequence in
-            result.append(sequence)
-            return result.count < limit
-        }
-        return result
-    }
-
-    /// Calls `body` with each sequence number under `prefix` greater than `after`, in
-    /// order, until it returns `false`.
-    private func forEachSequence(_ db: Database, prefix: [UInt8], after: UInt64, _ body: (UInt64) throws -> Bool) throws {
-        guard after < UInt64.max else { return }
-        let start = prefix + StoreKeys.sequence(after + 1)
-        try txn.withCursor(db) { cursor in
-            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let current = entry, current.key.count == prefix.count + 8, current.key.starts(with: prefix) {
-                guard try body(StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]))) else { return }
-                entry = try cursor.next()
-            }
-        }
-    }
-
-    /// The greatest sequence number under `prefix`.
-    private func top(_ db: Database, _ prefix: [UInt8]) throws -> UInt64? {
-        let end = prefix + [UInt8](repeating: 0xFF, count: 8)
-        return try txn.withCursor(db) { cursor -> UInt64? in
-            let after = try end.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            let candidate = after == nil ? try cursor.last() : try cursor.previous()
-            guard let entry = candidate, entry.key.count == prefix.count + 8, entry.key.starts(with: prefix) else { return nil }
-            return try StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...]))
         }
     }
 }

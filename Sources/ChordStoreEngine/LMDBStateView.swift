@@ -20,16 +20,17 @@ struct StoreDatabases: Sendable {
     var commands: Database
     /// "views" → the views' layout version; "controls" → `Chord`; "format".
     var meta: Database
-    /// session key + sequence → nothing: each session's undo stack.
-    var undo: Database
-    /// session key + sequence → nothing: each session's redo stack.
-    var redo: Database
+    /// session key → ``SessionRecord``: the tops of its undo and redo stacks, the redo
+    /// depth, its first and last event. Few keys, so a commit touches few pages.
+    var sessions: Database
+    /// sequence → ``SessionLink``: the stack entry below the event (if it was pushed on
+    /// an undo or redo stack) and the session's previous and next events. Keyed by
+    /// sequence, so new entries land at the right edge of the tree.
+    var links: Database
     /// revision key → last (8) + last by another session (8) + last session (UTF-8).
     var revisions: Database
     /// chordset id + sequence → nothing: each chordset's history.
     var chordsetHistory: Database
-    /// session key + sequence → nothing: each session's history.
-    var sessionHistory: Database
     /// delete-all sequence + index → `Chordset` without index: what each delete-all removed.
     var graveyard: Database
     /// folded title + 0 + creation key → nothing (title order and title queries).
@@ -38,7 +39,7 @@ struct StoreDatabases: Sendable {
     /// The databases that hold chordsets and chords (emptied by delete-all).
     var chordsetViews: [Database] { [chordsets, chords, order, positions, created, titles] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
-    var views: [Database] { chordsetViews + [commands, undo, redo, revisions, chordsetHistory, sessionHistory, graveyard] }
+    var views: [Database] { chordsetViews + [commands, sessions, links, revisions, chordsetHistory, graveyard] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)

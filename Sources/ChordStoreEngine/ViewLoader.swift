@@ -108,9 +108,34 @@ struct ViewLoader {
     }
 
     private func loadChanges(_ changes: InMemoryChanges) throws {
-        try appendSequences(changes.undo, to: dbs.undo)
-        try appendSequences(changes.redo, to: dbs.redo)
-        try appendSequences(changes.sessionHistory, to: dbs.sessionHistory)
+        // Session records and the links of their stacks and histories.
+        var records: [String: SessionRecord] = [:]
+        var links: [UInt64: SessionLink] = [:]
+        for (session, stack) in changes.undo {
+            for (position, sequence) in stack.enumerated() { links[sequence, default: SessionLink()].below = position == 0 ? 0 : stack[position - 1] }
+            records[session, default: SessionRecord()].undoTop = stack.last ?? 0
+        }
+        for (session, stack) in changes.redo {
+            for (position, sequence) in stack.enumerated() { links[sequence, default: SessionLink()].below = position == 0 ? 0 : stack[position - 1] }
+            records[session, default: SessionRecord()].redoTop = stack.last ?? 0
+            records[session, default: SessionRecord()].redoDepth = UInt64(stack.count)
+        }
+        for (session, history) in changes.sessionHistory {
+            for (position, sequence) in history.enumerated() {
+                links[sequence, default: SessionLink()].previous = position == 0 ? 0 : history[position - 1]
+                links[sequence, default: SessionLink()].next = position + 1 < history.count ? history[position + 1] : 0
+            }
+            records[session, default: SessionRecord()].first = history.first ?? 0
+            records[session, default: SessionRecord()].last = history.last ?? 0
+        }
+        try appendSorted(records.map { (StoreKeys.session($0.key), $0.value.bytes) }, to: dbs.sessions)
+        let sequences = links.keys.sorted()
+        try append(to: dbs.links) { put in
+            for sequence in sequences {
+                let value = links[sequence]!.bytes
+                try withUnsafeBytes(of: sequence.bigEndian) { key in try value.withUnsafeBytes { try put(key, $0) } }
+            }
+        }
         try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
         // Each chordset's sequences are already ascending: sort the chordsets only.
         let ids = changes.chordsetHistory.keys.sorted { StoreKeys.sortKey($0) < StoreKeys.sortKey($1) }
@@ -126,20 +151,6 @@ struct ViewLoader {
         }
     }
 
-    /// Appends session-keyed sequence lists (each already ascending), sessions in key order.
-    private func appendSequences(_ lists: [String: [UInt64]], to db: Database) throws {
-        let sessions = lists.keys.map { (prefix: StoreKeys.session($0), session: $0) }
-            .sorted { $0.prefix.lexicographicallyPrecedes($1.prefix) }
-        try append(to: db) { put in
-            for (prefix, session) in sessions {
-                var key = prefix + [UInt8](repeating: 0, count: 8)
-                for sequence in lists[session] ?? [] {
-                    withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(prefix.count..<(prefix.count + 8), with: $0) }
-                    try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
-                }
-            }
-        }
-    }
 
     /// Sorts `entries` by key and appends them (the smaller change databases).
     private func appendSorted(_ entries: [(key: [UInt8], value: [UInt8])], to db: Database) throws {

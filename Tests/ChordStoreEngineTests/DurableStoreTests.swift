@@ -145,7 +145,7 @@ struct DurableStoreTests {
         #expect(report.problem?.message.contains("jumps from event 9 to 11") == true, "\(String(describing: report.problem))")
     }
 
-    @Test("verify finds damage in the undo projections: a lost stack entry, a lost kept chordset", arguments: ["undo", "graveyard"])
+    @Test("verify finds damage in the undo projections: a lost session link, a lost session record, a lost kept chordset", arguments: ["session-links", "sessions", "graveyard"])
     func damagedUndoProjections(database: String) async throws {
         let directory = temporaryDirectory()
         do {

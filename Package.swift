@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "ChordStoreDomain", targets: ["ChordStoreDomain"]),
         .library(name: "ChordStoreClient", targets: ["ChordStoreClient"]),
         .library(name: "ChordStoreServer", targets: ["ChordStoreServer"]),
+        .library(name: "ChordStoreWire", targets: ["ChordStoreWire"]),
     ],
     dependencies: [
         // `traits: []`: with the default traits SwiftPM 6.3 rebuilds SwiftProtobuf on

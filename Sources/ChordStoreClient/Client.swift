@@ -80,6 +80,20 @@ public final class Client: Sendable {
         }
     }
 
+    /// A server stream and the connection it runs on (so that a failure drops that
+    /// connection, not one other calls have moved to since).
+    func streamOnConnection<Message: SwiftProtobuf.Message>(
+        _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
+    ) async throws(ClientError) -> (AsyncThrowingStream<Message, any Error>, Connection) {
+        let connection = try await connection()
+        do {
+            return (try await connection.stream(method, request, as: Message.self), connection)
+        } catch {
+            if error.code == .unavailable { drop(connection) }
+            throw error
+        }
+    }
+
     /// Closes the current connection.
     public func close() async {
         let connection = current.withLock { connection in
@@ -109,15 +123,6 @@ public final class Client: Sendable {
             if current === lost { current = nil }
         }
         Task { await lost.close() }
-    }
-
-    /// Drops the current connection, if any (the next call opens a new one).
-    func dropCurrent() {
-        let lost = current.withLock { current in
-            defer { current = nil }
-            return current
-        }
-        if let lost { Task { await lost.close() } }
     }
 
     static func isRetryable(_ method: Method, _ request: some SwiftProtobuf.Message) -> Bool {

@@ -29,6 +29,7 @@ public struct EventSubscription: AsyncSequence, Sendable {
         var request: Chordstore_V1_SubscribeRequest
         let maxRetries: Int
         var inner: AsyncThrowingStream<Element, any Error>.AsyncIterator?
+        var connection: Connection?
         var failures = 0
 
         init(client: Client, request: Chordstore_V1_SubscribeRequest, maxRetries: Int) {
@@ -48,7 +49,9 @@ public struct EventSubscription: AsyncSequence, Sendable {
                             request.fromNow = false
                             request.fromSequence = health.lastSequence + 1
                         }
-                        inner = try await client.stream(.subscribe, request, as: Element.self).makeAsyncIterator()
+                        let (stream, used) = try await client.streamOnConnection(.subscribe, request, as: Element.self)
+                        inner = stream.makeAsyncIterator()
+                        connection = used
                     }
                     guard let event = try await inner?.next() else { return nil }
                     request.fromSequence = event.sequence + 1
@@ -57,7 +60,8 @@ public struct EventSubscription: AsyncSequence, Sendable {
                 } catch let error as ClientError where Self.resumable(error.code) && failures < maxRetries {
                     inner = nil
                     failures += 1
-                    if error.code == .unavailable { client.dropCurrent() }
+                    if error.code == .unavailable { client.drop(connection) }
+                    connection = nil
                     try await Task.sleep(for: .milliseconds(Swift.min(1_000, 25 << Swift.min(failures, 6))))
                 }
             }
@@ -107,26 +111,35 @@ extension Client {
 
 extension Chordstore_V1_QueryUpdate {
     /// Applies this update to a live query's list: the first message replaces it, the
-    /// others change it delta by delta.
-    public func apply(to list: inout [Chordstore_V1_Chordset]) {
+    /// others change it delta by delta. Returns `false` (leaving the list as far as it
+    /// got) if a delta does not fit the list: it is not the one the server diffed, so
+    /// watch again.
+    @discardableResult
+    public func apply(to list: inout [Chordstore_V1_Chordset]) -> Bool {
         if isInitial {
             list = initial
-            return
+            return true
         }
         for delta in deltas {
             let index = Int(delta.index)
             switch delta.kind {
-            case .insert: list.insert(delta.chordset, at: min(index, list.count))
-            case .delete: if list.indices.contains(index) { list.remove(at: index) }
+            case .insert:
+                guard index <= list.count else { return false }
+                list.insert(delta.chordset, at: index)
+            case .delete:
+                guard list.indices.contains(index) else { return false }
+                list.remove(at: index)
             case .move:
                 let from = Int(delta.fromIndex)
-                if list.indices.contains(from) {
-                    let item = list.remove(at: from)
-                    list.insert(item, at: Swift.min(index, list.count))
-                }
-            case .update: if list.indices.contains(index) { list[index] = delta.chordset }
-            default: break
+                guard list.indices.contains(from), list.indices.contains(index) else { return false }
+                list.insert(list.remove(at: from), at: index)
+            case .update:
+                guard list.indices.contains(index) else { return false }
+                list[index] = delta.chordset
+            default:
+                return false
             }
         }
+        return true
     }
 }

@@ -40,6 +40,12 @@ public enum Event: Sendable, Hashable {
         }
     }
 
+    /// Every ``kindName``.
+    public static let kindNames: Set<String> = [
+        "chordset_added", "chordset_renamed", "chordset_deleted", "chord_color_set", "chord_bpm_set",
+        "controls_chord_set", "chordset_moved", "all_deleted", "all_restored",
+    ]
+
     /// The chordset the event concerns, if any.
     public var chordsetID: UUID? {
         switch self {

@@ -1,5 +1,6 @@
 public import ChordStoreDomain
 public import Foundation
+import Synchronization
 
 /// The ChordStore engine: an event-sourced store of chordsets and chords.
 ///
@@ -53,6 +54,8 @@ public final class ChordStore: Sendable {
     private let applier: BatchApplier
     private let timeTravel: TimeTravel
     private let notifier: CommitNotifier
+    /// Filtered counts in progress (each reads the whole title index): at most 2.
+    private let countsRunning = Mutex(0)
     /// Where the store lives, or `nil` in memory.
     public let directory: URL?
 
@@ -255,9 +258,7 @@ public final class ChordStore: Sendable {
     /// on from), so it never reads the whole store at once.
     public func query(_ query: ChordsetQuery) throws(ChordStoreError) -> QueryPage {
         guard query.limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(query.limit) is negative") }
-        if let title = query.title, title.text.utf8.count > 1_000 {
-            throw ChordStoreError(.invalidArgument, "a title filter is \(title.text.utf8.count) UTF-8 bytes; at most 1,000")
-        }
+        try Self.checkTitleFilter(query)
         if let cursor = query.cursor {
             let fits = switch query.order {
             case .creationDate: cursor.count == 24
@@ -275,7 +276,21 @@ public final class ChordStore: Sendable {
     /// log position counted at. With filters, it reads every key of the title index (not
     /// the records).
     public func count(_ query: ChordsetQuery) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
-        try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
+        try Self.checkTitleFilter(query)
+        let admitted = countsRunning.withLock { running -> Bool in
+            guard running < 2 else { return false }
+            running += 1
+            return true
+        }
+        guard admitted else { throw ChordStoreError(.resourceExhausted, "2 counts are running; retry shortly") }
+        defer { countsRunning.withLock { $0 -= 1 } }
+        return try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
+    }
+
+    private static func checkTitleFilter(_ query: ChordsetQuery) throws(ChordStoreError) {
+        if let title = query.title, title.text.utf8.count > 1_000 {
+            throw ChordStoreError(.invalidArgument, "a title filter is \(title.text.utf8.count) UTF-8 bytes; at most 1,000")
+        }
     }
 
     deinit {

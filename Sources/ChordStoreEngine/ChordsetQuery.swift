@@ -29,6 +29,14 @@ public struct ChordsetQuery: Sendable, Hashable {
     struct TitleFilter: Sendable, Hashable {
         var match: TitleMatch
         var text: String
+        /// `text` folded, computed once.
+        var folded: [UInt8]
+
+        init(match: TitleMatch, text: String) {
+            self.match = match
+            self.text = text
+            self.folded = TitleKey.bytes(text)
+        }
     }
     private var titleFilter: TitleFilter?
 
@@ -56,7 +64,7 @@ public struct ChordsetQuery: Sendable, Hashable {
         if let createdFrom, created < createdFrom { return false }
         if let createdBefore, created >= createdBefore { return false }
         guard let titleFilter else { return true }
-        let text = TitleKey.bytes(titleFilter.text)
+        let text = titleFilter.folded
         switch titleFilter.match {
         case .equals: return title.elementsEqual(text)
         case .prefix: return title.starts(with: text)
@@ -80,7 +88,7 @@ public struct ChordsetQuery: Sendable, Hashable {
     /// Folded prefix bytes every match starts with in title order (equals and prefix).
     var titlePrefix: [UInt8]? {
         guard let titleFilter, titleFilter.match != .contains else { return nil }
-        return TitleKey.bytes(titleFilter.text)
+        return titleFilter.folded
     }
 }
 

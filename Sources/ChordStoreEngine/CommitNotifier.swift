@@ -7,7 +7,9 @@ final class CommitNotifier: Sendable {
     private struct State {
         var head: UInt64 = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        /// Waiters woken (by timeout or cancellation) before they registered.
+        /// Waits in progress, registered or not yet.
+        var pending: Set<Int> = []
+        /// Pending waits woken (by timeout or cancellation) before they registered.
         var woken: Set<Int> = []
         var nextID = 0
         var closed = false
@@ -40,15 +42,19 @@ final class CommitNotifier: Sendable {
     func wait(after sequence: UInt64, timeout: Duration) async {
         let id = state.withLock { state -> Int in
             state.nextID += 1
+            state.pending.insert(state.nextID)
             return state.nextID
         }
         let timer = Task { [self] in
-            try? await Task.sleep(for: timeout)
+            do { try await Task.sleep(for: timeout) } catch { return }  // cancelled: the wait is over
             wake(id)
         }
         defer {
             timer.cancel()
-            state.withLock { _ = $0.woken.remove(id) }
+            state.withLock { state in
+                state.pending.remove(id)
+                state.woken.remove(id)
+            }
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -67,7 +73,7 @@ final class CommitNotifier: Sendable {
     private func wake(_ id: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
-            state.woken.insert(id)
+            if state.pending.contains(id) { state.woken.insert(id) }  // it will register: make it return at once
             return nil
         }
         waiter?.resume()

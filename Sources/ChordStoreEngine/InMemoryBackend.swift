@@ -44,6 +44,12 @@ final class InMemoryBackend: StorageBackend {
             }
             keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
             var candidates: [(key: [UInt8], id: UUID)]
+            var cursor = cursor
+            if let resume = cursor, let start,
+               descending ? start.lexicographicallyPrecedes(resume) : resume.lexicographicallyPrecedes(start) {
+                cursor = nil  // the start key lies beyond the cursor
+            }
+            let start = start.flatMap { $0.isEmpty ? nil : $0 }
             if let cursor {
                 candidates = descending
                     ? keyed.filter { $0.key.lexicographicallyPrecedes(cursor) }.reversed()

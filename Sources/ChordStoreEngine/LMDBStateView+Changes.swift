@@ -123,7 +123,18 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         } else {
             // Walk back to the session's last event at or before `after`.
             var candidate = record.last
-            while candidate > after { candidate = try link(candidate).previous }
+            var steps = 0
+            while candidate > after {
+                let previous = try link(candidate).previous
+                guard previous < candidate else { throw ChordStoreError(.dataLoss, "the session links of event \(candidate) loop") }
+                steps += 1
+                guard steps <= 100_000 else {
+                    throw ChordStoreError(
+                        .resourceExhausted,
+                        "event \(after) is not session \(session)'s; page with the next_after of a previous page")
+                }
+                candidate = previous
+            }
             next = candidate == 0 ? record.first : try link(candidate).next
         }
         while next != 0, result.count < limit {

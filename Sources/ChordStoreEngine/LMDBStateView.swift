@@ -140,11 +140,16 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         }
         try txn.withCursor(db) { c in
             var entry: Cursor.Entry?
-            if let bound = cursor ?? start {
+            // Resume after the cursor, unless the start key lies beyond it.
+            var resume = cursor
+            if let cursor, let start, descending ? start.lexicographicallyPrecedes(cursor) : cursor.lexicographicallyPrecedes(start) {
+                resume = nil
+            }
+            if let bound = resume ?? start, !bound.isEmpty {
                 let found = try bound.withUnsafeBytes { try c.seek(atLeast: $0) }
                 if descending {
                     entry = found == nil ? try c.last() : try c.previous()
-                } else if let found, cursor != nil, found.key.elementsEqual(bound) {
+                } else if let found, resume != nil, found.key.elementsEqual(bound) {
                     entry = try c.next()
                 } else {
                     entry = found

@@ -24,6 +24,7 @@ enum QueryRunner {
             // Title order: the key holds the folded title and creation date, so only
             // matching chordsets are read.
             if query.order == .title, let (title, created) = Self.titleAndCreation(key),
+               title.count < StoreKeys.maxTitleKeyPart - 3,  // a cut title is checked on its record
                !query.matches(folded: title, created: created) {
                 guard scanned < maxScanned else {
                     exhausted = false
@@ -54,12 +55,17 @@ enum QueryRunner {
         byTitle.order = .title
         byTitle.descending = false
         let range = bounds(byTitle)
-        try snapshot.scan(.title, descending: false, after: nil, from: range.start) { key, _ in
+        try snapshot.scan(.title, descending: false, after: nil, from: range.start) { key, id in
             if let stop = range.stop, stops(key, at: stop, descending: false) { return false }
             guard let (title, created) = titleAndCreation(key) else {
                 throw ChordStoreError(.dataLoss, "a title index key is \(key.count) bytes")
             }
-            if query.matches(folded: title, created: created) { count += 1 }
+            if title.count >= StoreKeys.maxTitleKeyPart - 3 {
+                // A cut title: the record decides.
+                if let chordset = try snapshot.chordset(id), query.matches(chordset) { count += 1 }
+            } else if query.matches(folded: title, created: created) {
+                count += 1
+            }
             return true
         }
         return (count, sequence)
@@ -83,7 +89,7 @@ enum QueryRunner {
             let high = query.createdBefore.map { StoreKeys.creation($0, zero) }
             return query.descending ? (high, low.map(Stop.below)) : (low, high.map(Stop.atOrAbove))
         case .title:
-            guard let prefix = query.titlePrefix else { return (nil, nil) }
+            guard let prefix = query.titlePrefix.map(StoreKeys.titlePart), !prefix.isEmpty else { return (nil, nil) }
             return query.descending
                 ? (prefix + [0xFF], .withoutPrefix(prefix))
                 : (prefix, .withoutPrefix(prefix))

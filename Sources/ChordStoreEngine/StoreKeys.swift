@@ -44,7 +44,20 @@ enum StoreKeys {
     /// control characters), then the creation key; so titles sort by their folded form,
     /// then by creation.
     static func title(_ chordset: Chordset) -> [UInt8] {
-        TitleKey.bytes(chordset.title) + [0] + creation(chordset.creationDate, chordset.id)
+        titlePart(TitleKey.bytes(chordset.title)) + [0] + creation(chordset.creationDate, chordset.id)
+    }
+
+    /// Most bytes of a folded title a title key holds (LMDB keys are at most 511 bytes;
+    /// titles may fold to more). Titles that share their first 400 folded bytes sort by
+    /// creation.
+    static let maxTitleKeyPart = 400
+
+    /// The folded title cut to ``maxTitleKeyPart`` bytes on a UTF-8 character boundary.
+    static func titlePart(_ folded: [UInt8]) -> [UInt8] {
+        guard folded.count > maxTitleKeyPart else { return folded }
+        var end = maxTitleKeyPart
+        while end > 0, folded[end] & 0xC0 == 0x80 { end -= 1 }  // not inside a character
+        return Array(folded[..<end])
     }
 
     /// The id at the end of a title-index key.

@@ -25,6 +25,9 @@ extension ServiceDispatcher {
             throw WireError(.invalidArgument, "the payload of Subscribe is not a valid SubscribeRequest: \(error)")
         }
         guard request.kinds.count <= 16 else { throw WireError(.invalidArgument, "at most 16 kinds may be given") }
+        for kind in request.kinds where !Event.kindNames.contains(kind) {
+            throw WireError(.invalidArgument, "'\(kind)' is not an event kind; the kinds are \(Event.kindNames.sorted().joined(separator: ", "))")
+        }
         let kinds = Set(request.kinds)
         let filtered = chordset != nil || !kinds.isEmpty
         var next: UInt64
@@ -51,7 +54,11 @@ extension ServiceDispatcher {
             }
             if !batch.isEmpty { try await emit(batch) }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
-            if scanned > 0 { continue }  // catching up: read on without waiting
+            if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
+            if scanned > 0 {
+                await Task.yield()  // catching up: read on, letting other calls run between pages
+                continue
+            }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             await store.waitForCommit(after: next - 1)
         }
@@ -81,6 +88,10 @@ extension ServiceDispatcher {
         } catch {
             throw WireError(.invalidArgument, "the payload of WatchQuery is not a valid QueryRequest: \(error)")
         }
+        guard liveQueries.enter(limit: limits.maxLiveQueries) else {
+            throw WireError(.resourceExhausted, "the server runs \(limits.maxLiveQueries) live queries, its limit")
+        }
+        defer { liveQueries.leave() }
         do {
             var current = try store.query(query)
             try await emit([try Chordstore_V1_QueryUpdate.with {

@@ -25,6 +25,9 @@ public struct WireLimits: Sendable, Hashable {
     /// Most chordsets a live query (`WatchQuery`) follows: each commit diffs the window
     /// against the previous one, O(n²) at worst.
     public var maxLiveQuerySize = 1_000
+    /// Most live queries (`WatchQuery`) a server runs at once, over all connections:
+    /// each re-runs its query after commits.
+    public var maxLiveQueries = 256
     /// Least time between two delta messages of one live query: commits in between are
     /// folded into one message (reflecting the latest of them).
     public var liveQueryInterval: Duration = .milliseconds(20)

@@ -8,8 +8,10 @@ struct ChordStoreCLI: AsyncParsableCommand {
         abstract: "An event-sourced store of chordsets and chords.",
         discussion: """
             Every change is an immutable event in an LMDB log; lists and lookups read
-            projections of that log. Commands work directly on a data directory (--data,
-            default ./chordstore-data), which only one process may open at a time.
+            projections of that log; undo and redo append compensating events. The verbs
+            talk to a server (--server, default 127.0.0.1:7420; start one with 'serve'),
+            or with --data open a data directory directly, which only one process may
+            open at a time.
 
             Ids may be given as UUIDs (6F1C…-…) or as the base64 form that --json prints.
             Exit status: 0 on success, 1 when the store refused or failed, 64 for usage errors.

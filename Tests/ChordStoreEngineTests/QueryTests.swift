@@ -68,6 +68,22 @@ struct QueryTests {
         #expect(try store.query(ChordsetQuery(title: (.prefix, "ab"), limit: 1_000)).chordsets.contains { $0.title.hasPrefix("ＡＢ") })
     }
 
+    @Test("titles longer than an LMDB key, empty titles and empty filters", arguments: EngineKind.allCases)
+    func longAndEmptyTitles(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        let long = String(repeating: "🎹", count: 199)  // 796 UTF-8 bytes
+        let longer = long + "x"
+        for title in [long, longer, "", "", "a"] { try await store.execute(.addChordset(AddChordset(title: title))) }
+        #expect(try store.chordsets(order: .title).map(\.title) == ["", "", "a", long, longer])
+        #expect(try store.query(ChordsetQuery(title: (.equals, longer), order: .title, limit: 10)).chordsets.map(\.title) == [longer])
+        #expect(try store.query(ChordsetQuery(title: (.contains, "🎹x"), order: .title, limit: 10)).chordsets.count == 1)
+        #expect(try store.count(ChordsetQuery(title: (.prefix, long))).count == 2)
+        #expect(try store.query(ChordsetQuery(title: (.equals, ""), order: .title, limit: 10)).chordsets.count == 2)
+        #expect(try store.query(ChordsetQuery(title: (.prefix, ""), order: .title, limit: 10)).chordsets.count == 5)
+        #expect(try store.verify().isSound)
+    }
+
     @Test("paging through 100,000 chordsets with a cursor returns each exactly once while writes happen between pages")
     func pagingUnderWrites() async throws {
         let store = try EngineKind.lmdb.makeStore { $0.unsafeNoSync = true }

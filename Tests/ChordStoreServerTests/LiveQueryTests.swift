@@ -92,6 +92,27 @@ struct LiveQueryTests {
     }
 }
 
+extension LiveQueryTests {
+    @Test("live queries beyond the server's limit are refused with RESOURCE_EXHAUSTED")
+    func liveQueryLimit() async throws {
+        var limits = WireLimits()
+        limits.maxLiveQueries = 1
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port)
+        defer { Task { await client.close() } }
+        var first = try await client.watchQuery(.init()).makeAsyncIterator()
+        #expect(try await first.next()?.isInitial == true)
+        var second = try await client.watchQuery(.init()).makeAsyncIterator()
+        do {
+            _ = try await second.next()
+            Issue.record("a second live query was accepted")
+        } catch let error as ClientError {
+            #expect(error.code == .resourceExhausted)
+        }
+    }
+}
+
 extension ChordsetQuery {
     /// The query's first page computed from a whole list already in its order.
     static func apply(_ query: ChordsetQuery, to ordered: [Chordset]) -> [Chordset] {

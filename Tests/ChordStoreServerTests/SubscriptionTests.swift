@@ -84,6 +84,22 @@ struct SubscriptionTests {
         #expect(try await fromNow.map(\.sequence) == [head + 1, head + 2])
     }
 
+    @Test("an unknown event kind is refused, not silently matched by nothing")
+    func unknownKind() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port)
+        defer { Task { await client.close() } }
+        do {
+            for try await _ in client.subscribe(kinds: ["chordset_renamd"], maxRetries: 0) {}
+            Issue.record("a subscription with an unknown kind was accepted")
+        } catch let error as ClientError {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("chordset_renamed"))
+        }
+        #expect(Event.kindNames.count == 9)
+    }
+
     @Test("a subscriber that stops reading is cut off with RESOURCE_EXHAUSTED while writes go on, and resumes from its position")
     func slowSubscriber() async throws {
         var limits = WireLimits()

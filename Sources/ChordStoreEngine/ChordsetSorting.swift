@@ -18,6 +18,18 @@ enum ChordsetSorting {
         return byCreation(a, b)
     }
 
+    /// The chordsets of an in-memory state in `order`, at most `limit` of them (sorted on
+    /// each call: the in-memory engine and reads of the past keep no indexes).
+    static func chordsets(of state: InMemoryState, order: ChordsetOrder, limit: Int?) -> [Chordset] {
+        let all = state.chordsetIDsInOrder.compactMap(state.chordset)
+        let sorted: [Chordset] = switch order {
+        case .index: all
+        case .creationDate: all.sorted(by: byCreation)
+        case .title: sortedByTitle(all)
+        }
+        return limit.map { Array(sorted.prefix($0)) } ?? sorted
+    }
+
     /// `chordsets` sorted by title, folding each title once.
     static func sortedByTitle(_ chordsets: [Chordset]) -> [Chordset] {
         chordsets.map { (key: StoreKeys.title($0), chordset: $0) }

@@ -72,13 +72,7 @@ final class InMemoryBackend: StorageBackend {
         func redoDepth(_ session: String, atMost limit: Int) -> Int { changes.redoDepth(session, atMost: limit) }
 
         func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
-            let all = state.chordsetIDsInOrder.compactMap(state.chordset)
-            let sorted: [Chordset] = switch order {
-            case .index: all
-            case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
-            case .title: ChordsetSorting.sortedByTitle(all)
-            }
-            return limit.map { Array(sorted.prefix($0)) } ?? sorted
+            ChordsetSorting.chordsets(of: state, order: order, limit: limit)
         }
 
         func sequence(forCommand commandID: String) -> UInt64? { log.sequence(forCommand: commandID) }

@@ -181,7 +181,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     private func sessionRecord(_ session: String) throws -> SessionRecord {
         guard let bytes = try txn.get(dbs.sessions, key: StoreKeys.session(session)) else { return SessionRecord() }
         guard let record = SessionRecord(bytes) else {
-            throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be \(SessionRecord.size)")
+            throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be 40")
         }
         return record
     }

@@ -9,13 +9,7 @@ public struct PastState: Sendable {
 
     /// Chordsets in `order`, at most `limit` of them.
     public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) -> [Chordset] {
-        let all = state.chordsetIDsInOrder.compactMap(state.chordset)
-        let sorted: [Chordset] = switch order {
-        case .index: all
-        case .creationDate: all.sorted(by: ChordsetSorting.byCreation)
-        case .title: ChordsetSorting.sortedByTitle(all)
-        }
-        return limit.map { Array(sorted.prefix($0)) } ?? sorted
+        ChordsetSorting.chordsets(of: state, order: order, limit: limit)
     }
 
     /// The chordset with `id` as it was, or `nil` if it did not exist then.

@@ -8,23 +8,14 @@ struct SessionRecord: Hashable {
     var first: UInt64 = 0
     var last: UInt64 = 0
 
-    static let size = 40
 
-    var bytes: [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(Self.size)
-        for value in [undoTop, redoTop, redoDepth, first, last] {
-            withUnsafeBytes(of: value.bigEndian) { result.append(contentsOf: $0) }
-        }
-        return result
-    }
+    var bytes: [UInt8] { BigEndianFields.pack([undoTop, redoTop, redoDepth, first, last]) }
 
     init() {}
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count == Self.size else { return nil }
-        func field(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
-        (undoTop, redoTop, redoDepth, first, last) = (field(0), field(1), field(2), field(3), field(4))
+        guard let fields = BigEndianFields.unpack(bytes, count: 5) else { return nil }
+        (undoTop, redoTop, redoDepth, first, last) = (fields[0], fields[1], fields[2], fields[3], fields[4])
     }
 }
 
@@ -37,16 +28,8 @@ struct SessionLink: Hashable {
     var previous: UInt64 = 0
     var next: UInt64 = 0
 
-    static let size = 24
 
-    var bytes: [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(Self.size)
-        for value in [below, previous, next] {
-            withUnsafeBytes(of: value.bigEndian) { result.append(contentsOf: $0) }
-        }
-        return result
-    }
+    var bytes: [UInt8] { BigEndianFields.pack([below, previous, next]) }
 
     init(below: UInt64 = 0, previous: UInt64 = 0, next: UInt64 = 0) {
         self.below = below
@@ -55,8 +38,23 @@ struct SessionLink: Hashable {
     }
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count == Self.size else { return nil }
-        func field(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
-        (below, previous, next) = (field(0), field(1), field(2))
+        guard let fields = BigEndianFields.unpack(bytes, count: 3) else { return nil }
+        (below, previous, next) = (fields[0], fields[1], fields[2])
+    }
+}
+
+/// Fixed-size records of 8-byte big-endian numbers.
+enum BigEndianFields {
+    static func pack(_ values: [UInt64]) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(values.count * 8)
+        for value in values { withUnsafeBytes(of: value.bigEndian) { result.append(contentsOf: $0) } }
+        return result
+    }
+
+    /// The `count` numbers of `bytes`, or `nil` if it is not `count` × 8 bytes long.
+    static func unpack(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt64]? {
+        guard bytes.count == count * 8 else { return nil }
+        return (0..<count).map { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
     }
 }

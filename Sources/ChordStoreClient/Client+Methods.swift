@@ -91,7 +91,7 @@ extension Client {
     }
 
     /// `ReadLog`: the events from `sequence` on, as they are stored.
-    public func readLog(from sequence: UInt64 = 1, limit: UInt64 = 0) async throws(ClientError) -> AsyncThrowingStream<Chordstore_V1_EventEnvelope, any Error> {
+    public func readLog(from sequence: UInt64 = 1, limit: UInt64 = 0) async throws(ClientError) -> ServerStream<Chordstore_V1_EventEnvelope> {
         try await stream(.readLog, Chordstore_V1_ReadLogRequest.with {
             $0.fromSequence = sequence
             $0.limit = limit

@@ -70,7 +70,7 @@ public final class Client: Sendable {
     /// sequence seen instead). A lost connection is replaced on the next call.
     public func stream<Message: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
-    ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
+    ) async throws(ClientError) -> ServerStream<Message> {
         let connection = try await connection()
         do {
             return try await connection.stream(method, request, as: Message.self)
@@ -84,7 +84,7 @@ public final class Client: Sendable {
     /// connection, not one other calls have moved to since).
     func streamOnConnection<Message: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
-    ) async throws(ClientError) -> (AsyncThrowingStream<Message, any Error>, Connection) {
+    ) async throws(ClientError) -> (ServerStream<Message>, Connection) {
         let connection = try await connection()
         do {
             return (try await connection.stream(method, request, as: Message.self), connection)

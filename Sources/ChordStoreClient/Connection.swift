@@ -41,6 +41,12 @@ public final class Connection: Sendable {
                     }
                 }
                 .connect(host: host, port: port).get()
+            router.setReading { [channel] on in
+                channel.eventLoop.execute {
+                    channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }
+                    if on { channel.read() }
+                }
+            }
             return Connection(channel: channel, router: router, group: group)
         } catch {
             try? await group.shutdownGracefully()
@@ -96,7 +102,7 @@ public final class Connection: Sendable {
     /// call's status (throwing a ``ClientError`` unless it is OK).
     public func stream<Message: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil, as: Message.Type = Message.self
-    ) async throws(ClientError) -> AsyncThrowingStream<Message, any Error> {
+    ) async throws(ClientError) -> ServerStream<Message> {
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
         do {
@@ -105,33 +111,11 @@ public final class Connection: Sendable {
             router.close(callID)
             throw error
         }
-        let router = self.router
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                defer { router.close(callID) }
-                do {
-                    for try await reply in replies {
-                        if !reply.payload.isEmpty { continuation.yield(try Message(serializedBytes: reply.payload)) }
-                        if reply.hasStatus {
-                            if reply.status.code == 0 {
-                                continuation.finish()
-                            } else {
-                                continuation.finish(throwing: ClientError(reply.status))
-                            }
-                            return
-                        }
-                    }
-                    continuation.finish(throwing: ClientError(.unavailable, "the connection closed during the stream"))
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { [weak self] termination in
-                task.cancel()
-                // A consumer that stops early tells the server to stop streaming.
-                if case .cancelled = termination, let self { Task { try? await self.cancel(callID) } }
-            }
+        let handle = CallHandle(callID: callID, router: router) { [weak self] callID in
+            guard let self else { return }
+            Task { try? await self.cancel(callID) }
         }
+        return ServerStream(replies: replies, call: handle)
     }
 
     /// Asks the server to cancel a call.

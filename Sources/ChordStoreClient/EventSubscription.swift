@@ -28,7 +28,7 @@ public struct EventSubscription: AsyncSequence, Sendable {
         let client: Client
         var request: Chordstore_V1_SubscribeRequest
         let maxRetries: Int
-        var inner: AsyncThrowingStream<Element, any Error>.AsyncIterator?
+        var inner: ServerStream<Element>.Iterator?
         var connection: Connection?
         var failures = 0
 
@@ -104,7 +104,7 @@ extension Client {
     /// `WatchQuery`: the query's result, then deltas after each change (see
     /// ``Chordstore_V1_QueryUpdate/apply(to:)``). Not resumed: on an error, watch again
     /// (the first message then replaces the list).
-    public func watchQuery(_ request: Chordstore_V1_QueryRequest) async throws(ClientError) -> AsyncThrowingStream<Chordstore_V1_QueryUpdate, any Error> {
+    public func watchQuery(_ request: Chordstore_V1_QueryRequest) async throws(ClientError) -> ServerStream<Chordstore_V1_QueryUpdate> {
         try await stream(.watchQuery, request)
     }
 }

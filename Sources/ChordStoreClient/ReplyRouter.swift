@@ -9,11 +9,27 @@ import Synchronization
 final class ReplyRouter: Sendable {
     private struct State {
         var calls: [UInt64: AsyncThrowingStream<Chordstore_V1_Reply, any Error>.Continuation] = [:]
+        /// Replies delivered to a call and not yet consumed by its stream.
+        var buffered: [UInt64: Int] = [:]
+        /// Whether reading from the socket is paused because a stream is behind.
+        var paused = false
         var closed = false
         var goAway: Chordstore_V1_GoAway?
     }
 
+    /// Undelivered replies of one stream beyond which the socket is not read.
+    static let highWater = 256
+    /// Reading resumes when every stream is below this.
+    static let lowWater = 64
+
     private let state = Mutex(State())
+    /// Pauses (`false`) and resumes (`true`) reading from the socket.
+    private let reading = Mutex<(@Sendable (Bool) -> Void)?>(nil)
+
+    /// Sets how the router pauses and resumes reading (once the channel exists).
+    func setReading(_ control: @escaping @Sendable (Bool) -> Void) {
+        reading.withLock { $0 = control }
+    }
 
     /// Opens the reply sequence of `callID`.
     func open(_ callID: UInt64) -> AsyncThrowingStream<Chordstore_V1_Reply, any Error> {
@@ -28,14 +44,54 @@ final class ReplyRouter: Sendable {
     }
 
     func close(_ callID: UInt64) {
-        let continuation = state.withLock { $0.calls.removeValue(forKey: callID) }
+        let (continuation, resume) = state.withLock { state -> (AsyncThrowingStream<Chordstore_V1_Reply, any Error>.Continuation?, Bool) in
+            state.buffered[callID] = nil
+            return (state.calls.removeValue(forKey: callID), Self.shouldResume(&state))
+        }
         continuation?.finish()
+        if resume { setReading(true) }
     }
 
     func deliver(_ reply: Chordstore_V1_Reply) {
-        let continuation = state.withLock { $0.calls[reply.callID] }
+        let (continuation, pause) = state.withLock { state -> (AsyncThrowingStream<Chordstore_V1_Reply, any Error>.Continuation?, Bool) in
+            guard let continuation = state.calls[reply.callID] else { return (nil, false) }
+            let count = (state.buffered[reply.callID] ?? 0) + 1
+            state.buffered[reply.callID] = count
+            guard count > Self.highWater, !state.paused else { return (continuation, false) }
+            state.paused = true
+            return (continuation, true)
+        }
         continuation?.yield(reply)
-        if reply.hasStatus { close(reply.callID) }
+        if pause { setReading(false) }
+        if reply.hasStatus {
+            // The call is over: its replies stay in its stream, the slot is freed.
+            let resume = state.withLock { state -> Bool in
+                state.calls[reply.callID] = nil
+                state.buffered[reply.callID] = nil
+                return Self.shouldResume(&state)
+            }
+            continuation?.finish()
+            if resume { setReading(true) }
+        }
+    }
+
+    /// A stream took one reply of `callID`.
+    func consumed(_ callID: UInt64) {
+        let resume = state.withLock { state -> Bool in
+            if let count = state.buffered[callID] { state.buffered[callID] = max(0, count - 1) }
+            return Self.shouldResume(&state)
+        }
+        if resume { setReading(true) }
+    }
+
+    private static func shouldResume(_ state: inout State) -> Bool {
+        guard state.paused, state.buffered.values.allSatisfy({ $0 < lowWater }) else { return false }
+        state.paused = false
+        return true
+    }
+
+    private func setReading(_ on: Bool) {
+        reading.withLock { $0 }?(on)
     }
 
     func connectionClosed(goAway: Chordstore_V1_GoAway?) {

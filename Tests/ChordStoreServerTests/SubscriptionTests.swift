@@ -135,6 +135,43 @@ struct SubscriptionTests {
         #expect(rest.map(\.sequence) == Array((seen + 1)...head))
     }
 
+    @Test("a Swift client that stops pulling makes the server cut its stream: the client buffers a bounded number of replies")
+    func clientBackpressure() async throws {
+        var limits = WireLimits()
+        limits.maxStreamBacklog = 64 << 10
+        limits.slowReaderTimeout = .milliseconds(300)
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<20_000 { group.addTask { _ = try await server.store.execute(.addChordset(AddChordset(title: "c\(i)"))) } }
+            try await group.waitForAll()
+        }
+        let connection = try await server.connect()
+        defer { Task { await connection.close() } }
+        var events = try await connection.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = 1 }, as: Chordstore_V1_EventEnvelope.self)
+            .makeAsyncIterator()
+        #expect(try await events.next()?.sequence == 1)
+        // Pull nothing more: the connection stops reading, the server's buffer fills,
+        // and it cuts the stream.
+        let start = ContinuousClock.now
+        while server.server.slowReadersCut < 1, ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require(server.server.slowReadersCut == 1, "the server never saw the client fall behind")
+        // What the client buffered is delivered, then the status.
+        var received: UInt64 = 1
+        do {
+            while let event = try await events.next() {
+                #expect(event.sequence == received + 1)
+                received = event.sequence
+            }
+            Issue.record("the stream ended without the server's status")
+        } catch let error as ClientError {
+            #expect(error.code == .resourceExhausted)
+        }
+        #expect(received < 20_000, "the client read the whole log into memory")
+    }
+
     @Test("a subscription outlives a lost connection: the client library subscribes again by itself")
     func resubscribesAfterLostConnection() async throws {
         let server = try await TestServer.start()

@@ -62,7 +62,9 @@ struct ListCommand: AsyncParsableCommand {
         if [titleEquals, titlePrefix, titleContains].compactMap({ $0 }).count > 1 {
             throw ValidationError("give at most one of --title-equals, --title-prefix and --title-contains")
         }
-        _ = try query()
+        if try query() != nil, asOf.asOf != nil {
+            throw ValidationError("--as-of cannot be combined with filters, --desc, --cursor or --count")
+        }
     }
 
     /// The query the options describe, or `nil` for a plain list.
@@ -92,7 +94,6 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let query = try query() {
-            guard asOf.asOf == nil else { throw ValidationError("--as-of cannot be combined with filters, --desc, --cursor or --count") }
             if count {
                 let counted = try await withAccess(global) { try await $0.count(query) }
                 return global.json ? Output.print("{\"count\":\"\(counted)\"}") : Output.print("\(counted)")

@@ -10,14 +10,6 @@ enum ChordsetSorting {
         return idLess(a.id, b.id)
     }
 
-    /// Title (folded: case-, diacritic- and width-insensitive, see
-    /// ``ChordStoreDomain/TitleKey``), then creation order: the LMDB title index's order.
-    static func byTitle(_ a: Chordset, _ b: Chordset) -> Bool {
-        let (x, y) = (TitleKey.bytes(a.title), TitleKey.bytes(b.title))
-        if x != y { return x.lexicographicallyPrecedes(y) }
-        return byCreation(a, b)
-    }
-
     /// The chordsets of an in-memory state in `order`, at most `limit` of them (sorted on
     /// each call: the in-memory engine and reads of the past keep no indexes).
     static func chordsets(of state: InMemoryState, order: ChordsetOrder, limit: Int?) -> [Chordset] {

@@ -109,15 +109,6 @@ enum StoreKeys {
         return [UInt8(bytes.count)] + bytes
     }
 
-    /// Reads a session key followed by an 8-byte sequence number.
-    static func sessionAndSequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> (String, UInt64) {
-        guard let length = key.first.map(Int.init), key.count == 1 + length + 8 else {
-            throw ChordStoreError(.dataLoss, "a session key is \(key.count) bytes, which its length byte does not match")
-        }
-        let session = String(decoding: UnsafeRawBufferPointer(rebasing: key[1..<(1 + length)]), as: UTF8.self)
-        return (session, try sequence(UnsafeRawBufferPointer(rebasing: key[(1 + length)...])))
-    }
-
     /// A revision key: 0 + the chordset id, or one byte for the controls chord (1), the
     /// collection (2) and delete-all (3).
     static func revision(_ key: RevisionKey) -> [UInt8] {

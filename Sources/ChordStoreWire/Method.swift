@@ -28,10 +28,6 @@ public enum Method: String, Sendable, CaseIterable {
     /// Whether the server answers with a stream of messages.
     public var isServerStreaming: Bool { self == .readLog || self == .subscribe || self == .watchQuery }
 
-    /// Whether the stream follows the log and does not end by itself (it ends when the
-    /// client cancels it, its reader falls behind, or the server shuts down).
-    public var isLive: Bool { self == .subscribe || self == .watchQuery }
-
     /// Whether the method reads one item (answered without leaving the event loop).
     public var isPointRead: Bool {
         switch self {

@@ -1,6 +1,5 @@
 public import ChordStoreDomain
 public import Foundation
-import Synchronization
 
 /// The ChordStore engine: an event-sourced store of chordsets and chords.
 ///
@@ -55,7 +54,7 @@ public final class ChordStore: Sendable {
     private let timeTravel: TimeTravel
     private let notifier: CommitNotifier
     /// Filtered counts in progress (each reads the whole title index): at most 2.
-    private let countsRunning = Mutex(0)
+    private let countsRunning = ConcurrencyLimit(2)
     /// Where the store lives, or `nil` in memory.
     public let directory: URL?
 
@@ -277,14 +276,10 @@ public final class ChordStore: Sendable {
     /// the records).
     public func count(_ query: ChordsetQuery) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
         try Self.checkTitleFilter(query)
-        let admitted = countsRunning.withLock { running -> Bool in
-            guard running < 2 else { return false }
-            running += 1
-            return true
+        let backend = self.backend
+        return try countsRunning.run(orThrow: ChordStoreError(.resourceExhausted, "2 counts are running; retry shortly")) {
+            () throws(ChordStoreError) in try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
         }
-        guard admitted else { throw ChordStoreError(.resourceExhausted, "2 counts are running; retry shortly") }
-        defer { countsRunning.withLock { $0 -= 1 } }
-        return try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
     }
 
     private static func checkTitleFilter(_ query: ChordsetQuery) throws(ChordStoreError) {

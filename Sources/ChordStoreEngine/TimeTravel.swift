@@ -11,26 +11,17 @@ final class TimeTravel: Sendable {
     private let cache = Mutex<PastState?>(nil)
     /// Builds in progress, and the most allowed at once: each holds a copy of the state
     /// and a core for up to an interval's replay.
-    private let building = Mutex(0)
-    let maxConcurrentBuilds: Int
+    private let building: ConcurrencyLimit
 
     init(snapshots: SnapshotFiles?, maxConcurrentBuilds: Int = 2) {
         self.snapshots = snapshots
-        self.maxConcurrentBuilds = max(1, maxConcurrentBuilds)
+        self.building = ConcurrencyLimit(maxConcurrentBuilds)
     }
 
     func state(asOf point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
-        let admitted = building.withLock { count -> Bool in
-            guard count < maxConcurrentBuilds else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            throw ChordStoreError(
-                .resourceExhausted, "\(maxConcurrentBuilds) reads of the past are being built; retry shortly")
-        }
-        defer { building.withLock { $0 -= 1 } }
-        return try build(point, backend: backend)
+        try building.run(orThrow: ChordStoreError(
+            .resourceExhausted, "\(building.limit) reads of the past are being built; retry shortly")
+        ) { () throws(ChordStoreError) in try build(point, backend: backend) }
     }
 
     private func build(_ point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {

@@ -88,7 +88,7 @@ extension ServiceDispatcher {
         } catch {
             throw WireError(.invalidArgument, "the payload of WatchQuery is not a valid QueryRequest: \(error)")
         }
-        guard liveQueries.enter(limit: limits.maxLiveQueries) else {
+        guard liveQueries.enter() else {
             throw WireError(.resourceExhausted, "the server runs \(limits.maxLiveQueries) live queries, its limit")
         }
         defer { liveQueries.leave() }

@@ -4,7 +4,6 @@ import ChordStoreProto
 public import ChordStoreWire
 public import Foundation
 import SwiftProtobuf
-import Synchronization
 
 /// Turns calls of the `chordstore.v1.ChordStore` service into engine commands and
 /// queries. No I/O of its own: the connection handler feeds it request payloads and
@@ -14,13 +13,14 @@ public struct ServiceDispatcher: Sendable {
     let limits: WireLimits
     let node: String
     /// Live queries running now, over all connections.
-    let liveQueries = RunningCount()
+    let liveQueries: ConcurrencyLimit
 
     /// Creates a dispatcher over `store`.
     public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String) {
         self.store = store
         self.limits = limits
         self.node = node
+        self.liveQueries = ConcurrencyLimit(limits.maxLiveQueries)
     }
 
     /// Answers a unary call with its serialized response.
@@ -315,21 +315,4 @@ public struct ServiceDispatcher: Sendable {
 public enum ServerInfo {
     /// The server's version.
     public static let version = "0.1.0"
-}
-
-/// A count shared by the copies of a dispatcher (the server's connections).
-final class RunningCount: Sendable {
-    private let count = Mutex(0)
-
-    /// Takes a slot if fewer than `limit` are taken.
-    func enter(limit: Int) -> Bool {
-        count.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    /// Frees a slot.
-    func leave() { count.withLock { $0 -= 1 } }
 }

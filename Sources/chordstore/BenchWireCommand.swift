@@ -35,9 +35,8 @@ struct BenchWireCommand: AsyncParsableCommand {
         let child = server == nil ? try await ChildServer.start() : nil
         defer { child?.stop() }
         let address = server ?? "127.0.0.1:\(child!.port)"
-        let parts = address.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]) else { throw ValidationError("--server takes HOST:PORT") }
-        let host = String(parts[0])
+        let (host, port): (String, Int)
+        do { (host, port) = try serverAddress(address) } catch { throw Failure(error) }
 
         let setup = try await Connection.connect(host: host, port: port)
         let seed: Chordstore_V1_CommandReply = try await setup.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "bench" })

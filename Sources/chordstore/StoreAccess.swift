@@ -90,12 +90,9 @@ struct RemoteAccess: StoreAccess {
     let connection: Connection
 
     static func connect(_ address: String) async throws -> RemoteAccess {
-        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), !parts[0].isEmpty else {
-            throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT, not '\(address)'")
-        }
+        let (host, port) = try serverAddress(address)
         do {
-            return RemoteAccess(connection: try await Connection.connect(host: String(parts[0]), port: port))
+            return RemoteAccess(connection: try await Connection.connect(host: host, port: port))
         } catch {
             throw ChordStoreError(
                 .unavailable,
@@ -357,4 +354,13 @@ extension ChordsetQuery {
             if let cursor { request.cursor = Data(cursor) }
         }
     }
+}
+
+/// Splits a `--server` value into its host and port.
+func serverAddress(_ address: String) throws(ChordStoreError) -> (host: String, port: Int) {
+    let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), !parts[0].isEmpty else {
+        throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT, not '\(address)'")
+    }
+    return (String(parts[0]), port)
 }

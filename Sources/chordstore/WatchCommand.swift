@@ -35,9 +35,9 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let chordsetID = try chordset.map { try parseID($0, what: "chordset id") }
-        let parts = global.server.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]) else { throw ValidationError("--server takes HOST:PORT") }
-        let client = Client(host: String(parts[0]), port: port)
+        let (host, port): (String, Int)
+        do { (host, port) = try serverAddress(global.server) } catch { throw Failure(error) }
+        let client = Client(host: host, port: port)
         defer { Task { await client.close() } }
         var printed = 0
         do {

@@ -83,6 +83,7 @@ let package = Package(
         .target(
             name: "ChordStoreServer",
             dependencies: [
+                "ChordStoreReplication",
                 "ChordStoreWire",
                 "ChordStoreEngine",
                 "ChordStoreDomain",
@@ -107,10 +108,26 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Replication: roles, the follower's copy of the leader's log, quorum writes,
+        // promotion and fencing. Uses the client to reach the other members.
+        .target(
+            name: "ChordStoreReplication",
+            dependencies: [
+                "ChordStoreEngine",
+                "ChordStoreClient",
+                "ChordStoreWire",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "chordstore",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreReplication",
                 "ChordStoreClient",
                 "ChordStoreWire",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -10,6 +10,10 @@ import Synchronization
 /// the client gives every command a command id (unless the caller set one), so the server
 /// applies a retried command once and answers it with the original event.
 ///
+/// A write sent to a follower of a replicated cluster is refused with the leader's
+/// address; the client then moves to the leader and sends it there (at most
+/// ``RetryPolicy/redirects`` times per call), and later calls go to the leader too.
+///
 /// ```swift
 /// let client = Client(host: "127.0.0.1", port: 7420)
 /// let reply: Chordstore_V1_CommandReply = try await client.call(
@@ -22,27 +26,40 @@ public final class Client: Sendable {
         public var attempts = 5
         /// Wait before the first retry; doubles each time.
         public var backoff: Duration = .milliseconds(50)
+        /// Moves to a leader named by a follower's refusal, per call.
+        public var redirects = 3
 
         /// The default policy: 5 attempts, 50 ms doubling.
         public init() {}
     }
 
-    private let host: String
-    private let port: Int
+    private let target: Mutex<(host: String, port: Int)>
     private let retry: RetryPolicy
     private let current = Mutex<Connection?>(nil)
 
     /// Creates a client; nothing connects until the first call.
     public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy()) {
-        self.host = host
-        self.port = port
+        self.target = Mutex((host, port))
         self.retry = retry
+    }
+
+    /// Creates a client for `HOST:PORT`; `nil` if the address has no numeric port.
+    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy()) {
+        guard let (host, port) = Self.split(address) else { return nil }
+        self.init(host: host, port: port, retry: retry)
+    }
+
+    /// Where calls go now (`host:port`): the address given, or the leader a follower named.
+    public var address: String {
+        let (host, port) = target.withLock { $0 }
+        return "\(host):\(port)"
     }
 
     /// Makes a unary call, retrying on a new connection when the connection is lost and
     /// the call is safe to repeat.
     public func call<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ method: Method, _ request: Request, timeout: Duration? = nil, as: Response.Type = Response.self
+        _ method: Method, _ request: Request, timeout: Duration? = nil, minSequence: UInt64 = 0,
+        as: Response.Type = Response.self
     ) async throws(ClientError) -> Response {
         var request = request
         if var command = request as? any CommandRequest, command.commandContext.commandID.isEmpty {
@@ -51,19 +68,31 @@ public final class Client: Sendable {
         }
         var wait = retry.backoff
         var attempt = 1
+        var redirects = 0
         while true {
             var used: Connection?
             do {
                 let connection = try await connection()
                 used = connection
-                return try await connection.call(method, request, timeout: timeout, as: Response.self)
+                return try await connection.call(method, request, timeout: timeout, minSequence: minSequence, as: Response.self)
             } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
                 drop(used)
                 try? await Task.sleep(for: wait)
                 wait *= 2
                 attempt += 1
+            } catch where error.code == .failedPrecondition && redirects < retry.redirects && Self.isRetryable(method, request) {
+                guard let leader = error.leader, let (host, port) = Self.split(leader) else { throw error }
+                redirects += 1
+                target.withLock { $0 = (host, port) }
+                drop(used)
             }
         }
+    }
+
+    /// `HOST:PORT` split at its last colon (`nil` if the port is not a number).
+    static func split(_ address: String) -> (String, Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else { return nil }
+        return (String(address[..<colon]), port)
     }
 
     /// A server stream over the current connection (not retried: resume from the last
@@ -105,6 +134,7 @@ public final class Client: Sendable {
 
     func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
+        let (host, port) = target.withLock { $0 }
         let fresh = try await Connection.connect(host: host, port: port)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }

@@ -11,19 +11,23 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
     public var currentRevision: UInt64?
+    /// With `FAILED_PRECONDITION` for a write sent to a follower: the leader's HOST:PORT.
+    public var leader: String?
 
     /// Creates an error.
-    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil) {
+    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil, leader: String? = nil) {
         self.code = code
         self.message = message
         self.currentRevision = currentRevision
+        self.leader = leader
     }
 
     /// The error a failed call's status reports.
     public init(_ status: Chordstore_V1_Status) {
         self.init(
             StatusCode(rawValue: status.code) ?? .unknown, status.message,
-            currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil)
+            currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil,
+            leader: status.leader.isEmpty ? nil : status.leader)
     }
 
     public var description: String { "\(code): \(message)" }

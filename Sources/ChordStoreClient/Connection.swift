@@ -57,9 +57,9 @@ public final class Connection: Sendable {
     /// Makes a unary call and decodes its response as `Response`.
     public func call<Response: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil,
-        metadata: [String: String] = [:], as: Response.Type = Response.self
+        metadata: [String: String] = [:], minSequence: UInt64 = 0, as: Response.Type = Response.self
     ) async throws(ClientError) -> Response {
-        let payload = try await callRaw(method, request, timeout: timeout, metadata: metadata)
+        let payload = try await callRaw(method, request, timeout: timeout, metadata: metadata, minSequence: minSequence)
         do {
             return try Response(serializedBytes: payload)
         } catch {
@@ -67,14 +67,18 @@ public final class Connection: Sendable {
         }
     }
 
-    /// Makes a unary call and returns the raw response payload.
+    /// Makes a unary call and returns the raw response payload. A read with `minSequence`
+    /// waits on the server until it has applied that event (read your writes on a replica).
     public func callRaw(
-        _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil, metadata: [String: String] = [:]
+        _ method: Method, _ request: some SwiftProtobuf.Message, timeout: Duration? = nil, metadata: [String: String] = [:],
+        minSequence: UInt64 = 0
     ) async throws(ClientError) -> Data {
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
         defer { router.close(callID) }
-        try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: metadata)
+        try await send(
+            callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: metadata,
+            minSequence: minSequence)
         var payload = Data()
         do {
             for try await reply in replies {
@@ -106,7 +110,7 @@ public final class Connection: Sendable {
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
         do {
-            try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:])
+            try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:], minSequence: 0)
         } catch {
             router.close(callID)
             throw error
@@ -141,12 +145,14 @@ public final class Connection: Sendable {
     }
 
     private func send(
-        callID: UInt64, method: String, request: some SwiftProtobuf.Message, timeout: Duration?, metadata: [String: String]
+        callID: UInt64, method: String, request: some SwiftProtobuf.Message, timeout: Duration?, metadata: [String: String],
+        minSequence: UInt64
     ) async throws(ClientError) {
         var call = Chordstore_V1_Call()
         call.callID = callID
         call.method = method
         call.metadata = metadata
+        call.minSequence = minSequence
         if let timeout {
             let (seconds, attoseconds) = timeout.components
             let (micros, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)

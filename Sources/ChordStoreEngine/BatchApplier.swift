@@ -63,7 +63,7 @@ struct BatchApplier: Sendable {
             try log.append(recorded.sequence, bytes, commandID: recorded.commandID)
             let touched = try Fold.apply(decision.event, sequence: recorded.sequence, to: &state)
             try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
-            head = LogHead(sequence: recorded.sequence, checksum: checksum, timestamp: timestamp)
+            head = LogHead(sequence: recorded.sequence, checksum: checksum, timestamp: timestamp, epoch: epoch)
             results.append(.success(recorded))
         }
         return results

@@ -34,7 +34,8 @@ public final class ChordStore: Sendable {
         public var maxMapGrowth = 1 << 30
         /// The seed of the id and colour generator; random when `nil`. Tests fix it.
         public var seed: UInt64?
-        /// The epoch written into new records.
+        /// The least epoch written into new records: the store uses the highest of this,
+        /// the epoch it persisted (``ChordStore/adoptEpoch(_:)``) and its last record's.
         public var epoch: UInt64 = 1
         /// Events between the snapshots that reads of the past start from (at least; a
         /// store with more chordsets than this waits as many events). `nil` takes them
@@ -48,11 +49,11 @@ public final class ChordStore: Sendable {
         public init() {}
     }
 
-    private let backend: any StorageBackend
-    private let writer: GroupCommitWriter
+    let backend: any StorageBackend
+    let writer: GroupCommitWriter
     private let applier: BatchApplier
-    private let timeTravel: TimeTravel
-    private let notifier: CommitNotifier
+    let timeTravel: TimeTravel
+    let notifier: CommitNotifier
     /// Filtered counts in progress (each reads the whole title index): at most 2.
     private let countsRunning = ConcurrencyLimit(2)
     /// Where the store lives, or `nil` in memory.
@@ -61,9 +62,11 @@ public final class ChordStore: Sendable {
     private init(backend: any StorageBackend, directory: URL?, options: Options) {
         self.backend = backend
         self.directory = directory
-        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: options.epoch)
-        self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         let head = (try? backend.withSnapshot { try $0.head.sequence }) ?? 0
+        let lastEpoch = (try? backend.withSnapshot { snapshot in try Self.position(at: head, in: snapshot)?.epoch }) ?? nil
+        let epoch = max(options.epoch, (try? backend.storedEpoch()) ?? 0, lastEpoch ?? 0)
+        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch)
+        self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         self.notifier = CommitNotifier(head: head)
         self.writer = GroupCommitWriter(
             backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,

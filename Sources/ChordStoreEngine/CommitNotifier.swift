@@ -23,8 +23,18 @@ final class CommitNotifier: Sendable {
 
     /// Called by the writer after a commit that ended at `head`.
     func published(_ head: UInt64) {
+        wakeAll { $0.head = max($0.head, head) }
+    }
+
+    /// The log was truncated back to `head` (a follower discarding a divergent suffix):
+    /// waiters are woken to re-read their position.
+    func rewound(to head: UInt64) {
+        wakeAll { $0.head = head }
+    }
+
+    private func wakeAll(_ update: (inout State) -> Void) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.head = max(state.head, head)
+            update(&state)
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }

@@ -35,6 +35,10 @@ final class GroupCommitWriter: Sendable {
     private let maxCommitDelay: Duration
     private let seed: UInt64
     private let notifier: CommitNotifier
+    /// The epoch written into new records (raised by promotion or by a leader's).
+    private let epoch: Atomic<UInt64>
+    /// Whether commands are accepted (false on a follower: its log is the leader's copy).
+    private let writable = Atomic(true)
 
     init(
         backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int,
@@ -47,6 +51,7 @@ final class GroupCommitWriter: Sendable {
         self.maxQueued = max(1, maxQueued)
         self.maxCommitDelay = maxCommitDelay
         self.seed = seed
+        self.epoch = Atomic(applier.epoch)
         let thread = Thread { [self] in run() }
         thread.name = "chordstore-writer"
         thread.start()
@@ -70,6 +75,18 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
+    /// The epoch new records get.
+    var currentEpoch: UInt64 { epoch.load(ordering: .acquiring) }
+
+    /// Sets the epoch new records get. Call it from an exclusive job (between batches).
+    func setEpoch(_ value: UInt64) { epoch.store(value, ordering: .releasing) }
+
+    /// Whether commands are accepted.
+    var acceptsCommands: Bool {
+        get { writable.load(ordering: .acquiring) }
+        set { writable.store(newValue, ordering: .releasing) }
+    }
+
     /// Commits and events so far.
     var statistics: WriterStatistics { counters.withLock { $0 } }
 
@@ -87,6 +104,8 @@ final class GroupCommitWriter: Sendable {
     }
 
     private static let closedError = ChordStoreError(.unavailable, "the store is closed")
+    /// The refusal of a command on a store that accepts none (a follower).
+    static let readOnlyError = ChordStoreError(.failedPrecondition, "this node is not the leader: it accepts no writes")
 
     /// Queues `job`; returns why it was refused, if it was.
     private func enqueue(_ job: Job) -> ChordStoreError? {
@@ -133,6 +152,12 @@ final class GroupCommitWriter: Sendable {
                 completions.append(completion)
             }
             lastBatch = commands.count
+            guard writable.load(ordering: .acquiring) else {
+                for completion in completions { completion.resume(returning: .failure(Self.readOnlyError)) }
+                continue
+            }
+            var applier = self.applier
+            applier.epoch = epoch.load(ordering: .acquiring)
             let results = backend.commit(commands, applier: applier, generator: &generator)
             let committed = results.count { if case .success = $0 { true } else { false } }
             if committed > 0 {

@@ -92,6 +92,7 @@ final class InMemoryBackend: StorageBackend {
     /// An in-memory store keeps no snapshots: reads of the past replay from the start.
     var snapshotFiles: SnapshotFiles? { nil }
     private let closed = Atomic(false)
+    private let epoch = Atomic<UInt64>(0)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
         storage.withLock { storage in
@@ -119,7 +120,7 @@ final class InMemoryBackend: StorageBackend {
                   let touched = try? Fold.apply(recorded.event, sequence: sequence, to: &storage.state) else { break }
             storage.changes.apply(recorded.change, chordsets: touched)
             storage.log.append(sequence, record, commandID: recorded.commandID)
-            storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp)
+            storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
         }
         return storage
     }
@@ -156,6 +157,34 @@ final class InMemoryBackend: StorageBackend {
             $0.changes = changes
         }
     }
+
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
+        try storage.withLock { storage throws(ChordStoreError) -> LogHead in
+            let before = storage.records.count
+            do {
+                try ReplicaApplier.apply(
+                    records, after: previous, to: &storage.state, changes: &storage.changes, log: &storage.log,
+                    head: &storage.head)
+            } catch {
+                // Applied whole or not at all, as in an aborted LMDB transaction.
+                if storage.records.count != before { storage = Self.replayed(Array(storage.records[..<before])) }
+                throw ChordStoreError.wrapping(error)
+            }
+            return storage.head
+        }
+    }
+
+    func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
+        storage.withLock { storage in
+            let kept = Array(storage.records.prefix(Int(clamping: sequence)))
+            storage = Self.replayed(kept)
+            return storage.head
+        }
+    }
+
+    func storedEpoch() -> UInt64 { epoch.load(ordering: .relaxed) }
+
+    func storeEpoch(_ epoch: UInt64) { self.epoch.store(epoch, ordering: .relaxed) }
 
     func close() {
         closed.store(true, ordering: .relaxed)

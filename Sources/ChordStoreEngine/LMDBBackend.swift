@@ -92,6 +92,75 @@ final class LMDBBackend: StorageBackend {
         try rebuildViews(progress: progress)
     }
 
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
+        let start = committedHead.withLock { $0 }
+        let head: LogHead
+        do {
+            head = try withGrowingMap {
+                try env.withWriteTransaction { txn in
+                    var view = LMDBStateView(txn: txn, dbs: dbs)
+                    var changes = view
+                    var log = LMDBLog(txn: txn, dbs: dbs)
+                    var head = start
+                    try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
+                    return head
+                }
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        committedHead.withLock { $0 = head }
+        snapshotFiles?.maybeTake(head: head.sequence, backend: self)
+        return head
+    }
+
+    func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
+        do {
+            // First the records, with the views marked stale in the same transaction: a
+            // crash before the rebuild below leaves a store that rebuilds them on open.
+            try withGrowingMap {
+                try env.withWriteTransaction { txn in
+                    var doomed: [[UInt8]] = []
+                    try txn.withCursor(dbs.log) { cursor in
+                        var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                        while let found = entry {
+                            doomed.append(Array(found.key))
+                            entry = try cursor.next()
+                        }
+                    }
+                    for key in doomed { _ = try txn.delete(dbs.log, key: key) }
+                    _ = try txn.delete(dbs.meta, key: StoreDatabases.viewsKey)
+                }
+            }
+            let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            committedHead.withLock { $0 = head }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        snapshotFiles?.discard(after: sequence)
+        try rebuildViews(progress: { _, _ in })
+        return committedHead.withLock { $0 }
+    }
+
+    func storedEpoch() throws(ChordStoreError) -> UInt64 {
+        do {
+            return try env.withReadTransaction { txn in
+                guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.epochKey) else { return 0 }
+                return try StoreKeys.sequence(bytes)
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    func storeEpoch(_ epoch: UInt64) throws(ChordStoreError) {
+        do {
+            try env.withWriteTransaction { txn in try txn.put(dbs.meta, key: StoreDatabases.epochKey, value: StoreKeys.sequence(epoch)) }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
     func close() {
         env.close()
         lock.release()
@@ -164,7 +233,7 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    /// The last record's sequence number, checksum and (if `withTimestamp`) timestamp.
+    /// The last record's sequence number, checksum and (if `withTimestamp`) timestamp and epoch.
     /// A damaged last record does not stop the store from opening: its timestamp is taken
     /// as unknown, and `verify` reports the damage.
     static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, withTimestamp: Bool) throws -> LogHead {
@@ -172,8 +241,10 @@ final class LMDBBackend: StorageBackend {
             guard let last = try cursor.last() else { return .empty }
             let sequence = try StoreKeys.sequence(last.key)
             let checksum = RecordCodec.storedChecksum(last.value) ?? 0
-            let timestamp = withTimestamp ? (try? RecordCodec.decode(last.value, sequence: sequence))?.timestamp : nil
-            return LogHead(sequence: sequence, checksum: checksum, timestamp: timestamp ?? Instant(microsecondsSince1970: 0))
+            let recorded = withTimestamp ? try? RecordCodec.decode(last.value, sequence: sequence) : nil
+            return LogHead(
+                sequence: sequence, checksum: checksum, timestamp: recorded?.timestamp ?? Instant(microsecondsSince1970: 0),
+                epoch: recorded?.epoch ?? 0)
         }
     }
 

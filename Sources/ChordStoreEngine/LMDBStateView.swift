@@ -44,6 +44,8 @@ struct StoreDatabases: Sendable {
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
     static let formatKey = Array("format".utf8)
+    /// The node's leadership epoch (8 bytes big-endian), raised by promotion.
+    static let epochKey = Array("epoch".utf8)
 }
 
 /// The projected state read and written through one LMDB transaction: the fold's

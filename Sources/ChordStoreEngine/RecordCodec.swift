@@ -47,6 +47,19 @@ public enum RecordCodec {
         return UInt64(littleEndian: record.loadUnaligned(fromByteOffset: record.count - 8, as: UInt64.self))
     }
 
+    /// The record's position (sequence number, epoch, checksum), read from its first
+    /// fields and its trailer without decoding the event.
+    public static func position(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> LogPosition {
+        guard let checksum = storedChecksum(record) else {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: it does not end with its checksum field")
+        }
+        do {
+            return LogPosition(sequence: sequence, epoch: try WireCodec.readEpoch(record), checksum: checksum)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
+        }
+    }
+
     /// Checks the record's checksum against `previousChecksum`; returns the stored checksum.
     public static func verify(_ record: UnsafeRawBufferPointer, sequence: UInt64, previousChecksum: UInt64) throws(ChordStoreError) -> UInt64 {
         guard let stored = storedChecksum(record) else {

@@ -48,6 +48,17 @@ final class SnapshotFiles: Sendable {
     /// The sequence numbers of the snapshots on disk, oldest first.
     var sequences: [UInt64] { state.withLock { $0.taken } }
 
+    /// Deletes the snapshots taken after `sequence` (their log was truncated).
+    func discard(after sequence: UInt64) {
+        let doomed = state.withLock { state -> [UInt64] in
+            let doomed = state.taken.filter { $0 > sequence }
+            state.taken.removeAll { $0 > sequence }
+            state.attempted = min(state.attempted, sequence)
+            return doomed
+        }
+        for file in doomed { try? FileManager.default.removeItem(at: directory.appendingPathComponent(Self.fileName(file))) }
+    }
+
     /// Starts a snapshot in the background if the log has grown by an interval since the
     /// last one and none is being written.
     func maybeTake(head: UInt64, backend: any StorageBackend) {

@@ -6,8 +6,13 @@ struct LogHead: Sendable, Hashable {
     var sequence: UInt64
     var checksum: UInt64
     var timestamp: Instant
+    /// The epoch that wrote the last record (0 for an empty log).
+    var epoch: UInt64 = 0
 
     static let empty = LogHead(sequence: 0, checksum: 0, timestamp: Instant(microsecondsSince1970: 0))
+
+    /// The public form.
+    var position: LogPosition { LogPosition(sequence: sequence, epoch: epoch, checksum: checksum) }
 }
 
 /// How a list of chordsets is ordered.
@@ -69,6 +74,16 @@ protocol StorageBackend: AnyObject, Sendable {
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T
     /// Replaces the projections with a replay of the whole log, atomically (writer thread).
     func rebuild(progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
+    /// Appends records copied from a leader's log, byte for byte, and folds them, as one
+    /// atomic, durable commit, if `previous` is this log's last record and every record
+    /// chains to the one before it (writer thread); see ``ReplicaApplier``.
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead
+    /// Removes the records after `sequence` and rebuilds the projections (writer thread).
+    func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead
+    /// The epoch persisted by ``storeEpoch(_:)`` (0 if none).
+    func storedEpoch() throws(ChordStoreError) -> UInt64
+    /// Persists the node's epoch (writer thread).
+    func storeEpoch(_ epoch: UInt64) throws(ChordStoreError)
     /// Releases files and locks. No call may follow.
     func close()
     /// The snapshot files time travel starts from (`nil`: replays from the start).

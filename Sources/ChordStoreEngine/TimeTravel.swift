@@ -9,6 +9,9 @@ final class TimeTravel: Sendable {
     private let snapshots: SnapshotFiles?
     /// The last state built, reused when the next read is at or after it.
     private let cache = Mutex<PastState?>(nil)
+
+    /// Forgets the cached state (the log was truncated under it).
+    func forget() { cache.withLock { $0 = nil } }
     /// Builds in progress, and the most allowed at once: each holds a copy of the state
     /// and a core for up to an interval's replay.
     private let building: ConcurrencyLimit

@@ -232,6 +232,20 @@ enum WireCodec {
         return fields
     }
 
+    /// A record's epoch (field 2; 0 if absent), read up to that field only.
+    static func readEpoch(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
+        var r = ProtoReader(raw)
+        while let (field, wire) = try r.next() {
+            if field == 2 {
+                try r.expect(wire, 0, field: 2)
+                return try r.varint()
+            }
+            if field > 2 { return 0 }  // fields are written in order: no epoch
+            try r.skip(wire)
+        }
+        return 0
+    }
+
     static func readMark(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChangeMark? {
         var r = ProtoReader(raw)
         var mark: ChangeMark?

@@ -32,6 +32,51 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+/// How durable a write must be before it is acknowledged.
+public nonisolated enum Chordstore_V1_Durability: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// the leader's configured default
+  case `default` // = 0
+
+  /// on the leader's disk (fsync)
+  case local // = 1
+
+  /// on the disks of a majority of the configured members
+  case quorum // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .default
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .default
+    case 1: self = .local
+    case 2: self = .quorum
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .default: return 0
+    case .local: return 1
+    case .quorum: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Chordstore_V1_Durability] = [
+    .default,
+    .local,
+    .quorum,
+  ]
+
+}
+
 public nonisolated enum Chordstore_V1_ChordsetOrder: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case created // = 0
@@ -142,6 +187,10 @@ public nonisolated struct Chordstore_V1_Call: Sendable {
   /// the method's request message
   public var payload: Data = Data()
 
+  /// Read your writes on a replica: a read waits (within its deadline) until this node has
+  /// applied the event with this sequence number (a write's reply carries it). 0: no wait.
+  public var minSequence: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -205,6 +254,10 @@ public nonisolated struct Chordstore_V1_Status: Sendable {
   /// With ABORTED for an expected-revision mismatch: the revision the item is at now.
   public var currentRevision: UInt64 = 0
 
+  /// With FAILED_PRECONDITION for a write sent to a follower: the leader's address
+  /// (HOST:PORT), where the write should go; empty if this node knows no leader now.
+  public var leader: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -257,6 +310,9 @@ public nonisolated struct Chordstore_V1_CommandContext: Sendable {
   public var hasExpected: Bool {self._expected != nil}
   /// Clears the value of `expected`. Subsequent reads from it will return its default value.
   public mutating func clearExpected() {self._expected = nil}
+
+  /// When the write counts as done: DURABILITY_DEFAULT takes the leader's --durability.
+  public var durability: Chordstore_V1_Durability = .default
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1208,9 +1264,201 @@ public nonisolated struct Chordstore_V1_QueryUpdate: Sendable {
   public init() {}
 }
 
+/// A follower asks for the leader's log after its own last event (`from_sequence - 1`,
+/// described by `previous_*`; all 0 for an empty log). The leader refuses with
+/// FAILED_PRECONDITION (message starting "diverged") if its own event at that position
+/// differs, and the follower then looks for the last common event (see REPLICATION.md).
+public nonisolated struct Chordstore_V1_ReplicateRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the follower's name
+  public var node: String = String()
+
+  /// the follower's advertised HOST:PORT
+  public var address: String = String()
+
+  /// the follower's epoch
+  public var epoch: UInt64 = 0
+
+  /// the first event wanted (its last + 1)
+  public var fromSequence: UInt64 = 0
+
+  /// the epoch of event from_sequence - 1
+  public var previousEpoch: UInt64 = 0
+
+  /// the checksum of event from_sequence - 1
+  public var previousChecksum: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Consecutive stored records, byte for byte, after the event described by `previous_*`
+/// (the append-entries check: a follower applies the batch only if that event is its own
+/// last one). Each record's checksum chains to the one before it.
+public nonisolated struct Chordstore_V1_ReplicationBatch: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var leaderEpoch: UInt64 = 0
+
+  public var previousSequence: UInt64 = 0
+
+  public var previousEpoch: UInt64 = 0
+
+  public var previousChecksum: UInt64 = 0
+
+  /// serialized EventEnvelopes, as stored
+  public var records: [Data] = []
+
+  /// the leader's last event when the batch was read
+  public var leaderLastSequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A follower reports the last event it has applied and made durable.
+public nonisolated struct Chordstore_V1_ReplicationAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var node: String = String()
+
+  public var address: String = String()
+
+  public var epoch: UInt64 = 0
+
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_ReplicationAckReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the leader's epoch
+  public var epoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_NodeStatusRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One follower as the leader sees it.
+public nonisolated struct Chordstore_V1_FollowerStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var node: String = String()
+
+  public var address: String = String()
+
+  /// its last durable event
+  public var ackedSequence: UInt64 = 0
+
+  /// leader's last sequence - acked_sequence
+  public var lagEvents: UInt64 = 0
+
+  /// age of the oldest event it has not acknowledged
+  public var lagMillis: UInt64 = 0
+
+  /// since its last acknowledgement
+  public var lastSeenMillis: UInt64 = 0
+
+  /// a Replicate stream to it is open
+  public var streaming: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_NodeStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var node: String = String()
+
+  /// this node's advertised HOST:PORT
+  public var address: String = String()
+
+  /// "leader" or "follower"
+  public var role: String = String()
+
+  public var epoch: UInt64 = 0
+
+  public var lastSequence: UInt64 = 0
+
+  /// the log's head checksum (a hash of the whole log)
+  public var lastChecksum: UInt64 = 0
+
+  /// the leader's address (itself when leader)
+  public var leader: String = String()
+
+  /// configured members, this node included
+  public var members: UInt32 = 0
+
+  /// leader: the last event on a majority's disks
+  public var quorumSequence: UInt64 = 0
+
+  public var followers: [Chordstore_V1_FollowerStatus] = []
+
+  /// follower: what its replication is doing
+  public var replication: String = String()
+
+  /// events moved aside after a divergence, ever
+  public var parkedEvents: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Makes this follower the leader, with an epoch above every one it has seen or can
+/// reach. Refused (FAILED_PRECONDITION) when a reachable member has a longer log,
+/// unless `force`.
+public nonisolated struct Chordstore_V1_PromoteRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var force: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "chordstore.v1"
+
+nonisolated extension Chordstore_V1_Durability: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DURABILITY_DEFAULT\0\u{1}DURABILITY_LOCAL\0\u{1}DURABILITY_QUORUM\0")
+}
 
 nonisolated extension Chordstore_V1_ChordsetOrder: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHORDSET_ORDER_CREATED\0\u{1}CHORDSET_ORDER_INDEX\0\u{1}CHORDSET_ORDER_TITLE\0")
@@ -1319,7 +1567,7 @@ nonisolated extension Chordstore_V1_Frame: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Chordstore_V1_Call: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Call"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}method\0\u{1}metadata\0\u{3}timeout_micros\0\u{1}payload\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}method\0\u{1}metadata\0\u{3}timeout_micros\0\u{1}payload\0\u{3}min_sequence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1332,6 +1580,7 @@ nonisolated extension Chordstore_V1_Call: SwiftProtobuf.Message, SwiftProtobuf._
       case 3: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.metadata) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMicros) }()
       case 5: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.minSequence) }()
       default: break
       }
     }
@@ -1353,6 +1602,9 @@ nonisolated extension Chordstore_V1_Call: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.payload.isEmpty {
       try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 5)
     }
+    if self.minSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.minSequence, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1362,6 +1614,7 @@ nonisolated extension Chordstore_V1_Call: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.metadata != rhs.metadata {return false}
     if lhs.timeoutMicros != rhs.timeoutMicros {return false}
     if lhs.payload != rhs.payload {return false}
+    if lhs.minSequence != rhs.minSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1443,7 +1696,7 @@ nonisolated extension Chordstore_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Status"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}current_revision\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}current_revision\0\u{1}leader\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1454,6 +1707,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.currentRevision) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.leader) }()
       default: break
       }
     }
@@ -1469,6 +1723,9 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
     if self.currentRevision != 0 {
       try visitor.visitSingularUInt64Field(value: self.currentRevision, fieldNumber: 3)
     }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1476,6 +1733,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.currentRevision != rhs.currentRevision {return false}
+    if lhs.leader != rhs.leader {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1517,7 +1775,7 @@ nonisolated extension Chordstore_V1_GoAway: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CommandContext"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}command_id\0\u{1}expected\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}command_id\0\u{1}expected\0\u{1}durability\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1528,6 +1786,7 @@ nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularStringField(value: &self.session) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.commandID) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._expected) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.durability) }()
       default: break
       }
     }
@@ -1547,6 +1806,9 @@ nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, Swift
     try { if let v = self._expected {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
+    if self.durability != .default {
+      try visitor.visitSingularEnumField(value: self.durability, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1554,6 +1816,7 @@ nonisolated extension Chordstore_V1_CommandContext: SwiftProtobuf.Message, Swift
     if lhs.session != rhs.session {return false}
     if lhs.commandID != rhs.commandID {return false}
     if lhs._expected != rhs._expected {return false}
+    if lhs.durability != rhs.durability {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3082,6 +3345,385 @@ nonisolated extension Chordstore_V1_QueryUpdate: SwiftProtobuf.Message, SwiftPro
     if lhs.isInitial != rhs.isInitial {return false}
     if lhs.initial != rhs.initial {return false}
     if lhs.deltas != rhs.deltas {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ReplicateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicateRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}epoch\0\u{3}from_sequence\0\u{3}previous_epoch\0\u{3}previous_checksum\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.address) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.fromSequence) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.previousEpoch) }()
+      case 6: try { try decoder.decodeSingularFixed64Field(value: &self.previousChecksum) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 1)
+    }
+    if !self.address.isEmpty {
+      try visitor.visitSingularStringField(value: self.address, fieldNumber: 2)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 3)
+    }
+    if self.fromSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fromSequence, fieldNumber: 4)
+    }
+    if self.previousEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.previousEpoch, fieldNumber: 5)
+    }
+    if self.previousChecksum != 0 {
+      try visitor.visitSingularFixed64Field(value: self.previousChecksum, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ReplicateRequest, rhs: Chordstore_V1_ReplicateRequest) -> Bool {
+    if lhs.node != rhs.node {return false}
+    if lhs.address != rhs.address {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.fromSequence != rhs.fromSequence {return false}
+    if lhs.previousEpoch != rhs.previousEpoch {return false}
+    if lhs.previousChecksum != rhs.previousChecksum {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ReplicationBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicationBatch"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}leader_epoch\0\u{3}previous_sequence\0\u{3}previous_epoch\0\u{3}previous_checksum\0\u{1}records\0\u{3}leader_last_sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.previousSequence) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.previousEpoch) }()
+      case 4: try { try decoder.decodeSingularFixed64Field(value: &self.previousChecksum) }()
+      case 5: try { try decoder.decodeRepeatedBytesField(value: &self.records) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.leaderLastSequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 1)
+    }
+    if self.previousSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.previousSequence, fieldNumber: 2)
+    }
+    if self.previousEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.previousEpoch, fieldNumber: 3)
+    }
+    if self.previousChecksum != 0 {
+      try visitor.visitSingularFixed64Field(value: self.previousChecksum, fieldNumber: 4)
+    }
+    if !self.records.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.records, fieldNumber: 5)
+    }
+    if self.leaderLastSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderLastSequence, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ReplicationBatch, rhs: Chordstore_V1_ReplicationBatch) -> Bool {
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.previousSequence != rhs.previousSequence {return false}
+    if lhs.previousEpoch != rhs.previousEpoch {return false}
+    if lhs.previousChecksum != rhs.previousChecksum {return false}
+    if lhs.records != rhs.records {return false}
+    if lhs.leaderLastSequence != rhs.leaderLastSequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ReplicationAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicationAck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}epoch\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.address) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 1)
+    }
+    if !self.address.isEmpty {
+      try visitor.visitSingularStringField(value: self.address, fieldNumber: 2)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 3)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ReplicationAck, rhs: Chordstore_V1_ReplicationAck) -> Bool {
+    if lhs.node != rhs.node {return false}
+    if lhs.address != rhs.address {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ReplicationAckReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicationAckReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ReplicationAckReply, rhs: Chordstore_V1_ReplicationAckReply) -> Bool {
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_NodeStatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NodeStatusRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_NodeStatusRequest, rhs: Chordstore_V1_NodeStatusRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_FollowerStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FollowerStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{3}acked_sequence\0\u{3}lag_events\0\u{3}lag_millis\0\u{3}last_seen_millis\0\u{1}streaming\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.address) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.ackedSequence) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lagEvents) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lagMillis) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeenMillis) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.streaming) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 1)
+    }
+    if !self.address.isEmpty {
+      try visitor.visitSingularStringField(value: self.address, fieldNumber: 2)
+    }
+    if self.ackedSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackedSequence, fieldNumber: 3)
+    }
+    if self.lagEvents != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagEvents, fieldNumber: 4)
+    }
+    if self.lagMillis != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagMillis, fieldNumber: 5)
+    }
+    if self.lastSeenMillis != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeenMillis, fieldNumber: 6)
+    }
+    if self.streaming != false {
+      try visitor.visitSingularBoolField(value: self.streaming, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_FollowerStatus, rhs: Chordstore_V1_FollowerStatus) -> Bool {
+    if lhs.node != rhs.node {return false}
+    if lhs.address != rhs.address {return false}
+    if lhs.ackedSequence != rhs.ackedSequence {return false}
+    if lhs.lagEvents != rhs.lagEvents {return false}
+    if lhs.lagMillis != rhs.lagMillis {return false}
+    if lhs.lastSeenMillis != rhs.lastSeenMillis {return false}
+    if lhs.streaming != rhs.streaming {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NodeStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}role\0\u{1}epoch\0\u{3}last_sequence\0\u{3}last_checksum\0\u{1}leader\0\u{1}members\0\u{3}quorum_sequence\0\u{1}followers\0\u{1}replication\0\u{3}parked_events\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.address) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.role) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      case 6: try { try decoder.decodeSingularFixed64Field(value: &self.lastChecksum) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.members) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.quorumSequence) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.followers) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.replication) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.parkedEvents) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 1)
+    }
+    if !self.address.isEmpty {
+      try visitor.visitSingularStringField(value: self.address, fieldNumber: 2)
+    }
+    if !self.role.isEmpty {
+      try visitor.visitSingularStringField(value: self.role, fieldNumber: 3)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 4)
+    }
+    if self.lastSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 5)
+    }
+    if self.lastChecksum != 0 {
+      try visitor.visitSingularFixed64Field(value: self.lastChecksum, fieldNumber: 6)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 7)
+    }
+    if self.members != 0 {
+      try visitor.visitSingularUInt32Field(value: self.members, fieldNumber: 8)
+    }
+    if self.quorumSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.quorumSequence, fieldNumber: 9)
+    }
+    if !self.followers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.followers, fieldNumber: 10)
+    }
+    if !self.replication.isEmpty {
+      try visitor.visitSingularStringField(value: self.replication, fieldNumber: 11)
+    }
+    if self.parkedEvents != 0 {
+      try visitor.visitSingularUInt64Field(value: self.parkedEvents, fieldNumber: 12)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_NodeStatus, rhs: Chordstore_V1_NodeStatus) -> Bool {
+    if lhs.node != rhs.node {return false}
+    if lhs.address != rhs.address {return false}
+    if lhs.role != rhs.role {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.lastChecksum != rhs.lastChecksum {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.members != rhs.members {return false}
+    if lhs.quorumSequence != rhs.quorumSequence {return false}
+    if lhs.followers != rhs.followers {return false}
+    if lhs.replication != rhs.replication {return false}
+    if lhs.parkedEvents != rhs.parkedEvents {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_PromoteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PromoteRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}force\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.force) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.force != false {
+      try visitor.visitSingularBoolField(value: self.force, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_PromoteRequest, rhs: Chordstore_V1_PromoteRequest) -> Bool {
+    if lhs.force != rhs.force {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -113,7 +113,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         guard let context else { return }
-        if method.isPointRead {
+        if method.isPointRead && call.minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
             let result: Result<[UInt8]?, WireError>
             do {
@@ -149,6 +149,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                     switch method {
                     case .subscribe: try await dispatcher.subscribe(payload: payload, isDraining: isDraining, emit: emit)
                     case .watchQuery: try await dispatcher.watchQuery(payload: payload, isDraining: isDraining, emit: emit)
+                    case .replicate: try await dispatcher.replicate(payload: payload, isDraining: isDraining, emit: emit)
                     default: try await dispatcher.readLog(payload: payload, emit: emit)
                     }
                     result = .success(nil)
@@ -158,9 +159,11 @@ final class ConnectionHandler: ChannelInboundHandler {
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         } else {
+            let minSequence = method.isCommand ? 0 : call.minSequence
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
+                    if minSequence > 0 { try await dispatcher.waitForSequence(minSequence) }
                     result = .success(try await dispatcher.unary(method, payload: payload, session: session))
                 } catch {
                     result = .failure(WireError.wrapping(error))

@@ -3,6 +3,7 @@ public import ChordStoreWire
 public import Logging
 public import NIOCore
 import ChordStoreProto
+public import ChordStoreReplication
 import NIOPosix
 import Synchronization
 
@@ -30,9 +31,13 @@ public final class Server: Sendable {
         var nextConnection = 0
     }
 
-    /// Creates a server for `store`; `node` names this node in `Health` replies.
-    public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", logger: Logger, threads: Int = System.coreCount) {
-        self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node)
+    /// Creates a server for `store`; `node` names this node in `Health` replies, and
+    /// `replication` is its place in a cluster (`nil`: a lone server).
+    public init(
+        store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", replication: ReplicationNode? = nil,
+        logger: Logger, threads: Int = System.coreCount
+    ) {
+        self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node, replication: replication)
         self.limits = limits
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))

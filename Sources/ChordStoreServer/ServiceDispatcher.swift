@@ -1,6 +1,7 @@
 import ChordStoreDomain
 public import ChordStoreEngine
 import ChordStoreProto
+public import ChordStoreReplication
 public import ChordStoreWire
 public import Foundation
 import SwiftProtobuf
@@ -14,12 +15,15 @@ public struct ServiceDispatcher: Sendable {
     let node: String
     /// Live queries running now, over all connections.
     let liveQueries: ConcurrencyLimit
+    /// This node's place in a replicated cluster (`nil`: a lone server, always writable).
+    let replication: ReplicationNode?
 
     /// Creates a dispatcher over `store`.
-    public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String) {
+    public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String, replication: ReplicationNode? = nil) {
         self.store = store
         self.limits = limits
         self.node = node
+        self.replication = replication
         self.liveQueries = ConcurrencyLimit(limits.maxLiveQueries)
     }
 
@@ -98,7 +102,16 @@ public struct ServiceDispatcher: Sendable {
                 }.serializedBytes()
             case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
                 return try pointRead(method, payload: payload)
-            case .readLog, .subscribe, .watchQuery:
+            case .ackReplication:
+                return try acknowledge(try parse(Chordstore_V1_ReplicationAck.self, payload, method))
+            case .getNodeStatus:
+                _ = try parse(Chordstore_V1_NodeStatusRequest.self, payload, method)
+                return try nodeStatus().serializedBytes()
+            case .promote:
+                let request = try parse(Chordstore_V1_PromoteRequest.self, payload, method)
+                guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster: it always leads") }
+                return try await replication.promote(force: request.force).serializedBytes()
+            case .readLog, .subscribe, .watchQuery, .replicate:
                 throw WireError(.internal, "\(method.rawValue) is a streaming method")
             }
         } catch {
@@ -272,11 +285,17 @@ public struct ServiceDispatcher: Sendable {
     }
 
     private func command(_ command: Command, _ context: Chordstore_V1_CommandContext, _ session: String) async throws -> [UInt8] {
+        if let leader = replication?.writeRefusal() {
+            throw WireError(
+                .failedPrecondition, leader.isEmpty ? "not the leader, and no leader is known now: retry shortly" : "not the leader: writes go to \(leader)",
+                leader: leader)
+        }
         let recorded = try await store.execute(
             command,
             context: CommandContext(
                 session: context.session.isEmpty ? session : context.session, commandID: context.commandID,
                 expectedRevision: context.hasExpected ? context.expected.revision : nil))
+        try await awaitDurability(context.durability, of: recorded.sequence)
         return try Chordstore_V1_CommandReply.with { $0.event = RecordCodec.envelope(for: recorded) }.serializedBytes()
     }
 

@@ -38,6 +38,7 @@ extension Chordstore_V1_Status {
         code = error.code.rawValue
         message = error.message
         currentRevision = error.currentRevision ?? 0
+        leader = error.leader ?? ""
     }
 
     /// OK.

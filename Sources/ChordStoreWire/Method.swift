@@ -24,9 +24,18 @@ public enum Method: String, Sendable, CaseIterable {
     case queryChordsets = "chordstore.v1.ChordStore/QueryChordsets"
     case countChordsets = "chordstore.v1.ChordStore/CountChordsets"
     case watchQuery = "chordstore.v1.ChordStore/WatchQuery"
+    case replicate = "chordstore.v1.ChordStore/Replicate"
+    case ackReplication = "chordstore.v1.ChordStore/AckReplication"
+    case getNodeStatus = "chordstore.v1.ChordStore/GetNodeStatus"
+    case promote = "chordstore.v1.ChordStore/Promote"
 
     /// Whether the server answers with a stream of messages.
-    public var isServerStreaming: Bool { self == .readLog || self == .subscribe || self == .watchQuery }
+    public var isServerStreaming: Bool {
+        switch self {
+        case .readLog, .subscribe, .watchQuery, .replicate: true
+        default: false
+        }
+    }
 
     /// Whether the method reads one item (answered without leaving the event loop).
     public var isPointRead: Bool {

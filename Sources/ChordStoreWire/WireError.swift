@@ -9,12 +9,15 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
     public var currentRevision: UInt64?
+    /// With `FAILED_PRECONDITION` for a write sent to a follower: the leader's HOST:PORT.
+    public var leader: String?
 
     /// Creates an error.
-    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil) {
+    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil, leader: String? = nil) {
         self.code = code
         self.message = message
         self.currentRevision = currentRevision
+        self.leader = leader
     }
 
     /// The wire form of an engine error.

@@ -21,7 +21,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
             HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
-            VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
+            StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreReplication
 import ChordStoreServer
 import ChordStoreWire
 import Dispatch
@@ -18,6 +19,13 @@ struct ServeCommand: AsyncParsableCommand {
             HOST:PORT. On SIGINT or SIGTERM it stops accepting connections, lets the calls
             in flight finish (up to --grace seconds), commits what is queued and closes the
             log cleanly. Logs go to standard error.
+
+            Replication (docs/REPLICATION.md): give every member of a cluster the others'
+            addresses with --peer (repeatable) and its own with --advertise. A member
+            started with --follow LEADER copies that leader's log and refuses writes
+            (naming the leader); one started without it leads, unless a reachable peer
+            already leads with a newer epoch. `chordstore promote` makes a follower the
+            leader; `chordstore status` shows roles, positions and lag.
             """)
 
     @Option(name: .long, help: ArgumentHelp("The data directory (created if missing).", valueName: "DIR"))
@@ -31,6 +39,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
     @Option(help: "Seconds allowed for calls in flight to finish at shutdown.") var grace = 10
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(help: ArgumentHelp("Follow the leader at this address: copy its log, serve reads, refuse writes.", valueName: "HOST:PORT"))
+    var follow: String?
+    @Option(name: .customLong("peer"), help: ArgumentHelp("Another member of the cluster (repeatable); the cluster has these plus this node.", valueName: "HOST:PORT"))
+    var peers: [String] = []
+    @Option(help: ArgumentHelp("This node's address as the other members reach it (default: the address it listens on).", valueName: "HOST:PORT"))
+    var advertise: String?
+    @Option(help: "The durability of writes that ask for none: local (the leader's disk) or quorum (a majority's disks).")
+    var durability = "local"
+    @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
+    var quorumTimeout = 10
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -39,6 +57,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections and --max-calls must be positive, --idle-timeout 1...86400, --grace 0...3600")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability is local or quorum, not '\(durability)'") }
+        guard (1...3_600).contains(quorumTimeout) else { throw ValidationError("--quorum-timeout must be 1...3600") }
+        for address in peers + [follow, advertise].compactMap({ $0 }) {
+            do { _ = try serverAddress(address) } catch { throw ValidationError("\(address) is not HOST:PORT") }
+        }
+        if advertise == nil, port == 0, !peers.isEmpty || follow != nil {
+            throw ValidationError("a cluster member on --port 0 needs --advertise HOST:PORT")
+        }
     }
 
     func run() async throws {
@@ -59,7 +85,13 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw Failure(error)
         }
-        let server = Server(store: store, limits: limits, node: node, logger: logger)
+        var config = ReplicationConfig(
+            node: node, address: advertise ?? "\(host):\(port)", peers: peers.filter { $0 != advertise }, follow: follow,
+            parkDirectory: URL(fileURLWithPath: data).appendingPathComponent("parked"))
+        config.durability = Durability(rawValue: durability) ?? .local
+        config.quorumTimeout = .seconds(quorumTimeout)
+        let replication = ReplicationNode(config: config, store: store, logger: logger)
+        let server = Server(store: store, limits: limits, node: node, replication: replication, logger: logger)
         let address: String
         do {
             let bound = try await server.start(host: host, port: port)
@@ -68,12 +100,15 @@ struct ServeCommand: AsyncParsableCommand {
             store.close()
             throw Failure(ChordStoreError(.unavailable, "cannot listen on \(host):\(port): \(error)"))
         }
+        await replication.start()
         let profile = try? store.profile()
         logger.notice("serving", metadata: [
             "data": "\(data)", "address": "\(address)", "events": "\(profile?.lastSequence ?? 0)",
+            "role": "\(replication.role.rawValue)", "epoch": "\(store.epoch)",
         ])
         let received = await signals.next()
         logger.notice("shutting down", metadata: ["signal": "\(received)"])
+        await replication.stop()
         await server.shutdown(grace: .seconds(grace))
         store.close()
         logger.notice("stopped; the log is closed")

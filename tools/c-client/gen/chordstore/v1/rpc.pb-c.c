@@ -1948,6 +1948,366 @@ void   chordstore__v1__query_update__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__query_update__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__replicate_request__init
+                     (Chordstore__V1__ReplicateRequest         *message)
+{
+  static const Chordstore__V1__ReplicateRequest init_value = CHORDSTORE__V1__REPLICATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__replicate_request__get_packed_size
+                     (const Chordstore__V1__ReplicateRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__replicate_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__replicate_request__pack
+                     (const Chordstore__V1__ReplicateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__replicate_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__replicate_request__pack_to_buffer
+                     (const Chordstore__V1__ReplicateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__replicate_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ReplicateRequest *
+       chordstore__v1__replicate_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ReplicateRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__replicate_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__replicate_request__free_unpacked
+                     (Chordstore__V1__ReplicateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__replicate_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__replication_batch__init
+                     (Chordstore__V1__ReplicationBatch         *message)
+{
+  static const Chordstore__V1__ReplicationBatch init_value = CHORDSTORE__V1__REPLICATION_BATCH__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__replication_batch__get_packed_size
+                     (const Chordstore__V1__ReplicationBatch *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_batch__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__replication_batch__pack
+                     (const Chordstore__V1__ReplicationBatch *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_batch__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__replication_batch__pack_to_buffer
+                     (const Chordstore__V1__ReplicationBatch *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_batch__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ReplicationBatch *
+       chordstore__v1__replication_batch__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ReplicationBatch *)
+     protobuf_c_message_unpack (&chordstore__v1__replication_batch__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__replication_batch__free_unpacked
+                     (Chordstore__V1__ReplicationBatch *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__replication_batch__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__replication_ack__init
+                     (Chordstore__V1__ReplicationAck         *message)
+{
+  static const Chordstore__V1__ReplicationAck init_value = CHORDSTORE__V1__REPLICATION_ACK__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__replication_ack__get_packed_size
+                     (const Chordstore__V1__ReplicationAck *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__replication_ack__pack
+                     (const Chordstore__V1__ReplicationAck *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__replication_ack__pack_to_buffer
+                     (const Chordstore__V1__ReplicationAck *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ReplicationAck *
+       chordstore__v1__replication_ack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ReplicationAck *)
+     protobuf_c_message_unpack (&chordstore__v1__replication_ack__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__replication_ack__free_unpacked
+                     (Chordstore__V1__ReplicationAck *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__replication_ack__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__replication_ack_reply__init
+                     (Chordstore__V1__ReplicationAckReply         *message)
+{
+  static const Chordstore__V1__ReplicationAckReply init_value = CHORDSTORE__V1__REPLICATION_ACK_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__replication_ack_reply__get_packed_size
+                     (const Chordstore__V1__ReplicationAckReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__replication_ack_reply__pack
+                     (const Chordstore__V1__ReplicationAckReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__replication_ack_reply__pack_to_buffer
+                     (const Chordstore__V1__ReplicationAckReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__replication_ack_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ReplicationAckReply *
+       chordstore__v1__replication_ack_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ReplicationAckReply *)
+     protobuf_c_message_unpack (&chordstore__v1__replication_ack_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__replication_ack_reply__free_unpacked
+                     (Chordstore__V1__ReplicationAckReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__replication_ack_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__node_status_request__init
+                     (Chordstore__V1__NodeStatusRequest         *message)
+{
+  static const Chordstore__V1__NodeStatusRequest init_value = CHORDSTORE__V1__NODE_STATUS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__node_status_request__get_packed_size
+                     (const Chordstore__V1__NodeStatusRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__node_status_request__pack
+                     (const Chordstore__V1__NodeStatusRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__node_status_request__pack_to_buffer
+                     (const Chordstore__V1__NodeStatusRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__NodeStatusRequest *
+       chordstore__v1__node_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__NodeStatusRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__node_status_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__node_status_request__free_unpacked
+                     (Chordstore__V1__NodeStatusRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__node_status_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__follower_status__init
+                     (Chordstore__V1__FollowerStatus         *message)
+{
+  static const Chordstore__V1__FollowerStatus init_value = CHORDSTORE__V1__FOLLOWER_STATUS__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__follower_status__get_packed_size
+                     (const Chordstore__V1__FollowerStatus *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__follower_status__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__follower_status__pack
+                     (const Chordstore__V1__FollowerStatus *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__follower_status__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__follower_status__pack_to_buffer
+                     (const Chordstore__V1__FollowerStatus *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__follower_status__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__FollowerStatus *
+       chordstore__v1__follower_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__FollowerStatus *)
+     protobuf_c_message_unpack (&chordstore__v1__follower_status__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__follower_status__free_unpacked
+                     (Chordstore__V1__FollowerStatus *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__follower_status__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__node_status__init
+                     (Chordstore__V1__NodeStatus         *message)
+{
+  static const Chordstore__V1__NodeStatus init_value = CHORDSTORE__V1__NODE_STATUS__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__node_status__get_packed_size
+                     (const Chordstore__V1__NodeStatus *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__node_status__pack
+                     (const Chordstore__V1__NodeStatus *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__node_status__pack_to_buffer
+                     (const Chordstore__V1__NodeStatus *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__NodeStatus *
+       chordstore__v1__node_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__NodeStatus *)
+     protobuf_c_message_unpack (&chordstore__v1__node_status__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__node_status__free_unpacked
+                     (Chordstore__V1__NodeStatus *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__promote_request__init
+                     (Chordstore__V1__PromoteRequest         *message)
+{
+  static const Chordstore__V1__PromoteRequest init_value = CHORDSTORE__V1__PROMOTE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__promote_request__get_packed_size
+                     (const Chordstore__V1__PromoteRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__promote_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__promote_request__pack
+                     (const Chordstore__V1__PromoteRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__promote_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__promote_request__pack_to_buffer
+                     (const Chordstore__V1__PromoteRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__promote_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__PromoteRequest *
+       chordstore__v1__promote_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__PromoteRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__promote_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__promote_request__free_unpacked
+                     (Chordstore__V1__PromoteRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__promote_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor chordstore__v1__frame__field_descriptors[4] =
 {
   {
@@ -2076,7 +2436,7 @@ const ProtobufCMessageDescriptor chordstore__v1__call__metadata_entry__descripto
   (ProtobufCMessageInit) chordstore__v1__call__metadata_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[5] =
+static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[6] =
 {
   {
     "call_id",
@@ -2138,18 +2498,31 @@ static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[5]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "min_sequence",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__Call, min_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__call__field_indices_by_name[] = {
   0,   /* field[0] = call_id */
   2,   /* field[2] = metadata */
   1,   /* field[1] = method */
+  5,   /* field[5] = min_sequence */
   4,   /* field[4] = payload */
   3,   /* field[3] = timeout_micros */
 };
 static const ProtobufCIntRange chordstore__v1__call__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__call__descriptor =
 {
@@ -2159,7 +2532,7 @@ const ProtobufCMessageDescriptor chordstore__v1__call__descriptor =
   "Chordstore__V1__Call",
   "chordstore.v1",
   sizeof(Chordstore__V1__Call),
-  5,
+  6,
   chordstore__v1__call__field_descriptors,
   chordstore__v1__call__field_indices_by_name,
   1,  chordstore__v1__call__number_ranges,
@@ -2268,7 +2641,7 @@ const ProtobufCMessageDescriptor chordstore__v1__reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[3] =
+static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[4] =
 {
   {
     "code",
@@ -2306,16 +2679,29 @@ static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "leader",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__Status, leader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__status__field_indices_by_name[] = {
   0,   /* field[0] = code */
   2,   /* field[2] = current_revision */
+  3,   /* field[3] = leader */
   1,   /* field[1] = message */
 };
 static const ProtobufCIntRange chordstore__v1__status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
 {
@@ -2325,7 +2711,7 @@ const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
   "Chordstore__V1__Status",
   "chordstore.v1",
   sizeof(Chordstore__V1__Status),
-  3,
+  4,
   chordstore__v1__status__field_descriptors,
   chordstore__v1__status__field_indices_by_name,
   1,  chordstore__v1__status__number_ranges,
@@ -2370,7 +2756,7 @@ const ProtobufCMessageDescriptor chordstore__v1__go_away__descriptor =
   (ProtobufCMessageInit) chordstore__v1__go_away__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_descriptors[3] =
+static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_descriptors[4] =
 {
   {
     "session",
@@ -2408,16 +2794,29 @@ static const ProtobufCFieldDescriptor chordstore__v1__command_context__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "durability",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CommandContext, durability),
+    &chordstore__v1__durability__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__command_context__field_indices_by_name[] = {
   1,   /* field[1] = command_id */
+  3,   /* field[3] = durability */
   2,   /* field[2] = expected */
   0,   /* field[0] = session */
 };
 static const ProtobufCIntRange chordstore__v1__command_context__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__command_context__descriptor =
 {
@@ -2427,7 +2826,7 @@ const ProtobufCMessageDescriptor chordstore__v1__command_context__descriptor =
   "Chordstore__V1__CommandContext",
   "chordstore.v1",
   sizeof(Chordstore__V1__CommandContext),
-  3,
+  4,
   chordstore__v1__command_context__field_descriptors,
   chordstore__v1__command_context__field_indices_by_name,
   1,  chordstore__v1__command_context__number_ranges,
@@ -4545,6 +4944,710 @@ const ProtobufCMessageDescriptor chordstore__v1__query_update__descriptor =
   (ProtobufCMessageInit) chordstore__v1__query_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor chordstore__v1__replicate_request__field_descriptors[6] =
+{
+  {
+    "node",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, node),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "address",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_sequence",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, from_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_epoch",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, previous_epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_checksum",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicateRequest, previous_checksum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__replicate_request__field_indices_by_name[] = {
+  1,   /* field[1] = address */
+  2,   /* field[2] = epoch */
+  3,   /* field[3] = from_sequence */
+  0,   /* field[0] = node */
+  5,   /* field[5] = previous_checksum */
+  4,   /* field[4] = previous_epoch */
+};
+static const ProtobufCIntRange chordstore__v1__replicate_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__replicate_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ReplicateRequest",
+  "ReplicateRequest",
+  "Chordstore__V1__ReplicateRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ReplicateRequest),
+  6,
+  chordstore__v1__replicate_request__field_descriptors,
+  chordstore__v1__replicate_request__field_indices_by_name,
+  1,  chordstore__v1__replicate_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__replicate_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__replication_batch__field_descriptors[6] =
+{
+  {
+    "leader_epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationBatch, leader_epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationBatch, previous_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_epoch",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationBatch, previous_epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_checksum",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationBatch, previous_checksum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "records",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Chordstore__V1__ReplicationBatch, n_records),
+    offsetof(Chordstore__V1__ReplicationBatch, records),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "leader_last_sequence",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationBatch, leader_last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__replication_batch__field_indices_by_name[] = {
+  0,   /* field[0] = leader_epoch */
+  5,   /* field[5] = leader_last_sequence */
+  3,   /* field[3] = previous_checksum */
+  2,   /* field[2] = previous_epoch */
+  1,   /* field[1] = previous_sequence */
+  4,   /* field[4] = records */
+};
+static const ProtobufCIntRange chordstore__v1__replication_batch__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__replication_batch__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ReplicationBatch",
+  "ReplicationBatch",
+  "Chordstore__V1__ReplicationBatch",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ReplicationBatch),
+  6,
+  chordstore__v1__replication_batch__field_descriptors,
+  chordstore__v1__replication_batch__field_indices_by_name,
+  1,  chordstore__v1__replication_batch__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__replication_batch__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__replication_ack__field_descriptors[4] =
+{
+  {
+    "node",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationAck, node),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "address",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationAck, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationAck, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationAck, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__replication_ack__field_indices_by_name[] = {
+  1,   /* field[1] = address */
+  2,   /* field[2] = epoch */
+  0,   /* field[0] = node */
+  3,   /* field[3] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__replication_ack__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__replication_ack__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ReplicationAck",
+  "ReplicationAck",
+  "Chordstore__V1__ReplicationAck",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ReplicationAck),
+  4,
+  chordstore__v1__replication_ack__field_descriptors,
+  chordstore__v1__replication_ack__field_indices_by_name,
+  1,  chordstore__v1__replication_ack__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__replication_ack__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__replication_ack_reply__field_descriptors[1] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ReplicationAckReply, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__replication_ack_reply__field_indices_by_name[] = {
+  0,   /* field[0] = epoch */
+};
+static const ProtobufCIntRange chordstore__v1__replication_ack_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__replication_ack_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ReplicationAckReply",
+  "ReplicationAckReply",
+  "Chordstore__V1__ReplicationAckReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ReplicationAckReply),
+  1,
+  chordstore__v1__replication_ack_reply__field_descriptors,
+  chordstore__v1__replication_ack_reply__field_indices_by_name,
+  1,  chordstore__v1__replication_ack_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__replication_ack_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define chordstore__v1__node_status_request__field_descriptors NULL
+#define chordstore__v1__node_status_request__field_indices_by_name NULL
+#define chordstore__v1__node_status_request__number_ranges NULL
+const ProtobufCMessageDescriptor chordstore__v1__node_status_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.NodeStatusRequest",
+  "NodeStatusRequest",
+  "Chordstore__V1__NodeStatusRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__NodeStatusRequest),
+  0,
+  chordstore__v1__node_status_request__field_descriptors,
+  chordstore__v1__node_status_request__field_indices_by_name,
+  0,  chordstore__v1__node_status_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__node_status_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__follower_status__field_descriptors[7] =
+{
+  {
+    "node",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, node),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "address",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "acked_sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, acked_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lag_events",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, lag_events),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lag_millis",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, lag_millis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_seen_millis",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, last_seen_millis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "streaming",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FollowerStatus, streaming),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__follower_status__field_indices_by_name[] = {
+  2,   /* field[2] = acked_sequence */
+  1,   /* field[1] = address */
+  3,   /* field[3] = lag_events */
+  4,   /* field[4] = lag_millis */
+  5,   /* field[5] = last_seen_millis */
+  0,   /* field[0] = node */
+  6,   /* field[6] = streaming */
+};
+static const ProtobufCIntRange chordstore__v1__follower_status__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.FollowerStatus",
+  "FollowerStatus",
+  "Chordstore__V1__FollowerStatus",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__FollowerStatus),
+  7,
+  chordstore__v1__follower_status__field_descriptors,
+  chordstore__v1__follower_status__field_indices_by_name,
+  1,  chordstore__v1__follower_status__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__follower_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descriptors[12] =
+{
+  {
+    "node",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, node),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "address",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, role),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_sequence",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_checksum",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, last_checksum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "leader",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, leader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "members",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, members),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "quorum_sequence",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, quorum_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "followers",
+    10,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__NodeStatus, n_followers),
+    offsetof(Chordstore__V1__NodeStatus, followers),
+    &chordstore__v1__follower_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replication",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, replication),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "parked_events",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, parked_events),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__node_status__field_indices_by_name[] = {
+  1,   /* field[1] = address */
+  3,   /* field[3] = epoch */
+  9,   /* field[9] = followers */
+  5,   /* field[5] = last_checksum */
+  4,   /* field[4] = last_sequence */
+  6,   /* field[6] = leader */
+  7,   /* field[7] = members */
+  0,   /* field[0] = node */
+  11,   /* field[11] = parked_events */
+  8,   /* field[8] = quorum_sequence */
+  10,   /* field[10] = replication */
+  2,   /* field[2] = role */
+};
+static const ProtobufCIntRange chordstore__v1__node_status__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.NodeStatus",
+  "NodeStatus",
+  "Chordstore__V1__NodeStatus",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__NodeStatus),
+  12,
+  chordstore__v1__node_status__field_descriptors,
+  chordstore__v1__node_status__field_indices_by_name,
+  1,  chordstore__v1__node_status__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__node_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__promote_request__field_descriptors[1] =
+{
+  {
+    "force",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__PromoteRequest, force),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__promote_request__field_indices_by_name[] = {
+  0,   /* field[0] = force */
+};
+static const ProtobufCIntRange chordstore__v1__promote_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__promote_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.PromoteRequest",
+  "PromoteRequest",
+  "Chordstore__V1__PromoteRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__PromoteRequest),
+  1,
+  chordstore__v1__promote_request__field_descriptors,
+  chordstore__v1__promote_request__field_indices_by_name,
+  1,  chordstore__v1__promote_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__promote_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue chordstore__v1__durability__enum_values_by_number[3] =
+{
+  { "DURABILITY_DEFAULT", "CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT", 0 },
+  { "DURABILITY_LOCAL", "CHORDSTORE__V1__DURABILITY__DURABILITY_LOCAL", 1 },
+  { "DURABILITY_QUORUM", "CHORDSTORE__V1__DURABILITY__DURABILITY_QUORUM", 2 },
+};
+static const ProtobufCIntRange chordstore__v1__durability__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex chordstore__v1__durability__enum_values_by_name[3] =
+{
+  { "DURABILITY_DEFAULT", 0 },
+  { "DURABILITY_LOCAL", 1 },
+  { "DURABILITY_QUORUM", 2 },
+};
+const ProtobufCEnumDescriptor chordstore__v1__durability__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "chordstore.v1.Durability",
+  "Durability",
+  "Chordstore__V1__Durability",
+  "chordstore.v1",
+  3,
+  chordstore__v1__durability__enum_values_by_number,
+  3,
+  chordstore__v1__durability__enum_values_by_name,
+  1,
+  chordstore__v1__durability__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
 static const ProtobufCEnumValue chordstore__v1__chordset_order__enum_values_by_number[3] =
 {
   { "CHORDSET_ORDER_CREATED", "CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_CREATED", 0 },
@@ -4575,7 +5678,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[24] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[28] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -4601,8 +5704,13 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "QueryChordsets", &chordstore__v1__query_request__descriptor, &chordstore__v1__query_page__descriptor },
   { "CountChordsets", &chordstore__v1__query_request__descriptor, &chordstore__v1__count_reply__descriptor },
   { "WatchQuery", &chordstore__v1__query_request__descriptor, &chordstore__v1__query_update__descriptor },
+  { "Replicate", &chordstore__v1__replicate_request__descriptor, &chordstore__v1__replication_batch__descriptor },
+  { "AckReplication", &chordstore__v1__replication_ack__descriptor, &chordstore__v1__replication_ack_reply__descriptor },
+  { "GetNodeStatus", &chordstore__v1__node_status_request__descriptor, &chordstore__v1__node_status__descriptor },
+  { "Promote", &chordstore__v1__promote_request__descriptor, &chordstore__v1__node_status__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
+  25,        /* AckReplication */
   0,        /* AddChordset */
   22,        /* CountChordsets */
   7,        /* DeleteAll */
@@ -4611,16 +5719,19 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   9,        /* GetChordset */
   11,        /* GetControlsChord */
   18,        /* GetHistory */
+  26,        /* GetNodeStatus */
   12,        /* GetProfile */
   17,        /* GetSession */
   14,        /* Health */
   8,        /* ListChordsets */
   6,        /* MoveChordset */
+  27,        /* Promote */
   21,        /* QueryChordsets */
   19,        /* ReadAsOf */
   13,        /* ReadLog */
   16,        /* Redo */
   1,        /* RenameChordset */
+  24,        /* Replicate */
   4,        /* SetChordBpm */
   3,        /* SetChordColor */
   5,        /* SetControlsChord */
@@ -4635,7 +5746,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  24,
+  28,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -4830,6 +5941,38 @@ void chordstore__v1__chord_store__watch_query(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__replicate(ProtobufCService *service,
+                                            const Chordstore__V1__ReplicateRequest *input,
+                                            Chordstore__V1__ReplicationBatch_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__ack_replication(ProtobufCService *service,
+                                                  const Chordstore__V1__ReplicationAck *input,
+                                                  Chordstore__V1__ReplicationAckReply_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 25, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__get_node_status(ProtobufCService *service,
+                                                  const Chordstore__V1__NodeStatusRequest *input,
+                                                  Chordstore__V1__NodeStatus_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 26, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__promote(ProtobufCService *service,
+                                          const Chordstore__V1__PromoteRequest *input,
+                                          Chordstore__V1__NodeStatus_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 27, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

@@ -62,6 +62,14 @@ typedef struct Chordstore__V1__QueryPage Chordstore__V1__QueryPage;
 typedef struct Chordstore__V1__CountReply Chordstore__V1__CountReply;
 typedef struct Chordstore__V1__ListDelta Chordstore__V1__ListDelta;
 typedef struct Chordstore__V1__QueryUpdate Chordstore__V1__QueryUpdate;
+typedef struct Chordstore__V1__ReplicateRequest Chordstore__V1__ReplicateRequest;
+typedef struct Chordstore__V1__ReplicationBatch Chordstore__V1__ReplicationBatch;
+typedef struct Chordstore__V1__ReplicationAck Chordstore__V1__ReplicationAck;
+typedef struct Chordstore__V1__ReplicationAckReply Chordstore__V1__ReplicationAckReply;
+typedef struct Chordstore__V1__NodeStatusRequest Chordstore__V1__NodeStatusRequest;
+typedef struct Chordstore__V1__FollowerStatus Chordstore__V1__FollowerStatus;
+typedef struct Chordstore__V1__NodeStatus Chordstore__V1__NodeStatus;
+typedef struct Chordstore__V1__PromoteRequest Chordstore__V1__PromoteRequest;
 
 
 /* --- enums --- */
@@ -91,6 +99,24 @@ typedef enum _Chordstore__V1__ListDelta__Kind {
   CHORDSTORE__V1__LIST_DELTA__KIND__KIND_UPDATE = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__LIST_DELTA__KIND)
 } Chordstore__V1__ListDelta__Kind;
+/*
+ * How durable a write must be before it is acknowledged.
+ */
+typedef enum _Chordstore__V1__Durability {
+  /*
+   * the leader's configured default
+   */
+  CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT = 0,
+  /*
+   * on the leader's disk (fsync)
+   */
+  CHORDSTORE__V1__DURABILITY__DURABILITY_LOCAL = 1,
+  /*
+   * on the disks of a majority of the configured members
+   */
+  CHORDSTORE__V1__DURABILITY__DURABILITY_QUORUM = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__DURABILITY)
+} Chordstore__V1__Durability;
 typedef enum _Chordstore__V1__ChordsetOrder {
   CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_CREATED = 0,
   CHORDSTORE__V1__CHORDSET_ORDER__CHORDSET_ORDER_INDEX = 1,
@@ -160,10 +186,15 @@ struct  Chordstore__V1__Call
    * the method's request message
    */
   ProtobufCBinaryData payload;
+  /*
+   * Read your writes on a replica: a read waits (within its deadline) until this node has
+   * applied the event with this sequence number (a write's reply carries it). 0: no wait.
+   */
+  uint64_t min_sequence;
 };
 #define CHORDSTORE__V1__CALL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__call__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL}, 0 }
 
 
 /*
@@ -214,10 +245,15 @@ struct  Chordstore__V1__Status
    * With ABORTED for an expected-revision mismatch: the revision the item is at now.
    */
   uint64_t current_revision;
+  /*
+   * With FAILED_PRECONDITION for a write sent to a follower: the leader's address
+   * (HOST:PORT), where the write should go; empty if this node knows no leader now.
+   */
+  char *leader;
 };
 #define CHORDSTORE__V1__STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__status__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -251,10 +287,14 @@ struct  Chordstore__V1__CommandContext
    * Absent: no check.
    */
   Chordstore__V1__ExpectedRevision *expected;
+  /*
+   * When the write counts as done: DURABILITY_DEFAULT takes the leader's --durability.
+   */
+  Chordstore__V1__Durability durability;
 };
 #define CHORDSTORE__V1__COMMAND_CONTEXT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__command_context__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT }
 
 
 /*
@@ -866,6 +906,205 @@ struct  Chordstore__V1__QueryUpdate
 #define CHORDSTORE__V1__QUERY_UPDATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__query_update__descriptor) \
     , 0, 0, 0,NULL, 0,NULL }
+
+
+/*
+ * A follower asks for the leader's log after its own last event (`from_sequence - 1`,
+ * described by `previous_*`; all 0 for an empty log). The leader refuses with
+ * FAILED_PRECONDITION (message starting "diverged") if its own event at that position
+ * differs, and the follower then looks for the last common event (see REPLICATION.md).
+ */
+struct  Chordstore__V1__ReplicateRequest
+{
+  ProtobufCMessage base;
+  /*
+   * the follower's name
+   */
+  char *node;
+  /*
+   * the follower's advertised HOST:PORT
+   */
+  char *address;
+  /*
+   * the follower's epoch
+   */
+  uint64_t epoch;
+  /*
+   * the first event wanted (its last + 1)
+   */
+  uint64_t from_sequence;
+  /*
+   * the epoch of event from_sequence - 1
+   */
+  uint64_t previous_epoch;
+  /*
+   * the checksum of event from_sequence - 1
+   */
+  uint64_t previous_checksum;
+};
+#define CHORDSTORE__V1__REPLICATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__replicate_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+
+
+/*
+ * Consecutive stored records, byte for byte, after the event described by `previous_*`
+ * (the append-entries check: a follower applies the batch only if that event is its own
+ * last one). Each record's checksum chains to the one before it.
+ */
+struct  Chordstore__V1__ReplicationBatch
+{
+  ProtobufCMessage base;
+  uint64_t leader_epoch;
+  uint64_t previous_sequence;
+  uint64_t previous_epoch;
+  uint64_t previous_checksum;
+  /*
+   * serialized EventEnvelopes, as stored
+   */
+  size_t n_records;
+  ProtobufCBinaryData *records;
+  /*
+   * the leader's last event when the batch was read
+   */
+  uint64_t leader_last_sequence;
+};
+#define CHORDSTORE__V1__REPLICATION_BATCH__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__replication_batch__descriptor) \
+    , 0, 0, 0, 0, 0,NULL, 0 }
+
+
+/*
+ * A follower reports the last event it has applied and made durable.
+ */
+struct  Chordstore__V1__ReplicationAck
+{
+  ProtobufCMessage base;
+  char *node;
+  char *address;
+  uint64_t epoch;
+  uint64_t sequence;
+};
+#define CHORDSTORE__V1__REPLICATION_ACK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__replication_ack__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Chordstore__V1__ReplicationAckReply
+{
+  ProtobufCMessage base;
+  /*
+   * the leader's epoch
+   */
+  uint64_t epoch;
+};
+#define CHORDSTORE__V1__REPLICATION_ACK_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__replication_ack_reply__descriptor) \
+    , 0 }
+
+
+struct  Chordstore__V1__NodeStatusRequest
+{
+  ProtobufCMessage base;
+};
+#define CHORDSTORE__V1__NODE_STATUS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__node_status_request__descriptor) \
+     }
+
+
+/*
+ * One follower as the leader sees it.
+ */
+struct  Chordstore__V1__FollowerStatus
+{
+  ProtobufCMessage base;
+  char *node;
+  char *address;
+  /*
+   * its last durable event
+   */
+  uint64_t acked_sequence;
+  /*
+   * leader's last sequence - acked_sequence
+   */
+  uint64_t lag_events;
+  /*
+   * age of the oldest event it has not acknowledged
+   */
+  uint64_t lag_millis;
+  /*
+   * since its last acknowledgement
+   */
+  uint64_t last_seen_millis;
+  /*
+   * a Replicate stream to it is open
+   */
+  protobuf_c_boolean streaming;
+};
+#define CHORDSTORE__V1__FOLLOWER_STATUS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__follower_status__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
+
+
+struct  Chordstore__V1__NodeStatus
+{
+  ProtobufCMessage base;
+  char *node;
+  /*
+   * this node's advertised HOST:PORT
+   */
+  char *address;
+  /*
+   * "leader" or "follower"
+   */
+  char *role;
+  uint64_t epoch;
+  uint64_t last_sequence;
+  /*
+   * the log's head checksum (a hash of the whole log)
+   */
+  uint64_t last_checksum;
+  /*
+   * the leader's address (itself when leader)
+   */
+  char *leader;
+  /*
+   * configured members, this node included
+   */
+  uint32_t members;
+  /*
+   * leader: the last event on a majority's disks
+   */
+  uint64_t quorum_sequence;
+  size_t n_followers;
+  Chordstore__V1__FollowerStatus **followers;
+  /*
+   * follower: what its replication is doing
+   */
+  char *replication;
+  /*
+   * events moved aside after a divergence, ever
+   */
+  uint64_t parked_events;
+};
+#define CHORDSTORE__V1__NODE_STATUS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__node_status__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Makes this follower the leader, with an epoch above every one it has seen or can
+ * reach. Refused (FAILED_PRECONDITION) when a reachable member has a longer log,
+ * unless `force`.
+ */
+struct  Chordstore__V1__PromoteRequest
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean force;
+};
+#define CHORDSTORE__V1__PROMOTE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__promote_request__descriptor) \
+    , 0 }
 
 
 /* Chordstore__V1__Frame methods */
@@ -1688,6 +1927,158 @@ Chordstore__V1__QueryUpdate *
 void   chordstore__v1__query_update__free_unpacked
                      (Chordstore__V1__QueryUpdate *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__ReplicateRequest methods */
+void   chordstore__v1__replicate_request__init
+                     (Chordstore__V1__ReplicateRequest         *message);
+size_t chordstore__v1__replicate_request__get_packed_size
+                     (const Chordstore__V1__ReplicateRequest   *message);
+size_t chordstore__v1__replicate_request__pack
+                     (const Chordstore__V1__ReplicateRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__replicate_request__pack_to_buffer
+                     (const Chordstore__V1__ReplicateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ReplicateRequest *
+       chordstore__v1__replicate_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__replicate_request__free_unpacked
+                     (Chordstore__V1__ReplicateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ReplicationBatch methods */
+void   chordstore__v1__replication_batch__init
+                     (Chordstore__V1__ReplicationBatch         *message);
+size_t chordstore__v1__replication_batch__get_packed_size
+                     (const Chordstore__V1__ReplicationBatch   *message);
+size_t chordstore__v1__replication_batch__pack
+                     (const Chordstore__V1__ReplicationBatch   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__replication_batch__pack_to_buffer
+                     (const Chordstore__V1__ReplicationBatch   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ReplicationBatch *
+       chordstore__v1__replication_batch__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__replication_batch__free_unpacked
+                     (Chordstore__V1__ReplicationBatch *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ReplicationAck methods */
+void   chordstore__v1__replication_ack__init
+                     (Chordstore__V1__ReplicationAck         *message);
+size_t chordstore__v1__replication_ack__get_packed_size
+                     (const Chordstore__V1__ReplicationAck   *message);
+size_t chordstore__v1__replication_ack__pack
+                     (const Chordstore__V1__ReplicationAck   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__replication_ack__pack_to_buffer
+                     (const Chordstore__V1__ReplicationAck   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ReplicationAck *
+       chordstore__v1__replication_ack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__replication_ack__free_unpacked
+                     (Chordstore__V1__ReplicationAck *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ReplicationAckReply methods */
+void   chordstore__v1__replication_ack_reply__init
+                     (Chordstore__V1__ReplicationAckReply         *message);
+size_t chordstore__v1__replication_ack_reply__get_packed_size
+                     (const Chordstore__V1__ReplicationAckReply   *message);
+size_t chordstore__v1__replication_ack_reply__pack
+                     (const Chordstore__V1__ReplicationAckReply   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__replication_ack_reply__pack_to_buffer
+                     (const Chordstore__V1__ReplicationAckReply   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ReplicationAckReply *
+       chordstore__v1__replication_ack_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__replication_ack_reply__free_unpacked
+                     (Chordstore__V1__ReplicationAckReply *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__NodeStatusRequest methods */
+void   chordstore__v1__node_status_request__init
+                     (Chordstore__V1__NodeStatusRequest         *message);
+size_t chordstore__v1__node_status_request__get_packed_size
+                     (const Chordstore__V1__NodeStatusRequest   *message);
+size_t chordstore__v1__node_status_request__pack
+                     (const Chordstore__V1__NodeStatusRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__node_status_request__pack_to_buffer
+                     (const Chordstore__V1__NodeStatusRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__NodeStatusRequest *
+       chordstore__v1__node_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__node_status_request__free_unpacked
+                     (Chordstore__V1__NodeStatusRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__FollowerStatus methods */
+void   chordstore__v1__follower_status__init
+                     (Chordstore__V1__FollowerStatus         *message);
+size_t chordstore__v1__follower_status__get_packed_size
+                     (const Chordstore__V1__FollowerStatus   *message);
+size_t chordstore__v1__follower_status__pack
+                     (const Chordstore__V1__FollowerStatus   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__follower_status__pack_to_buffer
+                     (const Chordstore__V1__FollowerStatus   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__FollowerStatus *
+       chordstore__v1__follower_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__follower_status__free_unpacked
+                     (Chordstore__V1__FollowerStatus *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__NodeStatus methods */
+void   chordstore__v1__node_status__init
+                     (Chordstore__V1__NodeStatus         *message);
+size_t chordstore__v1__node_status__get_packed_size
+                     (const Chordstore__V1__NodeStatus   *message);
+size_t chordstore__v1__node_status__pack
+                     (const Chordstore__V1__NodeStatus   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__node_status__pack_to_buffer
+                     (const Chordstore__V1__NodeStatus   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__NodeStatus *
+       chordstore__v1__node_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__node_status__free_unpacked
+                     (Chordstore__V1__NodeStatus *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__PromoteRequest methods */
+void   chordstore__v1__promote_request__init
+                     (Chordstore__V1__PromoteRequest         *message);
+size_t chordstore__v1__promote_request__get_packed_size
+                     (const Chordstore__V1__PromoteRequest   *message);
+size_t chordstore__v1__promote_request__pack
+                     (const Chordstore__V1__PromoteRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__promote_request__pack_to_buffer
+                     (const Chordstore__V1__PromoteRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__PromoteRequest *
+       chordstore__v1__promote_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__promote_request__free_unpacked
+                     (Chordstore__V1__PromoteRequest *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Chordstore__V1__Frame_Closure)
@@ -1822,6 +2213,30 @@ typedef void (*Chordstore__V1__ListDelta_Closure)
 typedef void (*Chordstore__V1__QueryUpdate_Closure)
                  (const Chordstore__V1__QueryUpdate *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__ReplicateRequest_Closure)
+                 (const Chordstore__V1__ReplicateRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ReplicationBatch_Closure)
+                 (const Chordstore__V1__ReplicationBatch *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ReplicationAck_Closure)
+                 (const Chordstore__V1__ReplicationAck *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ReplicationAckReply_Closure)
+                 (const Chordstore__V1__ReplicationAckReply *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__NodeStatusRequest_Closure)
+                 (const Chordstore__V1__NodeStatusRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__FollowerStatus_Closure)
+                 (const Chordstore__V1__FollowerStatus *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__NodeStatus_Closure)
+                 (const Chordstore__V1__NodeStatus *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__PromoteRequest_Closure)
+                 (const Chordstore__V1__PromoteRequest *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1925,6 +2340,22 @@ struct Chordstore__V1__ChordStore_Service
                       const Chordstore__V1__QueryRequest *input,
                       Chordstore__V1__QueryUpdate_Closure closure,
                       void *closure_data);
+  void (*replicate)(Chordstore__V1__ChordStore_Service *service,
+                    const Chordstore__V1__ReplicateRequest *input,
+                    Chordstore__V1__ReplicationBatch_Closure closure,
+                    void *closure_data);
+  void (*ack_replication)(Chordstore__V1__ChordStore_Service *service,
+                          const Chordstore__V1__ReplicationAck *input,
+                          Chordstore__V1__ReplicationAckReply_Closure closure,
+                          void *closure_data);
+  void (*get_node_status)(Chordstore__V1__ChordStore_Service *service,
+                          const Chordstore__V1__NodeStatusRequest *input,
+                          Chordstore__V1__NodeStatus_Closure closure,
+                          void *closure_data);
+  void (*promote)(Chordstore__V1__ChordStore_Service *service,
+                  const Chordstore__V1__PromoteRequest *input,
+                  Chordstore__V1__NodeStatus_Closure closure,
+                  void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -1956,7 +2387,11 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## subscribe,\
       function_prefix__ ## query_chordsets,\
       function_prefix__ ## count_chordsets,\
-      function_prefix__ ## watch_query  }
+      function_prefix__ ## watch_query,\
+      function_prefix__ ## replicate,\
+      function_prefix__ ## ack_replication,\
+      function_prefix__ ## get_node_status,\
+      function_prefix__ ## promote  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -2053,9 +2488,26 @@ void chordstore__v1__chord_store__watch_query(ProtobufCService *service,
                                               const Chordstore__V1__QueryRequest *input,
                                               Chordstore__V1__QueryUpdate_Closure closure,
                                               void *closure_data);
+void chordstore__v1__chord_store__replicate(ProtobufCService *service,
+                                            const Chordstore__V1__ReplicateRequest *input,
+                                            Chordstore__V1__ReplicationBatch_Closure closure,
+                                            void *closure_data);
+void chordstore__v1__chord_store__ack_replication(ProtobufCService *service,
+                                                  const Chordstore__V1__ReplicationAck *input,
+                                                  Chordstore__V1__ReplicationAckReply_Closure closure,
+                                                  void *closure_data);
+void chordstore__v1__chord_store__get_node_status(ProtobufCService *service,
+                                                  const Chordstore__V1__NodeStatusRequest *input,
+                                                  Chordstore__V1__NodeStatus_Closure closure,
+                                                  void *closure_data);
+void chordstore__v1__chord_store__promote(ProtobufCService *service,
+                                          const Chordstore__V1__PromoteRequest *input,
+                                          Chordstore__V1__NodeStatus_Closure closure,
+                                          void *closure_data);
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    chordstore__v1__durability__descriptor;
 extern const ProtobufCEnumDescriptor    chordstore__v1__chordset_order__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__frame__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__call__descriptor;
@@ -2103,6 +2555,14 @@ extern const ProtobufCMessageDescriptor chordstore__v1__count_reply__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__list_delta__descriptor;
 extern const ProtobufCEnumDescriptor    chordstore__v1__list_delta__kind__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__query_update__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__replicate_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__replication_batch__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__replication_ack__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__replication_ack_reply__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__node_status_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__promote_request__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -1,0 +1,144 @@
+public import ChordStoreDomain
+public import Foundation
+import ChordStoreProto
+import SwiftProtobuf
+
+/// What a replicated store needs of its engine: its log position, copying a leader's
+/// records, the epoch, refusing writes on a follower, and cutting a divergent suffix.
+/// The protocol around it lives in the replication module.
+extension ChordStore {
+    /// The epoch new records get: raised by promotion, or by following a newer leader.
+    public var epoch: UInt64 { writer.currentEpoch }
+
+    /// Whether the store accepts commands (`false` on a follower: they fail with
+    /// `failedPrecondition`, in the writer, so no batch straddles the change).
+    public var acceptsCommands: Bool {
+        get { writer.acceptsCommands }
+        set { writer.acceptsCommands = newValue }
+    }
+
+    /// Persists `epoch` as this store's epoch if it is higher than the current one;
+    /// returns the epoch in force afterwards.
+    @discardableResult
+    public func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
+        let backend = self.backend
+        let writer = self.writer
+        return try await writer.exclusive { () -> Result<UInt64, ChordStoreError> in
+            let current = writer.currentEpoch
+            guard epoch > current else { return .success(current) }
+            return Result { () throws(ChordStoreError) -> UInt64 in
+                try backend.storeEpoch(epoch)
+                writer.setEpoch(epoch)
+                return epoch
+            }
+        }.get()
+    }
+
+    /// The log's last record as a position.
+    public func head() throws(ChordStoreError) -> LogPosition {
+        try backend.withSnapshot { snapshot in
+            try Self.position(at: try snapshot.head.sequence, in: snapshot) ?? .start
+        }
+    }
+
+    /// The record at `sequence` as a position (`.start` for 0), or `nil` past the end.
+    public func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
+        try backend.withSnapshot { try Self.position(at: sequence, in: $0) }
+    }
+
+    static func position(at sequence: UInt64, in snapshot: any StoreSnapshot) throws -> LogPosition? {
+        if sequence == 0 { return .start }
+        var found: LogPosition?
+        try snapshot.forEachRecord(from: sequence) { stored, record in
+            guard stored == sequence else { return false }
+            found = try RecordCodec.position(record, sequence: stored)
+            return false
+        }
+        return found
+    }
+
+    /// Appends `records`, copied byte for byte from a leader's log, after `previous`, and
+    /// folds them into the views, in one durable commit on the writer thread. Refused
+    /// whole (nothing written) with `failedPrecondition` ("diverged") if `previous` is not
+    /// this log's last record, or `dataLoss` if a record does not chain to the one before
+    /// it (tampered, reordered or from another log). Returns the new last position.
+    @discardableResult
+    public func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) async throws(ChordStoreError) -> LogPosition {
+        let backend = self.backend
+        let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
+            Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
+        }.get()
+        notifier.published(head.sequence)
+        return head.position
+    }
+
+    /// Cuts the log back to `sequence`, first writing the records after it to a file in
+    /// `directory` (never dropping them silently), then rebuilds the views from the
+    /// remaining log. For a former leader whose last events the new leader never had.
+    /// Returns the file and how many records it holds (`nil` if none were after `sequence`).
+    public func truncate(after sequence: UInt64, parkingIn directory: URL) async throws(ChordStoreError) -> ParkedSuffix? {
+        let backend = self.backend
+        let result = try await writer.exclusive { () -> Result<(ParkedSuffix?, LogHead), ChordStoreError> in
+            Result { () throws(ChordStoreError) in
+                let parked = try ParkedSuffix.write(from: backend, after: sequence, into: directory)
+                guard parked != nil else {
+                    return (nil, try backend.withSnapshot { try $0.head })
+                }
+                return (parked, try backend.truncate(after: sequence))
+            }
+        }.get()
+        timeTravel.forget()
+        notifier.rewound(to: result.1.sequence)
+        return result.0
+    }
+}
+
+/// Records moved out of the log by ``ChordStore/truncate(after:parkingIn:)``: one JSON
+/// object per line, each the record's protobuf JSON (`envelope`) and its exact stored
+/// bytes (`record`, base64), so an operator can read them and re-apply what matters.
+public struct ParkedSuffix: Sendable, Hashable {
+    /// The file written.
+    public var file: URL
+    /// The first and last sequence numbers parked.
+    public var first: UInt64, last: UInt64
+
+    /// How many records were parked.
+    public var count: UInt64 { last - first + 1 }
+
+    static func write(from backend: any StorageBackend, after sequence: UInt64, into directory: URL) throws(ChordStoreError) -> ParkedSuffix? {
+        var lines = Data()
+        var first: UInt64?
+        var last: UInt64 = 0
+        var epoch: UInt64 = 0
+        try backend.withSnapshot { snapshot in
+            try snapshot.forEachRecord(from: sequence + 1) { stored, record in
+                let envelope = try RecordCodec.envelope(record, sequence: stored)
+                let json = try envelope.jsonString()
+                lines.append(contentsOf: Array("{\"sequence\":\(stored),\"envelope\":\(json),\"record\":\"\(Data(record).base64EncodedString())\"}\n".utf8))
+                first = first ?? stored
+                last = stored
+                epoch = envelope.epoch
+                return true
+            }
+        }
+        guard let first else { return nil }
+        let file = directory.appendingPathComponent("parked-epoch\(epoch)-events\(first)-\(last)-\(Int(Date().timeIntervalSince1970)).jsonl")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let handle = try FileHandle(forWritingTo: Self.created(file))
+            defer { try? handle.close() }
+            try handle.write(contentsOf: lines)
+            try handle.synchronize()
+        } catch {
+            throw ChordStoreError(.unavailable, "cannot park events \(first)…\(last) in \(file.path): \(error)", cause: error)
+        }
+        return ParkedSuffix(file: file, first: first, last: last)
+    }
+
+    private static func created(_ file: URL) throws -> URL {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw ChordStoreError(.unavailable, "cannot create \(file.path)")
+        }
+        return file
+    }
+}

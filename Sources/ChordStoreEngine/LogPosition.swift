@@ -1,0 +1,25 @@
+/// A position in a log: a record's sequence number, the epoch that wrote it and its
+/// checksum. Because each checksum chains to the one before it, two logs with the same
+/// checksum at the same sequence number hold the same records up to there.
+public struct LogPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The record's sequence number (0: before the first record).
+    public var sequence: UInt64
+    /// The leadership epoch that wrote the record (0 before the first record).
+    public var epoch: UInt64
+    /// The record's hash-chain checksum (0 before the first record).
+    public var checksum: UInt64
+
+    /// Creates a position.
+    public init(sequence: UInt64, epoch: UInt64, checksum: UInt64) {
+        self.sequence = sequence
+        self.epoch = epoch
+        self.checksum = checksum
+    }
+
+    /// The position before the first record.
+    public static let start = LogPosition(sequence: 0, epoch: 0, checksum: 0)
+
+    public var description: String {
+        "event \(sequence) (epoch \(epoch), checksum \(RecordCodec.hex(checksum)))"
+    }
+}

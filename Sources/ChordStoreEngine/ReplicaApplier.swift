@@ -1,0 +1,42 @@
+import ChordStoreDomain
+
+/// Applies records copied from a leader's log: the follower's half of the append-entries
+/// check. A batch is taken only whole, and only if
+/// - it follows this log's last record (`previous` equals the head: same sequence
+///   number, epoch and checksum), else `failedPrecondition` "diverged";
+/// - each record is the next sequence number and its checksum chains to the record
+///   before it (a changed byte anywhere fails), else `dataLoss`;
+/// - epochs never go down along the log.
+///
+/// Each record is stored byte for byte (same sequence number, epoch and checksum as on
+/// the leader) and folded into the projections like a local commit. A thrown error
+/// means the backend must discard the whole batch.
+enum ReplicaApplier {
+    static func apply<State: StateWriting, Changes: ChangeWriting, Log: LogAppending>(
+        _ records: [[UInt8]], after previous: LogPosition,
+        to state: inout State, changes: inout Changes, log: inout Log, head: inout LogHead
+    ) throws {
+        guard previous == head.position else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "diverged: the batch follows \(previous), but this log's last is \(head.position)")
+        }
+        for record in records {
+            let sequence = head.sequence + 1
+            let recorded = try record.withUnsafeBytes { bytes throws(ChordStoreError) -> RecordedEvent in
+                let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
+                var recorded = try RecordCodec.decode(bytes, sequence: sequence)
+                recorded.checksum = checksum
+                return recorded
+            }
+            guard recorded.epoch >= head.epoch else {
+                throw ChordStoreError(
+                    .dataLoss, "event \(sequence) has epoch \(recorded.epoch), below the epoch \(head.epoch) of the event before it")
+            }
+            try log.append(sequence, record, commandID: recorded.commandID)
+            let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
+            try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
+            head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ChordStoreClient
+import ChordStoreProto
+import ChordStoreWire
+
+/// Asks members for their status, all at once, each within a short deadline; an
+/// unreachable member is left out of the answer.
+enum PeerProbe {
+    static func statuses(_ addresses: [String], timeout: Duration = .seconds(1)) async -> [Chordstore_V1_NodeStatus] {
+        await withTaskGroup(of: Chordstore_V1_NodeStatus?.self) { group in
+            for address in addresses {
+                group.addTask { await status(of: address, timeout: timeout) }
+            }
+            var statuses: [Chordstore_V1_NodeStatus] = []
+            for await status in group {
+                if let status { statuses.append(status) }
+            }
+            return statuses
+        }
+    }
+
+    /// One member's status, or `nil` if it does not answer within `timeout` (measured
+    /// here too: a stopped process accepts the connection but never answers).
+    static func status(of address: String, timeout: Duration) async -> Chordstore_V1_NodeStatus? {
+        guard let client = Self.client(address) else { return nil }
+        defer { Task { await client.close() } }
+        return await withTaskGroup(of: Chordstore_V1_NodeStatus?.self) { group in
+            group.addTask {
+                try? await client.call(
+                    .getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// A client for a member at `HOST:PORT` that neither retries nor follows redirects.
+    static func client(_ address: String) -> Client? {
+        var retry = Client.RetryPolicy()
+        retry.attempts = 1
+        retry.redirects = 0
+        return Client(address: address, retry: retry)
+    }
+}

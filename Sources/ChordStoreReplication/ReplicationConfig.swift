@@ -1,0 +1,50 @@
+public import Foundation
+
+/// How durable a write must be before the leader acknowledges it.
+public enum Durability: String, Sendable, CaseIterable {
+    /// On the leader's disk (its fsync): lost if the leader's disk is lost, and parked
+    /// aside if a follower that lacks it is promoted.
+    case local
+    /// On the disks of a majority of the configured members: survives the loss of any
+    /// minority, provided the most advanced follower is the one promoted.
+    case quorum
+}
+
+/// A node's place in a replicated cluster.
+public struct ReplicationConfig: Sendable {
+    /// This node's name (for logs and status).
+    public var node: String
+    /// This node's address as the other members and clients reach it (`HOST:PORT`).
+    public var address: String
+    /// The other members' addresses, as they advertise them. The cluster has
+    /// `peers.count + 1` members; a quorum is a majority of them.
+    public var peers: [String]
+    /// Start as a follower of this leader (`nil`: start as the leader, unless a reachable
+    /// peer leads with a newer epoch).
+    public var follow: String?
+    /// The durability of writes that do not ask for one.
+    public var durability: Durability = .local
+    /// The longest a quorum write waits for acknowledgements when its call has no
+    /// earlier deadline.
+    public var quorumTimeout: Duration = .seconds(10)
+    /// Where a former leader parks the events a new leader never had.
+    public var parkDirectory: URL
+    /// How often a leader checks its peers for a newer leader, and a follower that lost
+    /// its leader looks for one.
+    public var probeInterval: Duration = .milliseconds(500)
+
+    /// Creates a configuration.
+    public init(node: String, address: String, peers: [String], follow: String?, parkDirectory: URL) {
+        self.node = node
+        self.address = address
+        self.peers = peers
+        self.follow = follow
+        self.parkDirectory = parkDirectory
+    }
+
+    /// Members of the cluster, this node included.
+    public var members: Int { peers.count + 1 }
+
+    /// How many members make a majority.
+    public var majority: Int { members / 2 + 1 }
+}

@@ -1,0 +1,181 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import Logging
+import SwiftProtobuf
+import Synchronization
+
+/// The follower's side: copy the leader's log from this log's last event, apply each
+/// batch after the append-entries check, acknowledge it, and repeat; find the leader
+/// again when it is lost; after a divergence, park and cut the events the leader lacks.
+extension ReplicationNode {
+    /// Why one turn of following ended.
+    enum FollowEnd: Error {
+        /// The leader's log differs from this one at this node's last event.
+        case diverged(String)
+        /// The member asked is not the leader; it named this one (or none).
+        case redirected(String?)
+        /// Anything else (connection lost, refused batch, ...).
+        case failed(String)
+    }
+
+    /// Runs until the node stops following.
+    func followLoop() async {
+        var failures = 0
+        while !Task.isCancelled {
+            guard role == .follower else { return }
+            var known = self.leader
+            if known == nil { known = await findLeader() }
+            guard let leader = known else {
+                setReplication("looking for a leader among \(config.peers.joined(separator: ", "))")
+                try? await Task.sleep(for: config.probeInterval)
+                continue
+            }
+            do {
+                try await followOnce(leader)
+            } catch {
+                switch error {
+                case .diverged(let message):
+                    logger.warning("the log diverged from the leader's", metadata: ["leader": "\(leader)", "detail": "\(message)"])
+                    do {
+                        try await reconcile(with: leader)
+                        continue
+                    } catch {
+                        setReplication("diverged from \(leader) and cannot reconcile: \(error)")
+                        logger.error("cannot reconcile with the leader", metadata: ["error": "\(error)"])
+                    }
+                case .redirected(let next):
+                    setLeader(next.flatMap { $0.isEmpty ? nil : $0 })
+                    continue
+                case .failed(let message):
+                    setReplication("not following \(leader): \(message)")
+                }
+            }
+            if Task.isCancelled { return }
+            failures += 1
+            if failures >= 3, let found = await findLeader(), found != leader {
+                setLeader(found)
+                failures = 0
+            }
+            try? await Task.sleep(for: min(.milliseconds(50) * (1 << min(failures, 5)), .seconds(1)))
+        }
+    }
+
+    /// One Replicate stream from `leader`, applied and acknowledged batch by batch.
+    private func followOnce(_ leader: String) async throws(FollowEnd) {
+        guard let client = PeerProbe.client(leader) else { throw .failed("\(leader) is not HOST:PORT") }
+        defer { Task { await client.close() } }
+        do {
+            let head = try store.head()
+            setReplication("connecting to \(leader) from event \(head.sequence + 1)")
+            let stream = try await client.stream(.replicate, Chordstore_V1_ReplicateRequest.with {
+                $0.node = config.node
+                $0.address = config.address
+                $0.epoch = store.epoch
+                $0.fromSequence = head.sequence + 1
+                $0.previousEpoch = head.epoch
+                $0.previousChecksum = head.checksum
+            }, as: Chordstore_V1_ReplicationBatch.self)
+            try await acknowledge(head.sequence, to: client)
+            for try await batch in stream {
+                guard role == .follower, !Task.isCancelled else { return }
+                guard batch.leaderEpoch >= store.epoch else {
+                    throw FollowEnd.redirected(nil)  // a deposed leader: look for the current one
+                }
+                if batch.leaderEpoch > store.epoch { try await store.adoptEpoch(batch.leaderEpoch) }
+                let previous = LogPosition(
+                    sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
+                let applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
+                try await acknowledge(applied.sequence, to: client)
+                setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
+            }
+            throw FollowEnd.failed("the stream ended")
+        } catch let error as FollowEnd {
+            throw error
+        } catch let error as ClientError {
+            if error.code == .failedPrecondition, error.message.hasPrefix("diverged") { throw .diverged(error.message) }
+            if error.code == .failedPrecondition, let leader = error.leader { throw .redirected(leader) }
+            if error.code == .failedPrecondition, error.message.hasPrefix("not the leader") { throw .redirected(nil) }
+            throw .failed("\(error)")
+        } catch let error as ChordStoreError {
+            // A batch this log refuses (tampered, or not following this log's last event).
+            logger.error("refused a batch from the leader", metadata: ["leader": "\(leader)", "error": "\(error)"])
+            if error.code == .failedPrecondition, error.message.hasPrefix("diverged") { throw .diverged(error.message) }
+            throw .failed("refused a batch: \(error)")
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    private func acknowledge(_ sequence: UInt64, to client: Client) async throws {
+        let reply = try await client.call(.ackReplication, Chordstore_V1_ReplicationAck.with {
+            $0.node = config.node
+            $0.address = config.address
+            $0.epoch = store.epoch
+            $0.sequence = sequence
+        }, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
+        if reply.epoch < store.epoch { throw FollowEnd.redirected(nil) }
+    }
+
+    /// Finds the last event this log shares with the leader's (checksums chain, so
+    /// "same checksum at n" holds for every n up to the last shared one: a binary search),
+    /// parks this log's events after it in a file, and cuts them. Only events of an
+    /// epoch older than the leader's are cut: they were never acknowledged by a quorum of
+    /// the leader's epoch.
+    private func reconcile(with leader: String) async throws {
+        guard let client = PeerProbe.client(leader) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
+        defer { Task { await client.close() } }
+        let status = try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(5), as: Chordstore_V1_NodeStatus.self)
+        let head = try store.head()
+        var low: UInt64 = 0  // shared
+        var high = min(head.sequence, status.lastSequence) + 1  // not shared, or past the end
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if try await leaderPosition(middle, client) == store.position(at: middle) { low = middle } else { high = middle }
+        }
+        guard low < head.sequence else { return }  // nothing to cut: this log is a prefix of the leader's
+        let mine = try store.position(at: head.sequence) ?? head
+        guard status.epoch > mine.epoch else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "events \(low + 1)…\(head.sequence) differ from the leader's, which has epoch \(status.epoch), not newer than theirs (\(mine.epoch))")
+        }
+        setReplication("parking events \(low + 1)…\(head.sequence), which \(leader) does not have")
+        if let parked = try await store.truncate(after: low, parkingIn: config.parkDirectory) {
+            state.withLock { $0.parked += parked.count }
+            logger.warning("parked the events the leader lacks", metadata: [
+                "events": "\(parked.first)…\(parked.last)", "file": "\(parked.file.path)",
+            ])
+        }
+    }
+
+    private func leaderPosition(_ sequence: UInt64, _ client: Client) async throws -> LogPosition? {
+        if sequence == 0 { return .start }
+        let stream = try await client.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
+            $0.fromSequence = sequence
+            $0.limit = 1
+        }, as: Chordstore_V1_EventEnvelope.self)
+        for try await envelope in stream where envelope.sequence == sequence {
+            return LogPosition(sequence: sequence, epoch: envelope.epoch, checksum: envelope.checksum)
+        }
+        return nil
+    }
+
+    /// The address of the member that leads with the newest epoch, if any answers.
+    private func findLeader() async -> String? {
+        let leaders = await PeerProbe.statuses(config.peers + (config.follow.map { [$0] } ?? []))
+            .filter { $0.role == Role.leader.rawValue && $0.epoch >= store.epoch }
+        return leaders.max { $0.epoch < $1.epoch }?.address
+    }
+
+    func setReplication(_ text: String) {
+        state.withLock { $0.replication = text }
+    }
+
+    private func setLeader(_ leader: String?) {
+        state.withLock { $0.leader = leader }
+    }
+}

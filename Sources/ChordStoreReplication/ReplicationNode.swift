@@ -1,0 +1,287 @@
+public import ChordStoreEngine
+import ChordStoreClient
+public import ChordStoreDomain
+public import ChordStoreProto
+import ChordStoreWire
+import Foundation
+public import Logging
+import Synchronization
+
+/// One member of a replicated cluster: its role (leader or follower), its followers'
+/// progress and the quorum writes waiting on them, its replication from the leader, and
+/// promotion and stepping down. See docs/REPLICATION.md for the failure model.
+///
+/// The leader serves `Replicate` streams and counts acknowledgements; a follower runs
+/// ``followLoop()`` (copy, apply, acknowledge, and after a divergence park and truncate).
+/// The store accepts commands only while the node leads.
+public final class ReplicationNode: Sendable {
+    /// Leading or following.
+    public enum Role: String, Sendable {
+        case leader, follower
+    }
+
+    struct State {
+        var role: Role = .follower
+        var leader: String?
+        var quorum: QuorumState
+        var waiters: [Int: (sequence: UInt64, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var abandoned: Set<Int> = []
+        var nextWaiter = 0
+        var replication = "starting"
+        var parked: UInt64 = 0
+        var task: Task<Void, Never>?
+        var stopped = false
+    }
+
+    /// The configuration.
+    public let config: ReplicationConfig
+    let store: ChordStore
+    let logger: Logger
+    let state: Mutex<State>
+
+    /// Creates the node; ``start()`` decides its role.
+    public init(config: ReplicationConfig, store: ChordStore, logger: Logger) {
+        self.config = config
+        self.store = store
+        self.logger = logger
+        self.state = Mutex(State(quorum: QuorumState(peers: config.peers, majority: config.majority)))
+        store.acceptsCommands = false
+    }
+
+    /// Takes the configured role: follows `config.follow` if set; otherwise leads, unless
+    /// a reachable peer already leads with a newer epoch (a former leader coming back),
+    /// which it then follows.
+    public func start() async {
+        if let leader = config.follow {
+            becomeFollower(of: leader, reason: "configured with --follow")
+            return
+        }
+        if let newer = await PeerProbe.statuses(config.peers).first(where: { $0.role == Role.leader.rawValue && $0.epoch > store.epoch }) {
+            becomeFollower(of: newer.address, reason: "\(newer.address) leads with epoch \(newer.epoch), newer than \(store.epoch)")
+            return
+        }
+        becomeLeader()
+    }
+
+    /// Stops replication and the leader's checks; quorum waits fail.
+    public func stop() async {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.stopped = true
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+        await task?.value
+        failWaiters()
+    }
+
+    /// The role now.
+    public var role: Role { state.withLock { $0.role } }
+
+    /// The leader's address as this node knows it (itself when it leads).
+    public var leader: String? { state.withLock { $0.leader } }
+
+    // MARK: Roles
+
+    func becomeLeader() {
+        let previous = state.withLock { state -> Task<Void, Never>? in
+            guard !state.stopped else { return nil }
+            state.role = .leader
+            state.leader = config.address
+            state.replication = "leading"
+            state.quorum.reset()
+            let previous = state.task
+            state.task = Task { [self] in await monitorPeers() }
+            return previous
+        }
+        previous?.cancel()
+        store.acceptsCommands = true
+        logger.notice("leading", metadata: ["epoch": "\(store.epoch)", "members": "\(config.members)"])
+    }
+
+    func becomeFollower(of leader: String?, reason: String) {
+        store.acceptsCommands = false
+        let previous = state.withLock { state -> Task<Void, Never>? in
+            guard !state.stopped else { return nil }
+            let wasFollowing = state.role == .follower && state.task != nil
+            state.role = .follower
+            state.leader = leader
+            state.quorum.reset()
+            if wasFollowing { return nil }  // the running loop picks up the new leader
+            let previous = state.task
+            state.task = Task { [self] in await followLoop() }
+            return previous
+        }
+        previous?.cancel()
+        failWaiters()
+        logger.notice("following", metadata: ["leader": "\(leader ?? "unknown")", "reason": "\(reason)"])
+    }
+
+    /// A member showed an epoch newer than this node's: if it leads, step down.
+    func observe(epoch: UInt64, from address: String, leading: Bool) {
+        guard epoch > store.epoch, role == .leader else { return }
+        becomeFollower(of: leading ? address : nil, reason: "\(address) has epoch \(epoch), newer than \(store.epoch)")
+    }
+
+    /// A follower showed its epoch: if it is newer than this node's, a new leader was
+    /// promoted, and this node steps down.
+    public func observeEpoch(_ epoch: UInt64, from address: String) {
+        observe(epoch: epoch, from: address, leading: false)
+    }
+
+    /// The leader's checks: a peer that leads with a newer epoch makes this node step down.
+    private func monitorPeers() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: config.probeInterval)
+            guard !Task.isCancelled, role == .leader else { return }
+            for status in await PeerProbe.statuses(config.peers) where status.role == Role.leader.rawValue {
+                observe(epoch: status.epoch, from: status.address, leading: true)
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    /// Why this node refuses a write now: `nil` if it leads, else the leader's address
+    /// (empty if unknown).
+    public func writeRefusal() -> String? {
+        state.withLock { $0.role == .leader ? nil : ($0.leader ?? "") }
+    }
+
+    /// Records a follower's durable position; wakes the quorum writes it completes.
+    /// Returns this node's epoch.
+    public func acknowledge(address: String, node: String, sequence: UInt64, epoch: UInt64) -> UInt64 {
+        observe(epoch: epoch, from: address, leading: false)
+        let current = store.epoch
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.quorum.ack(address: address, node: node, sequence: sequence, epoch: epoch, at: .now)
+            let quorum = state.quorum.quorumSequence(epoch: current)
+            let done = state.waiters.filter { $0.value.sequence <= quorum }
+            for id in done.keys { state.waiters[id] = nil }
+            return done.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+        return current
+    }
+
+    /// Counts a Replicate stream to a follower opening or closing (for status).
+    public func streamChanged(address: String, node: String, delta: Int) {
+        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
+    }
+
+    /// Waits until a majority of members hold event `sequence`. Returns `false` when
+    /// ``ReplicationConfig/quorumTimeout`` passes, the task is cancelled (its call's
+    /// deadline) or the node stops leading first.
+    public func waitForQuorum(_ sequence: UInt64) async -> Bool {
+        let epoch = store.epoch
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: config.quorumTimeout) } catch { return }
+            resolve(id, false)
+        }
+        defer {
+            timer.cancel()
+            _ = state.withLock { $0.abandoned.remove(id) }
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool? in
+                    if state.abandoned.contains(id) || state.role != .leader { return false }
+                    if state.quorum.quorumSequence(epoch: epoch) >= sequence { return true }
+                    state.waiters[id] = (sequence, continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            resolve(id, false)
+        }
+    }
+
+    private func resolve(_ id: Int, _ value: Bool) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                state.abandoned.insert(id)
+                return nil
+            }
+            return waiter.continuation
+        }
+        waiter?.resume(returning: value)
+    }
+
+    private func failWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.waiters.removeAll() }
+            return state.waiters.values.map(\.continuation)
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
+    }
+
+    // MARK: Status and promotion
+
+    /// What this node reports through `GetNodeStatus` and `chordstore status`.
+    public func status() throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
+        let head = try store.head()
+        let epoch = store.epoch
+        let snapshot = state.withLock { $0 }
+        var status = Chordstore_V1_NodeStatus()
+        status.node = config.node
+        status.address = config.address
+        status.role = snapshot.role.rawValue
+        status.epoch = epoch
+        status.lastSequence = head.sequence
+        status.lastChecksum = head.checksum
+        status.leader = snapshot.leader ?? ""
+        status.members = UInt32(config.members)
+        status.replication = snapshot.replication
+        status.parkedEvents = snapshot.parked
+        guard snapshot.role == .leader else { return status }
+        status.quorumSequence = min(head.sequence, snapshot.quorum.quorumSequence(epoch: epoch))
+        let now = ContinuousClock.now
+        let wallNow = Instant.now
+        for (address, follower) in snapshot.quorum.followers.sorted(by: { $0.key < $1.key }) {
+            var entry = Chordstore_V1_FollowerStatus()
+            entry.node = follower.node
+            entry.address = address
+            entry.ackedSequence = min(follower.acked, head.sequence)
+            entry.lagEvents = head.sequence - entry.ackedSequence
+            if entry.lagEvents > 0, let oldest = try store.events(from: entry.ackedSequence + 1, limit: 1).first {
+                entry.lagMillis = UInt64(max(0, wallNow.microsecondsSince1970 - oldest.timestamp.microsecondsSince1970) / 1_000)
+            }
+            entry.lastSeenMillis = UInt64(max(0, (now - follower.lastSeen) / .milliseconds(1)))
+            entry.streaming = follower.streams > 0
+            status.followers.append(entry)
+        }
+        return status
+    }
+
+    /// Makes this follower the leader with an epoch above every one it knows or can
+    /// reach, persisted before it takes any write. Refused when a reachable member has a
+    /// longer log, unless `force` (whose events beyond this log would then be parked).
+    public func promote(force: Bool) async throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
+        guard role == .follower else { return try status() }
+        let head = try store.head()
+        let reachable = await PeerProbe.statuses(config.peers)
+        let longer = reachable.filter { $0.lastSequence > head.sequence }
+        if !longer.isEmpty && !force {
+            let names = longer.map { "\($0.address) (\($0.lastSequence) events)" }.joined(separator: ", ")
+            throw ChordStoreError(
+                .failedPrecondition,
+                "\(names) has a longer log than this node (\(head.sequence) events): promote the most advanced member, or pass force")
+        }
+        let task = state.withLock { state -> Task<Void, Never>? in
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+        await task?.value
+        let epoch = max(store.epoch, reachable.map(\.epoch).max() ?? 0) + 1
+        try await store.adoptEpoch(epoch)
+        logger.notice("promoted", metadata: ["epoch": "\(epoch)", "last": "\(head.sequence)", "forced": "\(force)"])
+        becomeLeader()
+        return try status()
+    }
+}

@@ -1,0 +1,155 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreReplication
+public import ChordStoreWire
+public import Foundation
+import SwiftProtobuf
+
+/// The leader's side of replication: the `Replicate` stream (the stored records, byte for
+/// byte, in batches that each name the event before them), acknowledgements, quorum
+/// waits, status, and read-your-writes waits.
+extension ServiceDispatcher {
+    /// Most records in one replication batch, and most bytes (a batch is one frame).
+    static let maxBatchRecords = 2_048
+    static let maxBatchBytes = 1 << 20
+
+    /// Answers `Replicate`: checks that the follower's last event is this log's event at
+    /// that position (else FAILED_PRECONDITION "diverged"), then sends the records after
+    /// it, and each new one as it commits, until the follower goes, this node stops
+    /// leading, or the server drains.
+    public func replicate(
+        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        emit: ([[UInt8]]) async throws(WireError) -> Void
+    ) async throws(WireError) {
+        let request: Chordstore_V1_ReplicateRequest
+        do {
+            request = try Chordstore_V1_ReplicateRequest(serializedBytes: payload)
+        } catch {
+            throw WireError(.invalidArgument, "the payload of Replicate is not a ReplicateRequest: \(error)")
+        }
+        try checkLeading()
+        replication?.observeEpoch(request.epoch, from: request.address)
+        try checkLeading()
+        let from = max(request.fromSequence, 1)
+        var previous: LogPosition
+        do {
+            guard let mine = try store.position(at: from - 1) else {
+                throw WireError(
+                    .failedPrecondition,
+                    "diverged: the follower has event \(from - 1); this leader's log ends at \(try store.lastSequence())")
+            }
+            guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
+                throw WireError(
+                    .failedPrecondition,
+                    "diverged: the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)")
+            }
+            previous = mine
+        } catch {
+            throw WireError.wrapping(error)
+        }
+        replication?.streamChanged(address: request.address, node: request.node, delta: 1)
+        defer { replication?.streamChanged(address: request.address, node: request.node, delta: -1) }
+        while true {
+            var batch = Chordstore_V1_ReplicationBatch()
+            batch.leaderEpoch = store.epoch
+            batch.previousSequence = previous.sequence
+            batch.previousEpoch = previous.epoch
+            batch.previousChecksum = previous.checksum
+            var bytes = 0
+            var last = previous
+            do {
+                try store.forEachRecord(from: previous.sequence + 1) { sequence, record in
+                    last = try RecordCodec.position(record, sequence: sequence)
+                    batch.records.append(Data(record))
+                    bytes += record.count
+                    return batch.records.count < Self.maxBatchRecords && bytes < Self.maxBatchBytes
+                }
+                batch.leaderLastSequence = try store.lastSequence()
+            } catch {
+                throw WireError.wrapping(error)
+            }
+            if !batch.records.isEmpty {
+                do {
+                    try await emit([try batch.serializedBytes()])
+                } catch let error as WireError {
+                    throw error
+                } catch {
+                    throw WireError(.internal, "cannot encode a batch: \(error)")
+                }
+                previous = last
+            }
+            if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
+            if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
+            try checkLeading()
+            if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence) } else { await Task.yield() }
+        }
+    }
+
+    /// Answers `AckReplication`.
+    func acknowledge(_ ack: Chordstore_V1_ReplicationAck) throws -> [UInt8] {
+        guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
+        let epoch = replication.acknowledge(address: ack.address, node: ack.node, sequence: ack.sequence, epoch: ack.epoch)
+        return try Chordstore_V1_ReplicationAckReply.with { $0.epoch = epoch }.serializedBytes()
+    }
+
+    /// This node's status; a lone server reports itself as a leader of one.
+    func nodeStatus() throws -> Chordstore_V1_NodeStatus {
+        if let replication { return try replication.status() }
+        let head = try store.head()
+        return .with {
+            $0.node = node
+            $0.role = ReplicationNode.Role.leader.rawValue
+            $0.epoch = store.epoch
+            $0.lastSequence = head.sequence
+            $0.lastChecksum = head.checksum
+            $0.members = 1
+            $0.quorumSequence = head.sequence
+            $0.replication = "not replicated"
+        }
+    }
+
+    /// Waits until the write at `sequence` is as durable as asked: at once for `local`,
+    /// until a majority holds it for `quorum` (UNAVAILABLE if that does not happen in
+    /// time; the call's deadline ends it earlier with DEADLINE_EXCEEDED).
+    func awaitDurability(_ asked: Chordstore_V1_Durability, of sequence: UInt64) async throws {
+        guard let replication else { return }
+        let durability: Durability = switch asked {
+        case .local: .local
+        case .quorum: .quorum
+        default: replication.config.durability
+        }
+        guard durability == .quorum else { return }
+        guard await replication.waitForQuorum(sequence) else {
+            if Task.isCancelled { throw WireError(.deadlineExceeded, "event \(sequence) did not reach a quorum before the deadline") }
+            throw WireError(
+                .unavailable,
+                "event \(sequence) is on this node's disk, but a majority of the \(replication.config.members) members did not acknowledge it in time: it may or may not survive a failover")
+        }
+    }
+
+    /// Read your writes: returns once this node has applied event `sequence`; fails with
+    /// UNAVAILABLE after `limit` (the call's deadline, if sooner, ends it first).
+    public func waitForSequence(_ sequence: UInt64, limit: Duration = .seconds(30)) async throws(WireError) {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let last: UInt64
+            do {
+                last = try store.lastSequence()
+            } catch {
+                throw WireError(error)
+            }
+            if last >= sequence { return }
+            if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
+            guard ContinuousClock.now < deadline else {
+                throw WireError(.unavailable, "this node has applied events up to \(last), not yet \(sequence)")
+            }
+            await store.waitForCommit(after: last, timeout: .milliseconds(200))
+        }
+    }
+
+    private func checkLeading() throws(WireError) {
+        guard let replication, let leader = replication.writeRefusal() else { return }
+        throw WireError(.failedPrecondition, "not the leader: replicate from \(leader.isEmpty ? "the leader" : leader)", leader: leader)
+    }
+}

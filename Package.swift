@@ -20,6 +20,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chordstore", targets: ["chordstore"]),
+        .executable(name: "chordstore-check", targets: ["chordstore-check"]),
         .library(name: "ChordStoreEngine", targets: ["ChordStoreEngine"]),
         .library(name: "ChordStoreDomain", targets: ["ChordStoreDomain"]),
         .library(name: "ChordStoreClient", targets: ["ChordStoreClient"]),
@@ -140,6 +141,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The replication checker: a cluster under faults, and what its log lost.
+        .executableTarget(
+            name: "chordstore-check",
+            dependencies: [
+                "ChordStoreClient",
+                "ChordStoreWire",
+                "ChordStoreProto",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LMDBTests",
             dependencies: ["LMDB"],
@@ -184,7 +197,8 @@ let package = Package(
         .testTarget(
             name: "ChordStoreCLITests",
             dependencies: [
-                "chordstore", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto", "ChordStoreWire",
+                "chordstore", "chordstore-check", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
+                "ChordStoreWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings

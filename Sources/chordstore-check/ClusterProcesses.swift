@@ -1,0 +1,141 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `chordstore serve` processes of a test cluster on 127.0.0.1: started, killed,
+/// stopped, continued and restarted by name, each with its own data directory, port and
+/// log file.
+final class ClusterProcesses: @unchecked Sendable {
+    struct Node {
+        var name: String
+        var port: Int
+        var arguments: [String]
+        var process: Process?
+        var stopped = false
+    }
+
+    private let lock = NSLock()
+    private var nodes: [Node]
+    let executable: URL
+    let directory: URL
+
+    /// Plans `count` nodes: n1 leads, the others follow it; every node lists the others
+    /// as peers.
+    init(executable: URL, directory: URL, count: Int, durability: String, ports: [Int]) {
+        self.executable = executable
+        self.directory = directory
+        let addresses = ports.map { "127.0.0.1:\($0)" }
+        nodes = (0..<count).map { index in
+            var arguments = [
+                "serve", "--data", directory.appendingPathComponent("n\(index + 1)").path, "--host", "127.0.0.1",
+                "--port", "\(ports[index])", "--advertise", addresses[index], "--node", "n\(index + 1)",
+                "--durability", durability, "--log-level", "notice",
+            ]
+            for (other, address) in addresses.enumerated() where other != index { arguments += ["--peer", address] }
+            if index > 0 { arguments += ["--follow", addresses[0]] }
+            return Node(name: "n\(index + 1)", port: ports[index], arguments: arguments)
+        }
+    }
+
+    var names: [String] { lock.withLock { nodes.map(\.name) } }
+
+    func address(_ name: String) -> String? {
+        lock.withLock { nodes.first { $0.name == name }.map { "127.0.0.1:\($0.port)" } }
+    }
+
+    /// Starts every node.
+    func startAll() throws {
+        for name in names { try start(name) }
+    }
+
+    /// Starts (or restarts) `name` with its planned arguments, appending to its log.
+    func start(_ name: String) throws {
+        try lock.withLock {
+            guard let index = nodes.firstIndex(where: { $0.name == name }) else { throw CheckFailure("no node \(name)") }
+            if let process = nodes[index].process, process.isRunning { return }
+            let log = directory.appendingPathComponent("\(name).log")
+            if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: log)
+            handle.seekToEndOfFile()
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = nodes[index].arguments
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            nodes[index].process = process
+            nodes[index].stopped = false
+        }
+    }
+
+    /// Sends `signal` to `name` (SIGKILL waits for the process to end).
+    func signal(_ name: String, _ signal: Int32) throws {
+        let process: Process? = try lock.withLock {
+            guard let index = nodes.firstIndex(where: { $0.name == name }) else { throw CheckFailure("no node \(name)") }
+            if signal == SIGSTOP { nodes[index].stopped = true }
+            if signal == SIGCONT { nodes[index].stopped = false }
+            return nodes[index].process
+        }
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+        if signal == SIGKILL || signal == SIGTERM { process.waitUntilExit() }
+    }
+
+    /// Continues stopped nodes and restarts dead ones.
+    func healAll() throws {
+        for name in names {
+            let (stopped, running) = lock.withLock { () -> (Bool, Bool) in
+                let node = nodes.first { $0.name == name }
+                return (node?.stopped ?? false, node?.process?.isRunning ?? false)
+            }
+            if stopped { try signal(name, SIGCONT) }
+            if !running { try start(name) }
+        }
+    }
+
+    /// Stops every node (SIGCONT first, then SIGTERM, SIGKILL after 10 s).
+    func stopAll() {
+        for name in names {
+            let process = lock.withLock { nodes.first { $0.name == name }?.process }
+            guard let process, process.isRunning else { continue }
+            kill(process.processIdentifier, SIGCONT)
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    /// Free TCP ports on 127.0.0.1 (bound to port 0, then released).
+    static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw CheckFailure("cannot open a socket") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw CheckFailure("cannot bind a socket to 127.0.0.1") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}
+
+/// A failure of the checker itself (not an anomaly it found).
+struct CheckFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -23,18 +23,21 @@ enum PeerProbe {
     static func status(of address: String, timeout: Duration) async -> Chordstore_V1_NodeStatus? {
         guard let client = Self.client(address) else { return nil }
         defer { Task { await client.close() } }
-        return await withTaskGroup(of: Chordstore_V1_NodeStatus?.self) { group in
+        return try? await within(timeout) {
+            try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
+        } ?? nil
+    }
+
+    /// `body`'s result, or `nil` if it takes longer than `timeout` (it is then cancelled).
+    static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
             group.addTask {
-                try? await client.call(
-                    .getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
+                try await Task.sleep(for: timeout)
                 return nil
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 

@@ -65,9 +65,19 @@ extension ReplicationNode {
     }
 
     /// One Replicate stream from `leader`, applied and acknowledged batch by batch.
+    /// Acknowledgements go over a connection of their own: the stream's connection stops
+    /// reading while undelivered batches pile up, which would hold an acknowledgement's
+    /// reply back while the loop waits for it.
     private func followOnce(_ leader: String) async throws(FollowEnd) {
-        guard let client = PeerProbe.client(leader) else { throw .failed("\(leader) is not HOST:PORT") }
-        defer { Task { await client.close() } }
+        guard let client = PeerProbe.client(leader), let acks = PeerProbe.client(leader) else {
+            throw .failed("\(leader) is not HOST:PORT")
+        }
+        defer {
+            Task {
+                await client.close()
+                await acks.close()
+            }
+        }
         do {
             let head = try store.head()
             setReplication("connecting to \(leader) from event \(head.sequence + 1)")
@@ -79,7 +89,7 @@ extension ReplicationNode {
                 $0.previousEpoch = head.epoch
                 $0.previousChecksum = head.checksum
             }, as: Chordstore_V1_ReplicationBatch.self)
-            try await acknowledge(head.sequence, to: client)
+            try await acknowledge(head.sequence, to: acks)
             for try await batch in stream {
                 guard role == .follower, !Task.isCancelled else { return }
                 guard batch.leaderEpoch >= store.epoch else {
@@ -89,7 +99,7 @@ extension ReplicationNode {
                 let previous = LogPosition(
                     sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
                 let applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
-                try await acknowledge(applied.sequence, to: client)
+                try await acknowledge(applied.sequence, to: acks)
                 setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
             }
             throw FollowEnd.failed("the stream ended")
@@ -110,13 +120,19 @@ extension ReplicationNode {
         }
     }
 
+    /// Reports this node's durable position (bounded here too: a stopped leader never
+    /// answers, and a server-side deadline needs a running server).
     private func acknowledge(_ sequence: UInt64, to client: Client) async throws {
-        let reply = try await client.call(.ackReplication, Chordstore_V1_ReplicationAck.with {
+        let ack = Chordstore_V1_ReplicationAck.with {
             $0.node = config.node
             $0.address = config.address
             $0.epoch = store.epoch
             $0.sequence = sequence
-        }, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
+        }
+        let reply = try await PeerProbe.within(.seconds(5)) {
+            try await client.call(.ackReplication, ack, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
+        }
+        guard let reply else { throw FollowEnd.failed("the leader did not answer an acknowledgement within 5 s") }
         if reply.epoch < store.epoch { throw FollowEnd.redirected(nil) }
     }
 

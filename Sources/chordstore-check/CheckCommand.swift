@@ -57,7 +57,9 @@ struct CheckCommand: AsyncParsableCommand {
         guard (1...1_000_000).contains(writes), (1...256).contains(clients) else { throw ValidationError("--writes 1...1000000, --clients 1...256") }
         guard ["local", "quorum"].contains(durability) else { throw ValidationError("--durability is local or quorum") }
         guard timeoutMs >= 10, healTimeout >= 1, maxSeconds >= 10 else { throw ValidationError("--timeout-ms ≥ 10, --heal-timeout ≥ 1, --max-seconds ≥ 10") }
-        for text in faultTexts { _ = try Fault(parsing: text) }
+        for text in faultTexts {
+            do { _ = try Fault(parsing: text) } catch { throw ValidationError("\(error)") }
+        }
     }
 
     func run() async throws {

@@ -41,8 +41,15 @@ func runChordstore(_ arguments: [String], environment: [String: String] = [:], t
 }
 
 private func blockingRun(_ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> RunResult {
+    try runExecutable(try chordstoreExecutable(), arguments, environment: environment, timeout: timeout)
+}
+
+/// Runs `executable` with `arguments` to completion (at most `timeout` seconds), blocking.
+func runExecutable(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval
+) throws -> RunResult {
     let process = Process()
-    process.executableURL = try chordstoreExecutable()
+    process.executableURL = executable
     process.arguments = arguments
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -58,7 +65,7 @@ private func blockingRun(_ arguments: [String], environment: [String: String], t
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw ChildProcessError(message: "chordstore \(arguments) ran over \(timeout) s")
+        throw ChildProcessError(message: "\(executable.lastPathComponent) \(arguments) ran over \(timeout) s")
     }
     process.waitUntilExit()
     return RunResult(status: process.terminationStatus, stdout: collected.finish(), stderr: errors.finish())

@@ -169,6 +169,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "ChordStoreReplicationTests",
+            dependencies: ["ChordStoreReplication"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "ChordStoreWireTests",
             dependencies: [
                 "ChordStoreWire",
@@ -182,6 +187,7 @@ let package = Package(
             name: "ChordStoreServerTests",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreReplication",
                 "ChordStoreClient",
                 "ChordStoreWire",
                 "ChordStoreEngine",

@@ -1,0 +1,51 @@
+@testable import ChordStoreReplication
+import Testing
+
+/// The quorum rule: the last event a majority of members holds, counting only
+/// acknowledgements of this epoch from configured members.
+@Suite("Quorum state")
+struct QuorumStateTests {
+    let now = ContinuousClock.now
+
+    @Test("three members: the leader and its more advanced follower make the majority")
+    func threeMembers() {
+        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2)
+        #expect(quorum.quorumSequence(epoch: 1) == 0)
+        quorum.ack(address: "a:1", node: "a", sequence: 10, epoch: 1, at: now)
+        #expect(quorum.quorumSequence(epoch: 1) == 10)
+        quorum.ack(address: "b:2", node: "b", sequence: 25, epoch: 1, at: now)
+        #expect(quorum.quorumSequence(epoch: 1) == 25)
+        quorum.ack(address: "a:1", node: "a", sequence: 5, epoch: 1, at: now)  // positions never go back
+        #expect(quorum.followers["a:1"]?.acked == 10)
+    }
+
+    @Test("five members need two followers; strangers and other epochs do not count")
+    func fiveMembers() {
+        var quorum = QuorumState(peers: ["a:1", "b:2", "c:3", "d:4"], majority: 3)
+        quorum.ack(address: "a:1", node: "a", sequence: 40, epoch: 2, at: now)
+        quorum.ack(address: "x:9", node: "x", sequence: 50, epoch: 2, at: now)  // not a member
+        quorum.ack(address: "b:2", node: "b", sequence: 60, epoch: 1, at: now)  // an older epoch
+        #expect(quorum.quorumSequence(epoch: 2) == 0)
+        quorum.ack(address: "c:3", node: "c", sequence: 30, epoch: 2, at: now)
+        #expect(quorum.quorumSequence(epoch: 2) == 30)
+        quorum.ack(address: "b:2", node: "b", sequence: 35, epoch: 2, at: now)  // a new epoch starts its count again
+        #expect(quorum.quorumSequence(epoch: 2) == 35)
+    }
+
+    @Test("a leader alone is a majority of one")
+    func alone() {
+        let quorum = QuorumState(peers: [], majority: 1)
+        #expect(quorum.quorumSequence(epoch: 1) == .max)
+    }
+
+    @Test("streams are counted per follower, and a reset forgets everything")
+    func streams() {
+        var quorum = QuorumState(peers: ["a:1"], majority: 2)
+        quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
+        quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
+        quorum.stream(address: "a:1", node: "a", delta: -1, at: now)
+        #expect(quorum.followers["a:1"]?.streams == 1)
+        quorum.reset()
+        #expect(quorum.followers.isEmpty)
+    }
+}

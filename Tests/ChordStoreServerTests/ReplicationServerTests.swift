@@ -1,0 +1,148 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreReplication
+import ChordStoreServer
+import ChordStoreWire
+import Foundation
+import Logging
+import SwiftProtobuf
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A leader and a follower in this process (two servers on 127.0.0.1): the client's move
+/// to the leader, read-your-writes on the follower, status, and quorum writes.
+@Suite("Replication between two servers")
+struct ReplicationServerTests {
+    struct Member {
+        let store: ChordStore
+        let node: ReplicationNode
+        let server: Server
+        let address: String
+
+        static func start(name: String, port: Int, peer: Int, follow: Int?) async throws -> Member {
+            let store = ChordStore.inMemory()
+            var logger = Logger(label: name)
+            logger.logLevel = .critical
+            var config = ReplicationConfig(
+                node: name, address: "127.0.0.1:\(port)", peers: ["127.0.0.1:\(peer)"], follow: follow.map { "127.0.0.1:\($0)" },
+                parkDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("parked-\(UUID().uuidString)"))
+            config.quorumTimeout = .seconds(5)
+            config.probeInterval = .milliseconds(100)
+            let node = ReplicationNode(config: config, store: store, logger: logger)
+            let server = Server(store: store, node: name, replication: node, logger: logger, threads: 1)
+            _ = try await server.start(host: "127.0.0.1", port: port)
+            await node.start()
+            return Member(store: store, node: node, server: server, address: "127.0.0.1:\(port)")
+        }
+
+        func stop() async {
+            await node.stop()
+            await server.shutdown(grace: .seconds(1))
+            store.close()
+        }
+    }
+
+    /// A port that was free a moment ago.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ClientError(.internal, "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Polls `condition` every 20 ms for at most 10 s.
+    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<500 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test("a write sent to the follower moves the client to the leader; the follower serves it back with min_sequence")
+    func redirectAndReadYourWrites() async throws {
+        let (leaderPort, followerPort) = (try Self.freePort(), try Self.freePort())
+        let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
+        let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
+        defer { Task { await follower.stop(); await leader.stop() } }
+        #expect(leader.node.role == .leader)
+        #expect(follower.node.role == .follower)
+
+        // A raw call to the follower is refused with the leader's address.
+        let raw = try await Connection.connect(host: "127.0.0.1", port: followerPort)
+        let refusal = await #expect(throws: ClientError.self) {
+            try await raw.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "refused" }, as: Chordstore_V1_CommandReply.self)
+        }
+        #expect(refusal?.code == .failedPrecondition)
+        #expect(refusal?.leader == leader.address)
+        await raw.close()
+
+        // The client library moves to the leader by itself.
+        let client = try #require(Client(address: follower.address))
+        let written = try await client.addChordset(.with { $0.title = "through the follower" })
+        #expect(client.address == leader.address)
+        #expect(try leader.store.chordsets().map(\.title) == ["through the follower"])
+
+        // Read your writes on the follower: the read waits until it has the event.
+        let reader = try #require(Client(address: follower.address))
+        let found: Chordstore_V1_Chordset = try await reader.call(
+            .getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = written.chordsetAdded.chordset.id },
+            timeout: .seconds(5), minSequence: written.sequence)
+        #expect(found.title == "through the follower")
+        #expect(reader.address == follower.address)
+        // A position the follower does not reach: the read waits, and its deadline ends it.
+        let waited = await #expect(throws: ClientError.self) {
+            let _: Chordstore_V1_Profile = try await reader.call(
+                .getProfile, Chordstore_V1_GetProfileRequest(), timeout: .milliseconds(300), minSequence: written.sequence + 1)
+        }
+        #expect(waited?.code == .deadlineExceeded)
+
+        // The leader reports the follower's position.
+        #expect(try await eventually {
+            let leaderStatus: Chordstore_V1_NodeStatus = try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest())
+            return leaderStatus.followers.first?.ackedSequence == written.sequence && leaderStatus.followers.first?.lagEvents == 0
+        })
+        let status = try follower.node.status()
+        #expect(status.role == "follower")
+        #expect(status.leader == leader.address)
+        #expect(status.lastChecksum == (try leader.store.head().checksum))
+        await client.close()
+        await reader.close()
+    }
+
+    @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
+    func quorumWrites() async throws {
+        let (leaderPort, followerPort) = (try Self.freePort(), try Self.freePort())
+        let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
+        let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
+        defer { Task { await leader.stop() } }
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        func add(_ title: String, _ durability: Chordstore_V1_Durability) async throws -> Chordstore_V1_EventEnvelope {
+            try await client.addChordset(.with {
+                $0.title = title
+                $0.context.durability = durability
+            }, timeout: .milliseconds(800))
+        }
+        let acknowledged = try await add("on both", .quorum)
+        // Quorum: the follower holds it when the write returns.
+        #expect(try follower.store.head().sequence >= acknowledged.sequence)
+
+        await follower.stop()
+        let error = await #expect(throws: ClientError.self) { try await add("leader only", .quorum) }
+        #expect(error?.code == .deadlineExceeded)
+        _ = try await add("local", .local)
+        #expect(try leader.store.chordsets().map(\.title) == ["on both", "leader only", "local"])
+    }
+}

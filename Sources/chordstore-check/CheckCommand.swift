@@ -138,7 +138,7 @@ final class CheckRun: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         cluster = ClusterProcesses(
             executable: executable, directory: directory, count: options.nodes, durability: options.durability,
-            ports: try ClusterProcesses.freePorts(options.nodes))
+            ports: try LoopbackPorts.free(options.nodes))
         faults = try options.faultTexts.map(Fault.init(parsing:)).sorted { $0.at < $1.at }
     }
 

@@ -9,9 +9,6 @@ import Foundation
 import Logging
 import SwiftProtobuf
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A leader and a follower in this process (two servers on 127.0.0.1): the client's move
 /// to the leader, read-your-writes on the follower, status, and quorum writes.
@@ -46,21 +43,6 @@ struct ReplicationServerTests {
         }
     }
 
-    /// A port that was free a moment ago.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw ClientError(.internal, "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Polls `condition` every 20 ms for at most 10 s.
     func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
         for _ in 0..<500 {
@@ -72,7 +54,8 @@ struct ReplicationServerTests {
 
     @Test("a write sent to the follower moves the client to the leader; the follower serves it back with min_sequence")
     func redirectAndReadYourWrites() async throws {
-        let (leaderPort, followerPort) = (try Self.freePort(), try Self.freePort())
+        let ports = try LoopbackPorts.free(2)
+        let (leaderPort, followerPort) = (ports[0], ports[1])
         let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
         let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
         defer { Task { await follower.stop(); await leader.stop() } }
@@ -123,7 +106,8 @@ struct ReplicationServerTests {
 
     @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
     func quorumWrites() async throws {
-        let (leaderPort, followerPort) = (try Self.freePort(), try Self.freePort())
+        let ports = try LoopbackPorts.free(2)
+        let (leaderPort, followerPort) = (ports[0], ports[1])
         let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
         let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
         defer { Task { await leader.stop() } }

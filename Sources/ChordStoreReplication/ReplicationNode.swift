@@ -20,11 +20,26 @@ public final class ReplicationNode: Sendable {
         case leader, follower
     }
 
+    /// What a waiting call needs acknowledged.
+    enum AckGoal {
+        /// A majority holds this event (a quorum write).
+        case quorum(UInt64)
+        /// This follower holds this event (a Replicate stream's flow control).
+        case follower(String, UInt64)
+
+        func isMet(by quorum: QuorumState, epoch: UInt64) -> Bool {
+            switch self {
+            case .quorum(let sequence): quorum.quorumSequence(epoch: epoch) >= sequence
+            case .follower(let address, let sequence): (quorum.followers[address]?.acked ?? 0) >= sequence
+            }
+        }
+    }
+
     struct State {
         var role: Role = .follower
         var leader: String?
         var quorum: QuorumState
-        var waiters: [Int: (sequence: UInt64, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var waiters: [Int: (goal: AckGoal, continuation: CheckedContinuation<Bool, Never>)] = [:]
         var abandoned: Set<Int> = []
         var nextWaiter = 0
         var replication = "starting"
@@ -155,8 +170,7 @@ public final class ReplicationNode: Sendable {
         let current = store.epoch
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.quorum.ack(address: address, node: node, sequence: sequence, epoch: epoch, at: .now)
-            let quorum = state.quorum.quorumSequence(epoch: current)
-            let done = state.waiters.filter { $0.value.sequence <= quorum }
+            let done = state.waiters.filter { $0.value.goal.isMet(by: state.quorum, epoch: current) }
             for id in done.keys { state.waiters[id] = nil }
             return done.values.map(\.continuation)
         }
@@ -173,13 +187,24 @@ public final class ReplicationNode: Sendable {
     /// ``ReplicationConfig/quorumTimeout`` passes, the task is cancelled (its call's
     /// deadline) or the node stops leading first.
     public func waitForQuorum(_ sequence: UInt64) async -> Bool {
+        await wait(for: .quorum(sequence), timeout: config.quorumTimeout)
+    }
+
+    /// Waits until the follower at `address` acknowledged event `sequence`, at most
+    /// `timeout`: a Replicate stream sends its next batch once the last one is applied,
+    /// so that records arriving meanwhile travel, and are committed, together.
+    public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> Bool {
+        await wait(for: .follower(address, sequence), timeout: timeout)
+    }
+
+    private func wait(for goal: AckGoal, timeout: Duration) async -> Bool {
         let epoch = store.epoch
         let id = state.withLock { state -> Int in
             state.nextWaiter += 1
             return state.nextWaiter
         }
         let timer = Task { [self] in
-            do { try await Task.sleep(for: config.quorumTimeout) } catch { return }
+            do { try await Task.sleep(for: timeout) } catch { return }
             resolve(id, false)
         }
         defer {
@@ -190,8 +215,8 @@ public final class ReplicationNode: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let now = state.withLock { state -> Bool? in
                     if state.abandoned.contains(id) || state.role != .leader { return false }
-                    if state.quorum.quorumSequence(epoch: epoch) >= sequence { return true }
-                    state.waiters[id] = (sequence, continuation)
+                    if goal.isMet(by: state.quorum, epoch: epoch) { return true }
+                    state.waiters[id] = (goal, continuation)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }

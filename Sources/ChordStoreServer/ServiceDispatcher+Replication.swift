@@ -78,6 +78,9 @@ extension ServiceDispatcher {
                     throw WireError(.internal, "cannot encode a batch: \(error)")
                 }
                 previous = last
+                // Flow control: the next batch leaves once this one is applied (or after
+                // a second), carrying whatever committed meanwhile.
+                _ = await replication?.waitForAcknowledgement(from: request.address, of: last.sequence, timeout: .seconds(1))
             }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }

@@ -73,3 +73,15 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         hasher.combine(message)
     }
 }
+
+extension ChordStoreError {
+    /// How a `failedPrecondition` message starts when two logs differ at the position a
+    /// replication batch or stream starts from (members branch on it; see REPLICATION.md).
+    public static let divergedPrefix = "diverged: "
+    /// How a `failedPrecondition` message starts when a follower refuses a write or a
+    /// Replicate stream (the wire's `Status.leader` then names the leader).
+    public static let notLeaderPrefix = "not the leader: "
+
+    /// Whether this is the refusal of a member whose log differs at the requested position.
+    public var isDivergence: Bool { code == .failedPrecondition && message.hasPrefix(Self.divergedPrefix) }
+}

@@ -2,6 +2,7 @@ public import ChordStoreDomain
 public import Foundation
 import ChordStoreProto
 import SwiftProtobuf
+import Synchronization
 
 /// What a replicated store needs of its engine: its log position, copying a leader's
 /// records, the epoch, refusing writes on a follower, and cutting a divergent suffix.
@@ -9,6 +10,9 @@ import SwiftProtobuf
 extension ChordStore {
     /// The epoch new records get: raised by promotion, or by following a newer leader.
     public var epoch: UInt64 { writer.currentEpoch }
+
+    /// The refusal of a command while ``acceptsCommands`` is `false`.
+    public static var notLeaderRefusal: ChordStoreError { GroupCommitWriter.readOnlyError }
 
     /// Whether the store accepts commands (`false` on a follower: they fail with
     /// `failedPrecondition`, in the writer, so no batch straddles the change).
@@ -57,6 +61,10 @@ extension ChordStore {
         return found
     }
 
+    /// How many times the log was cut back (a follower parking a divergent suffix). A
+    /// reader that saw it change may have read events the log no longer holds.
+    public var logCuts: Int { cuts.load(ordering: .acquiring) }
+
     /// Appends `records`, copied byte for byte from a leader's log, after `previous`, and
     /// folds them into the views, in one durable commit on the writer thread. Refused
     /// whole (nothing written) with `failedPrecondition` ("diverged") if `previous` is not
@@ -88,6 +96,7 @@ extension ChordStore {
             }
         }.get()
         timeTravel.forget()
+        if result.0 != nil { cuts.add(1, ordering: .releasing) }
         notifier.rewound(to: result.1.sequence)
         return result.0
     }

@@ -1,5 +1,6 @@
 public import ChordStoreDomain
 public import Foundation
+import Synchronization
 
 /// The ChordStore engine: an event-sourced store of chordsets and chords.
 ///
@@ -54,6 +55,8 @@ public final class ChordStore: Sendable {
     private let applier: BatchApplier
     let timeTravel: TimeTravel
     let notifier: CommitNotifier
+    /// How many times ``truncate(after:parkingIn:)`` cut the log.
+    let cuts = Atomic<Int>(0)
     /// Filtered counts in progress (each reads the whole title index): at most 2.
     private let countsRunning = ConcurrencyLimit(2)
     /// Where the store lives, or `nil` in memory.

@@ -105,7 +105,7 @@ final class GroupCommitWriter: Sendable {
 
     private static let closedError = ChordStoreError(.unavailable, "the store is closed")
     /// The refusal of a command on a store that accepts none (a follower).
-    static let readOnlyError = ChordStoreError(.failedPrecondition, "this node is not the leader: it accepts no writes")
+    static let readOnlyError = ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "this node accepts no writes now")
 
     /// Queues `job`; returns why it was refused, if it was.
     private func enqueue(_ job: Job) -> ChordStoreError? {

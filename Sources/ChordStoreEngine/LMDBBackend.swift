@@ -89,7 +89,7 @@ final class LMDBBackend: StorageBackend {
     }
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        try rebuildViews(progress: progress)
+        try rebuildViews(through: nil, progress: progress)
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
@@ -115,30 +115,11 @@ final class LMDBBackend: StorageBackend {
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        do {
-            // First the records, with the views marked stale in the same transaction: a
-            // crash before the rebuild below leaves a store that rebuilds them on open.
-            try withGrowingMap {
-                try env.withWriteTransaction { txn in
-                    var doomed: [[UInt8]] = []
-                    try txn.withCursor(dbs.log) { cursor in
-                        var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                        while let found = entry {
-                            doomed.append(Array(found.key))
-                            entry = try cursor.next()
-                        }
-                    }
-                    for key in doomed { _ = try txn.delete(dbs.log, key: key) }
-                    _ = try txn.delete(dbs.meta, key: StoreDatabases.viewsKey)
-                }
-            }
-            let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
-            committedHead.withLock { $0 = head }
-        } catch {
-            throw ChordStoreError.wrapping(error)
-        }
+        // One transaction: the records after `sequence` go, and the views are rebuilt from
+        // the records before it, so no reader ever sees the views of the cut log, and a
+        // failure leaves the log and views as they were.
+        try rebuildViews(through: sequence, progress: { _, _ in })
         snapshotFiles?.discard(after: sequence)
-        try rebuildViews(progress: { _, _ in })
         return committedHead.withLock { $0 }
     }
 
@@ -175,17 +156,19 @@ final class LMDBBackend: StorageBackend {
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        if stored != [Self.viewsVersion] { try rebuildViews(progress: progress) }
+        if stored != [Self.viewsVersion] { try rebuildViews(through: nil, progress: progress) }
     }
 
     /// Replays the whole log into memory (the domain fold), then replaces the views with
     /// the result in the same transaction, writing every index in key order with
-    /// `MDB_APPEND`. Atomic: a crash leaves the old views.
-    private func rebuildViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let total = committedHead.withLock { $0.sequence }
+    /// `MDB_APPEND`. Atomic: a crash leaves the old views. With `last`, the records after
+    /// it are deleted in that transaction, and the views are those of the log up to it.
+    private func rebuildViews(through last: UInt64?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        let total = min(last ?? .max, committedHead.withLock { $0.sequence })
         do {
             try withGrowingMap {
                 try env.withWriteTransaction { txn in
+                    if last != nil { try Self.deleteRecords(after: total, txn, dbs) }
                     let chordsets = try LMDBStateView(txn: txn, dbs: dbs).chordsetCount()
                     let replay: LogReplay.Result
                     do {
@@ -199,10 +182,26 @@ final class LMDBBackend: StorageBackend {
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
                 }
             }
+            if last != nil {
+                let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+                committedHead.withLock { $0 = head }
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
         progress(total, total)
+    }
+
+    private static func deleteRecords(after sequence: UInt64, _ txn: Transaction, _ dbs: StoreDatabases) throws {
+        var doomed: [[UInt8]] = []
+        try txn.withCursor(dbs.log) { cursor in
+            var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let found = entry {
+                doomed.append(Array(found.key))
+                entry = try cursor.next()
+            }
+        }
+        for key in doomed { _ = try txn.delete(dbs.log, key: key) }
     }
 
     /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`

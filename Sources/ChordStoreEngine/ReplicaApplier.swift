@@ -19,7 +19,7 @@ enum ReplicaApplier {
         guard previous == head.position else {
             throw ChordStoreError(
                 .failedPrecondition,
-                "diverged: the batch follows \(previous), but this log's last is \(head.position)")
+                "\(ChordStoreError.divergedPrefix)the batch follows \(previous), but this log's last is \(head.position)")
         }
         for record in records {
             let sequence = head.sequence + 1

@@ -1432,6 +1432,28 @@ public nonisolated struct Chordstore_V1_NodeStatus: Sendable {
   /// events moved aside after a divergence, ever
   public var parkedEvents: UInt64 = 0
 
+  /// the epoch of the last event (logs compare by it, then by length)
+  public var lastEpoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Sent by a member being promoted to every other member: adopt `epoch` (persisted), take
+/// `leader` as the leader, refuse batches and acknowledge nothing of older epochs. Each
+/// member grants an epoch to one leader only; a lower epoch, or the same epoch for
+/// another leader, is refused with FAILED_PRECONDITION. The reply is the member's status
+/// after adopting the epoch (its log, so the new leader can check it has the longest).
+public nonisolated struct Chordstore_V1_FenceRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var epoch: UInt64 = 0
+
+  public var leader: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3616,7 +3638,7 @@ nonisolated extension Chordstore_V1_FollowerStatus: SwiftProtobuf.Message, Swift
 
 nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NodeStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}role\0\u{1}epoch\0\u{3}last_sequence\0\u{3}last_checksum\0\u{1}leader\0\u{1}members\0\u{3}quorum_sequence\0\u{1}followers\0\u{1}replication\0\u{3}parked_events\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}role\0\u{1}epoch\0\u{3}last_sequence\0\u{3}last_checksum\0\u{1}leader\0\u{1}members\0\u{3}quorum_sequence\0\u{1}followers\0\u{1}replication\0\u{3}parked_events\0\u{3}last_epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3636,6 +3658,7 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.followers) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.replication) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.parkedEvents) }()
+      case 13: try { try decoder.decodeSingularUInt64Field(value: &self.lastEpoch) }()
       default: break
       }
     }
@@ -3678,6 +3701,9 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
     if self.parkedEvents != 0 {
       try visitor.visitSingularUInt64Field(value: self.parkedEvents, fieldNumber: 12)
     }
+    if self.lastEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastEpoch, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3694,6 +3720,42 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
     if lhs.followers != rhs.followers {return false}
     if lhs.replication != rhs.replication {return false}
     if lhs.parkedEvents != rhs.parkedEvents {return false}
+    if lhs.lastEpoch != rhs.lastEpoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_FenceRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FenceRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{1}leader\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_FenceRequest, rhs: Chordstore_V1_FenceRequest) -> Bool {
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.leader != rhs.leader {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

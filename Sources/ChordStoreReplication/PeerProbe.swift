@@ -1,6 +1,7 @@
 import ChordStoreClient
 import ChordStoreProto
 import ChordStoreWire
+import SwiftProtobuf
 
 /// Asks members for their status, all at once, each within a short deadline; an
 /// unreachable member is left out of the answer.
@@ -9,6 +10,31 @@ enum PeerProbe {
         await withTaskGroup(of: Chordstore_V1_NodeStatus?.self) { group in
             for address in addresses {
                 group.addTask { await status(of: address, timeout: timeout) }
+            }
+            var statuses: [Chordstore_V1_NodeStatus] = []
+            for await status in group {
+                if let status { statuses.append(status) }
+            }
+            return statuses
+        }
+    }
+
+    /// The statuses of the members that adopted `epoch` for `leader` (see
+    /// ``ReplicationNode/fence(epoch:leader:)``); refusals and silence are left out.
+    static func fence(_ addresses: [String], epoch: UInt64, leader: String, timeout: Duration = .seconds(2)) async -> [Chordstore_V1_NodeStatus] {
+        let request = Chordstore_V1_FenceRequest.with {
+            $0.epoch = epoch
+            $0.leader = leader
+        }
+        return await withTaskGroup(of: Chordstore_V1_NodeStatus?.self) { group in
+            for address in addresses {
+                group.addTask {
+                    guard let client = Self.client(address) else { return nil }
+                    defer { Task { await client.close() } }
+                    return try? await within(timeout) {
+                        try await client.call(.fence, request, timeout: timeout, as: Chordstore_V1_NodeStatus.self)
+                    } ?? nil
+                }
             }
             var statuses: [Chordstore_V1_NodeStatus] = []
             for await status in group {

@@ -28,12 +28,16 @@ extension ReplicationNode {
         while !Task.isCancelled {
             guard role == .follower else { return }
             var known = self.leader
-            if known == nil { known = await findLeader() }
+            if known == nil {
+                known = await findLeader()
+                if let known { setLeader(known) }
+            }
             guard let leader = known else {
                 setReplication("looking for a leader among \(config.peers.joined(separator: ", "))")
                 try? await Task.sleep(for: config.probeInterval)
                 continue
             }
+            let before = (try? store.lastSequence()) ?? 0
             do {
                 try await followOnce(leader)
             } catch {
@@ -42,19 +46,19 @@ extension ReplicationNode {
                     logger.warning("the log diverged from the leader's", metadata: ["leader": "\(leader)", "detail": "\(message)"])
                     do {
                         try await reconcile(with: leader)
-                        continue
                     } catch {
                         setReplication("diverged from \(leader) and cannot reconcile: \(error)")
                         logger.error("cannot reconcile with the leader", metadata: ["error": "\(error)"])
                     }
                 case .redirected(let next):
-                    setLeader(next.flatMap { $0.isEmpty ? nil : $0 })
-                    continue
+                    // Only if no one (a fence, a newer leader) named another leader meanwhile.
+                    if self.leader == leader { setLeader(next.flatMap { $0.isEmpty ? nil : $0 }) }
                 case .failed(let message):
                     setReplication("not following \(leader): \(message)")
                 }
             }
             if Task.isCancelled { return }
+            if ((try? store.lastSequence()) ?? 0) != before { failures = 0 }  // it made progress
             failures += 1
             if failures >= 3, let found = await findLeader(), found != leader {
                 setLeader(found)
@@ -67,7 +71,9 @@ extension ReplicationNode {
     /// One Replicate stream from `leader`, applied and acknowledged batch by batch.
     /// Acknowledgements go over a connection of their own: the stream's connection stops
     /// reading while undelivered batches pile up, which would hold an acknowledgement's
-    /// reply back while the loop waits for it.
+    /// reply back while the loop waits for it. An idle leader sends an empty batch every
+    /// second; after ``silence`` without one, the leader is taken as lost (a stopped
+    /// process keeps its connections open).
     private func followOnce(_ leader: String) async throws(FollowEnd) {
         guard let client = PeerProbe.client(leader), let acks = PeerProbe.client(leader) else {
             throw .failed("\(leader) is not HOST:PORT")
@@ -89,35 +95,57 @@ extension ReplicationNode {
                 $0.previousEpoch = head.epoch
                 $0.previousChecksum = head.checksum
             }, as: Chordstore_V1_ReplicationBatch.self)
-            try await acknowledge(head.sequence, to: acks)
-            for try await batch in stream {
-                guard role == .follower, !Task.isCancelled else { return }
-                guard batch.leaderEpoch >= store.epoch else {
-                    throw FollowEnd.redirected(nil)  // a deposed leader: look for the current one
+            let heard = Heartbeat()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await batch in stream {
+                        heard.beat()
+                        guard self.role == .follower, !Task.isCancelled else { return }
+                        try await self.apply(batch, from: leader, acknowledgingTo: acks)
+                    }
+                    throw FollowEnd.failed("the stream ended")
                 }
-                if batch.leaderEpoch > store.epoch { try await store.adoptEpoch(batch.leaderEpoch) }
-                let previous = LogPosition(
-                    sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
-                let applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
-                try await acknowledge(applied.sequence, to: acks)
-                setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: .seconds(1))
+                        if heard.silence > Self.silence { throw FollowEnd.failed("no word from the leader for \(Self.silence)") }
+                    }
+                }
+                defer { group.cancelAll() }
+                try await group.next()
             }
-            throw FollowEnd.failed("the stream ended")
         } catch let error as FollowEnd {
             throw error
         } catch let error as ClientError {
-            if error.code == .failedPrecondition, error.message.hasPrefix("diverged") { throw .diverged(error.message) }
-            if error.code == .failedPrecondition, let leader = error.leader { throw .redirected(leader) }
-            if error.code == .failedPrecondition, error.message.hasPrefix("not the leader") { throw .redirected(nil) }
+            if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.divergedPrefix) { throw .diverged(error.message) }
+            if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.notLeaderPrefix) { throw .redirected(error.leader) }
             throw .failed("\(error)")
         } catch let error as ChordStoreError {
             // A batch this log refuses (tampered, or not following this log's last event).
             logger.error("refused a batch from the leader", metadata: ["leader": "\(leader)", "error": "\(error)"])
-            if error.code == .failedPrecondition, error.message.hasPrefix("diverged") { throw .diverged(error.message) }
+            if error.isDivergence { throw .diverged(error.message) }
             throw .failed("refused a batch: \(error)")
         } catch {
             throw .failed("\(error)")
         }
+    }
+
+    /// How long a follower waits without a batch or heartbeat before it drops its leader.
+    static let silence: Duration = .seconds(5)
+
+    /// Checks a batch's epoch, applies its records (none in a heartbeat) and acknowledges.
+    private func apply(_ batch: Chordstore_V1_ReplicationBatch, from leader: String, acknowledgingTo acks: Client) async throws {
+        guard batch.leaderEpoch >= store.epoch else {
+            throw FollowEnd.redirected(nil)  // a deposed or fenced leader: look for the current one
+        }
+        if batch.leaderEpoch > store.epoch { try await store.adoptEpoch(batch.leaderEpoch) }
+        var applied = try store.head()
+        if !batch.records.isEmpty {
+            let previous = LogPosition(sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
+            applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
+        }
+        try await acknowledge(applied.sequence, to: acks)
+        setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
     }
 
     /// Reports this node's durable position (bounded here too: a stopped leader never
@@ -145,6 +173,9 @@ extension ReplicationNode {
         guard let client = PeerProbe.client(leader) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
         defer { Task { await client.close() } }
         let status = try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(5), as: Chordstore_V1_NodeStatus.self)
+        guard status.role == Role.leader.rawValue, status.epoch >= store.epoch else {
+            throw ChordStoreError(.failedPrecondition, "\(leader) is not a leader of epoch \(store.epoch) or newer: nothing is cut")
+        }
         let head = try store.head()
         var low: UInt64 = 0  // shared
         var high = min(head.sequence, status.lastSequence) + 1  // not shared, or past the end
@@ -194,4 +225,15 @@ extension ReplicationNode {
     private func setLeader(_ leader: String?) {
         state.withLock { $0.leader = leader }
     }
+}
+
+/// When a follower last heard from its leader.
+final class Heartbeat: Sendable {
+    private let last = Mutex(ContinuousClock.now)
+
+    /// Notes that the leader spoke now.
+    func beat() { last.withLock { $0 = .now } }
+
+    /// How long since the leader last spoke.
+    var silence: Duration { ContinuousClock.now - last.withLock { $0 } }
 }

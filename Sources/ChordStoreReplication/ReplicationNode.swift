@@ -40,7 +40,12 @@ public final class ReplicationNode: Sendable {
         var leader: String?
         var quorum: QuorumState
         var waiters: [Int: (goal: AckGoal, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        /// Waits registered or about to be; a resolve for an id not here is late and ignored.
+        var live: Set<Int> = []
         var abandoned: Set<Int> = []
+        /// The epoch this node granted by ``fence(epoch:leader:)`` or took when promoted,
+        /// and to whom: each epoch goes to one leader only.
+        var granted: (epoch: UInt64, leader: String)?
         var nextWaiter = 0
         var replication = "starting"
         var parked: UInt64 = 0
@@ -78,10 +83,12 @@ public final class ReplicationNode: Sendable {
         becomeLeader()
     }
 
-    /// Stops replication and the leader's checks; quorum waits fail.
+    /// Stops replication and the leader's checks; writes are refused and quorum waits fail.
     public func stop() async {
         let task = state.withLock { state -> Task<Void, Never>? in
             state.stopped = true
+            state.role = .follower
+            store.acceptsCommands = false
             defer { state.task = nil }
             return state.task
         }
@@ -107,16 +114,16 @@ public final class ReplicationNode: Sendable {
             state.quorum.reset()
             let previous = state.task
             state.task = Task { [self] in await monitorPeers() }
+            store.acceptsCommands = true  // under the lock: a concurrent step-down cannot be undone
             return previous
         }
         previous?.cancel()
-        store.acceptsCommands = true
         logger.notice("leading", metadata: ["epoch": "\(store.epoch)", "members": "\(config.members)"])
     }
 
     func becomeFollower(of leader: String?, reason: String) {
-        store.acceptsCommands = false
         let previous = state.withLock { state -> Task<Void, Never>? in
+            store.acceptsCommands = false
             guard !state.stopped else { return nil }
             let wasFollowing = state.role == .follower && state.task != nil
             state.role = .follower
@@ -132,10 +139,16 @@ public final class ReplicationNode: Sendable {
         logger.notice("following", metadata: ["leader": "\(leader ?? "unknown")", "reason": "\(reason)"])
     }
 
-    /// A member showed an epoch newer than this node's: if it leads, step down.
+    /// A member showed its epoch: if it is newer than this leader's, step down. Two
+    /// leaders of the same epoch (only a forced promotion or a misconfiguration makes
+    /// them) are resolved by address: the one with the greater address steps down.
     func observe(epoch: UInt64, from address: String, leading: Bool) {
-        guard epoch > store.epoch, role == .leader else { return }
-        becomeFollower(of: leading ? address : nil, reason: "\(address) has epoch \(epoch), newer than \(store.epoch)")
+        guard role == .leader, address != config.address else { return }
+        if epoch > store.epoch {
+            becomeFollower(of: leading ? address : nil, reason: "\(address) has epoch \(epoch), newer than \(store.epoch)")
+        } else if leading, epoch == store.epoch, address < config.address {
+            becomeFollower(of: address, reason: "\(address) also leads epoch \(epoch)")
+        }
     }
 
     /// A follower showed its epoch: if it is newer than this node's, a new leader was
@@ -201,6 +214,7 @@ public final class ReplicationNode: Sendable {
         let epoch = store.epoch
         let id = state.withLock { state -> Int in
             state.nextWaiter += 1
+            state.live.insert(state.nextWaiter)
             return state.nextWaiter
         }
         let timer = Task { [self] in
@@ -209,7 +223,10 @@ public final class ReplicationNode: Sendable {
         }
         defer {
             timer.cancel()
-            _ = state.withLock { $0.abandoned.remove(id) }
+            state.withLock { state in
+                state.live.remove(id)
+                state.abandoned.remove(id)
+            }
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -229,7 +246,7 @@ public final class ReplicationNode: Sendable {
     private func resolve(_ id: Int, _ value: Bool) {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard let waiter = state.waiters.removeValue(forKey: id) else {
-                state.abandoned.insert(id)
+                if state.live.contains(id) { state.abandoned.insert(id) }  // not registered yet
                 return nil
             }
             return waiter.continuation
@@ -257,6 +274,7 @@ public final class ReplicationNode: Sendable {
         status.address = config.address
         status.role = snapshot.role.rawValue
         status.epoch = epoch
+        status.lastEpoch = head.epoch
         status.lastSequence = head.sequence
         status.lastChecksum = head.checksum
         status.leader = snapshot.leader ?? ""
@@ -283,30 +301,88 @@ public final class ReplicationNode: Sendable {
         return status
     }
 
-    /// Makes this follower the leader with an epoch above every one it knows or can
-    /// reach, persisted before it takes any write. Refused when a reachable member has a
-    /// longer log, unless `force` (whose events beyond this log would then be parked).
+    /// Whether `status`'s log is ahead of `head`: logs compare by their last event's
+    /// epoch, then by length (Raft's "at least as up to date").
+    static func isAhead(_ status: Chordstore_V1_NodeStatus, of head: LogPosition) -> Bool {
+        (status.lastEpoch, status.lastSequence) > (head.epoch, head.sequence)
+    }
+
+    /// Makes this follower the leader, in four steps:
+    /// 1. a reachable member whose log is ahead of this one refuses it (unless `force`);
+    /// 2. it takes an epoch above every one it knows or can reach, persisted;
+    /// 3. it fences the others with it (``fence(epoch:leader:)``): a majority of members,
+    ///    itself included, must adopt the epoch, after which none of them acknowledges
+    ///    the old leader, whose quorum writes can no longer succeed;
+    /// 4. none of the fenced members may be ahead of it (unless `force`).
+    /// On refusal it follows again (whoever leads).
     public func promote(force: Bool) async throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
-        guard role == .follower else { return try status() }
-        let head = try store.head()
-        let reachable = await PeerProbe.statuses(config.peers)
-        let longer = reachable.filter { $0.lastSequence > head.sequence }
-        if !longer.isEmpty && !force {
-            let names = longer.map { "\($0.address) (\($0.lastSequence) events)" }.joined(separator: ", ")
-            throw ChordStoreError(
-                .failedPrecondition,
-                "\(names) has a longer log than this node (\(head.sequence) events): promote the most advanced member, or pass force")
-        }
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let task = state.withLock { state -> Task<Void, Never>?? in
+            guard state.role == .follower, !state.stopped, state.replication != Self.promoting else { return .none }
+            state.replication = Self.promoting
             defer { state.task = nil }
-            return state.task
+            return .some(state.task)
+        }
+        guard let task else {
+            if role == .leader { return try status() }
+            throw ChordStoreError(.failedPrecondition, "this node is already being promoted, or is stopping")
         }
         task?.cancel()
         await task?.value
-        let epoch = max(store.epoch, reachable.map(\.epoch).max() ?? 0) + 1
+        do throws(ChordStoreError) {
+            let head = try store.head()
+            let reachable = await PeerProbe.statuses(config.peers)
+            try Self.checkAhead(reachable, of: head, force: force)
+            let epoch = try await store.adoptEpoch(max(store.epoch, reachable.map(\.epoch).max() ?? 0) + 1)
+            state.withLock { $0.granted = (epoch, config.address) }
+            let fenced = await PeerProbe.fence(config.peers, epoch: epoch, leader: config.address)
+            guard fenced.count + 1 >= config.majority || force else {
+                throw ChordStoreError(
+                    .unavailable,
+                    "only \(fenced.count + 1) of \(config.members) members took epoch \(epoch); a majority (\(config.majority)) is needed")
+            }
+            try Self.checkAhead(fenced, of: head, force: force)
+            logger.notice("promoted", metadata: ["epoch": "\(epoch)", "last": "\(head.sequence)", "fenced": "\(fenced.count)", "forced": "\(force)"])
+            becomeLeader()
+            return try status()
+        } catch {
+            logger.warning("promotion refused", metadata: ["error": "\(error)"])
+            state.withLock { $0.replication = "promotion refused: \(error.message)" }
+            becomeFollower(of: nil, reason: "promotion refused")
+            throw error
+        }
+    }
+
+    private static let promoting = "being promoted"
+
+    private static func checkAhead(_ statuses: [Chordstore_V1_NodeStatus], of head: LogPosition, force: Bool) throws(ChordStoreError) {
+        let ahead = statuses.filter { isAhead($0, of: head) }
+        guard !ahead.isEmpty, !force else { return }
+        let names = ahead.map { "\($0.address) (\($0.lastSequence) events, last of epoch \($0.lastEpoch))" }.joined(separator: ", ")
+        throw ChordStoreError(
+            .failedPrecondition,
+            "\(names) is ahead of this node (\(head.sequence) events, last of epoch \(head.epoch)): promote the member that is furthest ahead, or pass force")
+    }
+
+    /// Adopts `epoch` for `leader`, which is being promoted: persisted, after which this
+    /// node refuses the batches of older epochs and acknowledges nothing to their leader.
+    /// Refused for an older epoch, or for this node's epoch granted to another leader.
+    public func fence(epoch: UInt64, leader: String) async throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
+        let refusal = state.withLock { state -> String? in
+            if epoch < store.epoch { return "epoch \(epoch) is older than this node's (\(store.epoch))" }
+            if let granted = state.granted, granted.epoch == epoch, granted.leader != leader {
+                return "epoch \(epoch) was already granted to \(granted.leader)"
+            }
+            if epoch == store.epoch, state.role == .leader { return "this node leads epoch \(epoch)" }
+            state.granted = (epoch, leader)
+            return nil
+        }
+        if let refusal { throw ChordStoreError(.failedPrecondition, refusal) }
         try await store.adoptEpoch(epoch)
-        logger.notice("promoted", metadata: ["epoch": "\(epoch)", "last": "\(head.sequence)", "forced": "\(force)"])
-        becomeLeader()
+        if role == .leader {
+            becomeFollower(of: leader, reason: "fenced by \(leader) with epoch \(epoch)")
+        } else {
+            state.withLock { $0.leader = leader }
+        }
         return try status()
     }
 }

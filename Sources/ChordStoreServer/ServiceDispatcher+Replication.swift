@@ -13,6 +13,8 @@ extension ServiceDispatcher {
     /// Most records in one replication batch, and most bytes (a batch is one frame).
     static let maxBatchRecords = 2_048
     static let maxBatchBytes = 1 << 20
+    /// The longest an idle Replicate stream stays silent.
+    static let heartbeat: Duration = .seconds(1)
 
     /// Answers `Replicate`: checks that the follower's last event is this log's event at
     /// that position (else FAILED_PRECONDITION "diverged"), then sends the records after
@@ -37,12 +39,12 @@ extension ServiceDispatcher {
             guard let mine = try store.position(at: from - 1) else {
                 throw WireError(
                     .failedPrecondition,
-                    "diverged: the follower has event \(from - 1); this leader's log ends at \(try store.lastSequence())")
+                    "\(ChordStoreError.divergedPrefix)the follower has event \(from - 1); this leader's log ends at \(try store.lastSequence())")
             }
             guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
                 throw WireError(
                     .failedPrecondition,
-                    "diverged: the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)")
+                    "\(ChordStoreError.divergedPrefix)the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)")
             }
             previous = mine
         } catch {
@@ -50,6 +52,7 @@ extension ServiceDispatcher {
         }
         replication?.streamChanged(address: request.address, node: request.node, delta: 1)
         defer { replication?.streamChanged(address: request.address, node: request.node, delta: -1) }
+        var lastSent = ContinuousClock.now - Self.heartbeat  // the first batch leaves at once, even empty
         while true {
             var batch = Chordstore_V1_ReplicationBatch()
             batch.leaderEpoch = store.epoch
@@ -69,7 +72,10 @@ extension ServiceDispatcher {
             } catch {
                 throw WireError.wrapping(error)
             }
-            if !batch.records.isEmpty {
+            if !batch.records.isEmpty || ContinuousClock.now - lastSent >= Self.heartbeat {
+                // A batch, or a heartbeat (no records) that tells an idle follower the
+                // leader is alive, and what it holds.
+                lastSent = ContinuousClock.now
                 do {
                     try await emit([try batch.serializedBytes()])
                 } catch let error as WireError {
@@ -77,6 +83,8 @@ extension ServiceDispatcher {
                 } catch {
                     throw WireError(.internal, "cannot encode a batch: \(error)")
                 }
+            }
+            if !batch.records.isEmpty {
                 previous = last
                 // Flow control: the next batch leaves once this one is applied (or after
                 // a second), carrying whatever committed meanwhile.
@@ -85,7 +93,7 @@ extension ServiceDispatcher {
             if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             try checkLeading()
-            if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence) } else { await Task.yield() }
+            if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence, timeout: Self.heartbeat) } else { await Task.yield() }
         }
     }
 
@@ -151,8 +159,16 @@ extension ServiceDispatcher {
         }
     }
 
-    private func checkLeading() throws(WireError) {
+    /// Throws the refusal of a follower (naming the leader) unless this node leads.
+    func checkLeading() throws(WireError) {
         guard let replication, let leader = replication.writeRefusal() else { return }
-        throw WireError(.failedPrecondition, "not the leader: replicate from \(leader.isEmpty ? "the leader" : leader)", leader: leader)
+        throw Self.notLeader(leader)
+    }
+
+    static func notLeader(_ leader: String) -> WireError {
+        WireError(
+            .failedPrecondition,
+            ChordStoreError.notLeaderPrefix + (leader.isEmpty ? "no leader is known now; retry shortly" : "send it to \(leader)"),
+            leader: leader)
     }
 }

@@ -37,7 +37,13 @@ extension ServiceDispatcher {
             throw WireError(error)
         }
         let page = 512
+        let cuts = store.logCuts
         while true {
+            if store.logCuts != cuts {
+                throw WireError(
+                    .aborted,
+                    "this follower cut its log back (it parked events its new leader lacks); events already sent may be gone: subscribe again")
+            }
             var batch: [[UInt8]] = []
             var scanned = 0
             do {

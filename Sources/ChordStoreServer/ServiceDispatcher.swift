@@ -111,6 +111,10 @@ public struct ServiceDispatcher: Sendable {
                 let request = try parse(Chordstore_V1_PromoteRequest.self, payload, method)
                 guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster: it always leads") }
                 return try await replication.promote(force: request.force).serializedBytes()
+            case .fence:
+                let request = try parse(Chordstore_V1_FenceRequest.self, payload, method)
+                guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
+                return try await replication.fence(epoch: request.epoch, leader: request.leader).serializedBytes()
             case .readLog, .subscribe, .watchQuery, .replicate:
                 throw WireError(.internal, "\(method.rawValue) is a streaming method")
             }
@@ -285,16 +289,21 @@ public struct ServiceDispatcher: Sendable {
     }
 
     private func command(_ command: Command, _ context: Chordstore_V1_CommandContext, _ session: String) async throws -> [UInt8] {
-        if let leader = replication?.writeRefusal() {
-            throw WireError(
-                .failedPrecondition, leader.isEmpty ? "not the leader, and no leader is known now: retry shortly" : "not the leader: writes go to \(leader)",
-                leader: leader)
+        try checkLeading()
+        let recorded: RecordedEvent
+        do {
+            recorded = try await store.execute(
+                command,
+                context: CommandContext(
+                    session: context.session.isEmpty ? session : context.session, commandID: context.commandID,
+                    expectedRevision: context.hasExpected ? context.expected.revision : nil))
+        } catch {
+            // The role changed while the command waited for the writer.
+            if error.code == .failedPrecondition, error.message == ChordStore.notLeaderRefusal.message {
+                throw Self.notLeader(replication?.leader ?? "")
+            }
+            throw error
         }
-        let recorded = try await store.execute(
-            command,
-            context: CommandContext(
-                session: context.session.isEmpty ? session : context.session, commandID: context.commandID,
-                expectedRevision: context.hasExpected ? context.expected.revision : nil))
         try await awaitDurability(context.durability, of: recorded.sequence)
         return try Chordstore_V1_CommandReply.with { $0.event = RecordCodec.envelope(for: recorded) }.serializedBytes()
     }

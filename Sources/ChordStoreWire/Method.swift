@@ -28,6 +28,7 @@ public enum Method: String, Sendable, CaseIterable {
     case ackReplication = "chordstore.v1.ChordStore/AckReplication"
     case getNodeStatus = "chordstore.v1.ChordStore/GetNodeStatus"
     case promote = "chordstore.v1.ChordStore/Promote"
+    case fence = "chordstore.v1.ChordStore/Fence"
 
     /// Whether the server answers with a stream of messages.
     public var isServerStreaming: Bool {

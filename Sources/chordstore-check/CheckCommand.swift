@@ -175,7 +175,7 @@ final class CheckRun: @unchecked Sendable {
             }
             guard number < options.writes else { return }
             let title = "check-\(runID)-c\(client)-\(index)"
-            let connection = clients[target] ?? Client(address: target)!
+            guard let connection = clients[target] ?? Client(address: target) else { return }
             clients[target] = connection
             let began = ContinuousClock.now
             var acked: UInt64?
@@ -185,13 +185,18 @@ final class CheckRun: @unchecked Sendable {
                     $0.context.commandID = title
                     $0.context.durability = options.durability == "quorum" ? .quorum : .local
                 }
-                acked = try await connection.addChordset(request, timeout: .milliseconds(options.timeoutMs)).sequence
+                let deadline = Duration.milliseconds(options.timeoutMs)
+                acked = try await Self.bounded(deadline + .seconds(1)) {
+                    try await connection.addChordset(request, timeout: deadline).sequence
+                }
             } catch {
                 let elapsed = ContinuousClock.now - began
+                let code = (error as? ClientError)?.code.description ?? "\(error)"
                 state.withLock { shared in
-                    shared.failures["\(error.code)", default: 0] += 1
+                    shared.failures[code, default: 0] += 1
                     shared.slowestFailure = max(shared.slowestFailure, elapsed)
                 }
+                if (error as? ClientError)?.code == .deadlineExceeded { clients[target] = nil }  // a fresh connection next time
             }
             state.withLock { $0.attempts.append(.init(client: client, index: index, title: title, acked: acked)) }
             index += 1
@@ -220,13 +225,16 @@ final class CheckRun: @unchecked Sendable {
     private func promote(_ node: String) async throws {
         var name = node
         if node == "best" {
-            var best: (String, UInt64)?
+            // The furthest ahead: by the last event's epoch, then by length.
+            var best: (name: String, position: (UInt64, UInt64))?
             for candidate in cluster.names {
                 guard let status = await status(of: candidate), status.role == "follower" else { continue }
-                if best == nil || status.lastSequence > best!.1 { best = (candidate, status.lastSequence) }
+                let position = (status.lastEpoch, status.lastSequence)
+                if let current = best, current.position >= position { continue }
+                best = (candidate, position)
             }
             guard let best else { throw CheckFailure("no live follower to promote") }
-            name = best.0
+            name = best.name
         }
         guard let address = cluster.address(name), let client = Client(address: address) else { throw CheckFailure("no node \(name)") }
         defer { Task { await client.close() } }
@@ -240,7 +248,26 @@ final class CheckRun: @unchecked Sendable {
     private func status(of name: String) async -> Chordstore_V1_NodeStatus? {
         guard let address = cluster.address(name), let client = Client(address: address, retry: Self.once) else { return nil }
         defer { Task { await client.close() } }
-        return try? await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(2), as: Chordstore_V1_NodeStatus.self)
+        return try? await Self.bounded(.seconds(3)) {
+            try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(2), as: Chordstore_V1_NodeStatus.self)
+        }
+    }
+
+    /// `body`'s result, or `DEADLINE_EXCEEDED` after `limit`: the server enforces call
+    /// deadlines, and a stopped server never answers, not even at the deadline.
+    static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next() ?? nil else {
+                throw ClientError(.deadlineExceeded, "no answer within \(limit)")
+            }
+            return result
+        }
     }
 
     private static let once: Client.RetryPolicy = {

@@ -114,6 +114,19 @@ struct ReplicationClusterTests {
         #expect(report.nodes.filter { $0.role == "leader" }.count == 1)
     }
 
+    @Test("fencing: the leader frozen with SIGSTOP, a follower promoted, the old leader continued: it steps down and nothing acknowledged is lost")
+    func promotionWhileFrozen() async throws {
+        let report = try await check([
+            "--writes", "1600", "--clients", "8", "--durability", "quorum", "--timeout-ms", "1000",
+            "--fault", "500:stop:n1", "--fault", "500:promote:best", "--fault", "1100:cont:n1",
+        ])
+        #expect(report.clean)
+        let old = try #require(report.nodes.first { $0.name == "n1" })
+        #expect(old.role == "follower")
+        #expect(report.nodes.filter { $0.role == "leader" }.count == 1)
+        #expect(report.nodes.allSatisfy { $0.epoch == 2 })
+    }
+
     @Test("the checker's own usage errors are reported with status 64")
     func usage() async throws {
         let executable = try chordstoreExecutable().deletingLastPathComponent().appendingPathComponent("chordstore-check")

@@ -113,13 +113,15 @@ struct ReplicationServerTests {
         defer { Task { await leader.stop() } }
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
-        func add(_ title: String, _ durability: Chordstore_V1_Durability) async throws -> Chordstore_V1_EventEnvelope {
+        func add(_ title: String, _ durability: Chordstore_V1_Durability, timeout: Duration = .milliseconds(800)) async throws -> Chordstore_V1_EventEnvelope {
             try await client.addChordset(.with {
                 $0.title = title
                 $0.context.durability = durability
-            }, timeout: .milliseconds(800))
+            }, timeout: timeout)
         }
-        let acknowledged = try await add("on both", .quorum)
+        // The follower's stream is open once the leader has heard from it.
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        let acknowledged = try await add("on both", .quorum, timeout: .seconds(10))
         // Quorum: the follower holds it when the write returns.
         #expect(try follower.store.head().sequence >= acknowledged.sequence)
 

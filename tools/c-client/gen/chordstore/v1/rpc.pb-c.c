@@ -2263,6 +2263,51 @@ void   chordstore__v1__node_status__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__fence_request__init
+                     (Chordstore__V1__FenceRequest         *message)
+{
+  static const Chordstore__V1__FenceRequest init_value = CHORDSTORE__V1__FENCE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__fence_request__get_packed_size
+                     (const Chordstore__V1__FenceRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__fence_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__fence_request__pack
+                     (const Chordstore__V1__FenceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__fence_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__fence_request__pack_to_buffer
+                     (const Chordstore__V1__FenceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__fence_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__FenceRequest *
+       chordstore__v1__fence_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__FenceRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__fence_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__fence_request__free_unpacked
+                     (Chordstore__V1__FenceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__fence_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__promote_request__init
                      (Chordstore__V1__PromoteRequest         *message)
 {
@@ -5399,7 +5444,7 @@ const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor =
   (ProtobufCMessageInit) chordstore__v1__follower_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descriptors[12] =
+static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descriptors[13] =
 {
   {
     "node",
@@ -5545,12 +5590,25 @@ static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "last_epoch",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, last_epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__node_status__field_indices_by_name[] = {
   1,   /* field[1] = address */
   3,   /* field[3] = epoch */
   9,   /* field[9] = followers */
   5,   /* field[5] = last_checksum */
+  12,   /* field[12] = last_epoch */
   4,   /* field[4] = last_sequence */
   6,   /* field[6] = leader */
   7,   /* field[7] = members */
@@ -5563,7 +5621,7 @@ static const unsigned chordstore__v1__node_status__field_indices_by_name[] = {
 static const ProtobufCIntRange chordstore__v1__node_status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor =
 {
@@ -5573,11 +5631,62 @@ const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor =
   "Chordstore__V1__NodeStatus",
   "chordstore.v1",
   sizeof(Chordstore__V1__NodeStatus),
-  12,
+  13,
   chordstore__v1__node_status__field_descriptors,
   chordstore__v1__node_status__field_indices_by_name,
   1,  chordstore__v1__node_status__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__node_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__fence_request__field_descriptors[2] =
+{
+  {
+    "epoch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FenceRequest, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "leader",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__FenceRequest, leader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__fence_request__field_indices_by_name[] = {
+  0,   /* field[0] = epoch */
+  1,   /* field[1] = leader */
+};
+static const ProtobufCIntRange chordstore__v1__fence_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__fence_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.FenceRequest",
+  "FenceRequest",
+  "Chordstore__V1__FenceRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__FenceRequest),
+  2,
+  chordstore__v1__fence_request__field_descriptors,
+  chordstore__v1__fence_request__field_indices_by_name,
+  1,  chordstore__v1__fence_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__fence_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor chordstore__v1__promote_request__field_descriptors[1] =
@@ -5678,7 +5787,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[28] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[29] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -5708,6 +5817,7 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "AckReplication", &chordstore__v1__replication_ack__descriptor, &chordstore__v1__replication_ack_reply__descriptor },
   { "GetNodeStatus", &chordstore__v1__node_status_request__descriptor, &chordstore__v1__node_status__descriptor },
   { "Promote", &chordstore__v1__promote_request__descriptor, &chordstore__v1__node_status__descriptor },
+  { "Fence", &chordstore__v1__fence_request__descriptor, &chordstore__v1__node_status__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   25,        /* AckReplication */
@@ -5715,6 +5825,7 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   22,        /* CountChordsets */
   7,        /* DeleteAll */
   2,        /* DeleteChordset */
+  28,        /* Fence */
   10,        /* GetChord */
   9,        /* GetChordset */
   11,        /* GetControlsChord */
@@ -5746,7 +5857,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  28,
+  29,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -5973,6 +6084,14 @@ void chordstore__v1__chord_store__promote(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 27, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__fence(ProtobufCService *service,
+                                        const Chordstore__V1__FenceRequest *input,
+                                        Chordstore__V1__NodeStatus_Closure closure,
+                                        void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 28, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

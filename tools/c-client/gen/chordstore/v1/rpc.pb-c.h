@@ -69,6 +69,7 @@ typedef struct Chordstore__V1__ReplicationAckReply Chordstore__V1__ReplicationAc
 typedef struct Chordstore__V1__NodeStatusRequest Chordstore__V1__NodeStatusRequest;
 typedef struct Chordstore__V1__FollowerStatus Chordstore__V1__FollowerStatus;
 typedef struct Chordstore__V1__NodeStatus Chordstore__V1__NodeStatus;
+typedef struct Chordstore__V1__FenceRequest Chordstore__V1__FenceRequest;
 typedef struct Chordstore__V1__PromoteRequest Chordstore__V1__PromoteRequest;
 
 
@@ -1086,10 +1087,32 @@ struct  Chordstore__V1__NodeStatus
    * events moved aside after a divergence, ever
    */
   uint64_t parked_events;
+  /*
+   * the epoch of the last event (logs compare by it, then by length)
+   */
+  uint64_t last_epoch;
 };
 #define CHORDSTORE__V1__NODE_STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__node_status__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+/*
+ * Sent by a member being promoted to every other member: adopt `epoch` (persisted), take
+ * `leader` as the leader, refuse batches and acknowledge nothing of older epochs. Each
+ * member grants an epoch to one leader only; a lower epoch, or the same epoch for
+ * another leader, is refused with FAILED_PRECONDITION. The reply is the member's status
+ * after adopting the epoch (its log, so the new leader can check it has the longest).
+ */
+struct  Chordstore__V1__FenceRequest
+{
+  ProtobufCMessage base;
+  uint64_t epoch;
+  char *leader;
+};
+#define CHORDSTORE__V1__FENCE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__fence_request__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -2060,6 +2083,25 @@ Chordstore__V1__NodeStatus *
 void   chordstore__v1__node_status__free_unpacked
                      (Chordstore__V1__NodeStatus *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__FenceRequest methods */
+void   chordstore__v1__fence_request__init
+                     (Chordstore__V1__FenceRequest         *message);
+size_t chordstore__v1__fence_request__get_packed_size
+                     (const Chordstore__V1__FenceRequest   *message);
+size_t chordstore__v1__fence_request__pack
+                     (const Chordstore__V1__FenceRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__fence_request__pack_to_buffer
+                     (const Chordstore__V1__FenceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__FenceRequest *
+       chordstore__v1__fence_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__fence_request__free_unpacked
+                     (Chordstore__V1__FenceRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__PromoteRequest methods */
 void   chordstore__v1__promote_request__init
                      (Chordstore__V1__PromoteRequest         *message);
@@ -2234,6 +2276,9 @@ typedef void (*Chordstore__V1__FollowerStatus_Closure)
 typedef void (*Chordstore__V1__NodeStatus_Closure)
                  (const Chordstore__V1__NodeStatus *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__FenceRequest_Closure)
+                 (const Chordstore__V1__FenceRequest *message,
+                  void *closure_data);
 typedef void (*Chordstore__V1__PromoteRequest_Closure)
                  (const Chordstore__V1__PromoteRequest *message,
                   void *closure_data);
@@ -2356,6 +2401,10 @@ struct Chordstore__V1__ChordStore_Service
                   const Chordstore__V1__PromoteRequest *input,
                   Chordstore__V1__NodeStatus_Closure closure,
                   void *closure_data);
+  void (*fence)(Chordstore__V1__ChordStore_Service *service,
+                const Chordstore__V1__FenceRequest *input,
+                Chordstore__V1__NodeStatus_Closure closure,
+                void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -2391,7 +2440,8 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## replicate,\
       function_prefix__ ## ack_replication,\
       function_prefix__ ## get_node_status,\
-      function_prefix__ ## promote  }
+      function_prefix__ ## promote,\
+      function_prefix__ ## fence  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -2504,6 +2554,10 @@ void chordstore__v1__chord_store__promote(ProtobufCService *service,
                                           const Chordstore__V1__PromoteRequest *input,
                                           Chordstore__V1__NodeStatus_Closure closure,
                                           void *closure_data);
+void chordstore__v1__chord_store__fence(ProtobufCService *service,
+                                        const Chordstore__V1__FenceRequest *input,
+                                        Chordstore__V1__NodeStatus_Closure closure,
+                                        void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2562,6 +2616,7 @@ extern const ProtobufCMessageDescriptor chordstore__v1__replication_ack_reply__d
 extern const ProtobufCMessageDescriptor chordstore__v1__node_status_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__fence_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__promote_request__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 

@@ -108,9 +108,3 @@ final class ClusterProcesses: @unchecked Sendable {
         }
     }
 }
-
-/// A failure of the checker itself (not an anomaly it found).
-struct CheckFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

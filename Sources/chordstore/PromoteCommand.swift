@@ -1,0 +1,50 @@
+import ArgumentParser
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+
+/// `chordstore promote`: makes a follower the leader.
+struct PromoteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "promote",
+        abstract: "Make the follower at --server the leader, with a new, higher epoch.",
+        discussion: """
+            Refused when a reachable member has a longer log (promote that one instead),
+            unless --force: events only that member has are then parked aside when it
+            rejoins as a follower. The old leader, if it comes back, sees the higher
+            epoch, steps down, parks any events the new leader lacks in DIR/parked/ and
+            follows. Point clients at the new leader (a follower's refusal of a write
+            names it, and the Swift client moves there by itself).
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Promote even if a reachable member has a longer log.") var force = false
+
+    func validate() throws {
+        guard global.data == nil else { throw ValidationError("promote asks a server: give --server, not --data") }
+    }
+
+    func run() async throws {
+        let status = try await clusterCall(global.server, .promote, Chordstore_V1_PromoteRequest.with { $0.force = force })
+        print(global.json ? try status.jsonString() : StatusCommand.text(status))
+    }
+}
+
+/// One call to the server at `address` (no redirect: these verbs are about that node).
+func clusterCall<Request: SwiftProtobuf.Message>(
+    _ address: String, _ method: ChordStoreWire.Method, _ request: Request
+) async throws -> Chordstore_V1_NodeStatus {
+    let (host, port): (String, Int)
+    do { (host, port) = try serverAddress(address) } catch { throw Failure(error) }
+    var retry = Client.RetryPolicy()
+    retry.redirects = 0
+    let client = Client(host: host, port: port, retry: retry)
+    defer { Task { await client.close() } }
+    do {
+        return try await client.call(method, request, timeout: .seconds(30), as: Chordstore_V1_NodeStatus.self)
+    } catch {
+        throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+    }
+}

@@ -12,12 +12,15 @@ struct PromoteCommand: AsyncParsableCommand {
         commandName: "promote",
         abstract: "Make the follower at --server the leader, with a new, higher epoch.",
         discussion: """
-            Refused when a reachable member has a longer log (promote that one instead),
-            unless --force: events only that member has are then parked aside when it
-            rejoins as a follower. The old leader, if it comes back, sees the higher
-            epoch, steps down, parks any events the new leader lacks in DIR/parked/ and
-            follows. Point clients at the new leader (a follower's refusal of a write
-            names it, and the Swift client moves there by itself).
+            Refused when a reachable member's log is ahead (a newer last epoch, or the
+            same and longer: promote that one instead). It then takes an epoch above
+            every one it can see and fences the other members with it: a majority,
+            itself included, must accept, after which none of them acknowledges the old
+            leader. --force skips both checks: events only a member ahead of it has are
+            then parked aside when that member follows. The old leader, when it sees the
+            higher epoch, steps down, parks any events the new leader lacks in
+            DIR/parked/ and follows. Point clients at the new leader (a follower's
+            refusal of a write names it, and the Swift client moves there by itself).
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Promote even if a reachable member has a longer log.") var force = false

@@ -74,7 +74,13 @@ public final class Client: Sendable {
             do {
                 let connection = try await connection()
                 used = connection
-                return try await connection.call(method, request, timeout: timeout, minSequence: minSequence, as: Response.self)
+                guard let timeout else {
+                    return try await connection.call(method, request, minSequence: minSequence, as: Response.self)
+                }
+                let attempt = request
+                return try await Self.bounded(timeout + Self.deadlineGrace) {
+                    try await connection.call(method, attempt, timeout: timeout, minSequence: minSequence, as: Response.self)
+                }
             } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
                 drop(used)
                 try? await Task.sleep(for: wait)
@@ -86,6 +92,32 @@ public final class Client: Sendable {
                 target.withLock { $0 = (host, port) }
                 drop(used)
             }
+        }
+    }
+
+    /// How long past a call's deadline the client waits for the server's answer before it
+    /// gives up itself: the server enforces deadlines, but a stopped server never answers.
+    public static let deadlineGrace: Duration = .seconds(1)
+
+    /// `body`'s result, or `DEADLINE_EXCEEDED` after `limit` (`body` is then cancelled).
+    static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws(ClientError) -> T {
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try? await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let result = try await group.next() ?? nil else {
+                    throw ClientError(.deadlineExceeded, "no answer within \(limit), the deadline and a grace period")
+                }
+                return result
+            }
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError(.internal, "\(error)")
         }
     }
 

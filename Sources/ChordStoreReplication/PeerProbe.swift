@@ -31,9 +31,7 @@ enum PeerProbe {
                 group.addTask {
                     guard let client = Self.client(address) else { return nil }
                     defer { Task { await client.close() } }
-                    return try? await within(timeout) {
-                        try await client.call(.fence, request, timeout: timeout, as: Chordstore_V1_NodeStatus.self)
-                    } ?? nil
+                    return try? await client.call(.fence, request, timeout: timeout, as: Chordstore_V1_NodeStatus.self)
                 }
             }
             var statuses: [Chordstore_V1_NodeStatus] = []
@@ -44,27 +42,12 @@ enum PeerProbe {
         }
     }
 
-    /// One member's status, or `nil` if it does not answer within `timeout` (measured
-    /// here too: a stopped process accepts the connection but never answers).
+    /// One member's status, or `nil` if it does not answer within `timeout` (and the
+    /// client's grace period: a stopped process accepts the connection, never answers).
     static func status(of address: String, timeout: Duration) async -> Chordstore_V1_NodeStatus? {
         guard let client = Self.client(address) else { return nil }
         defer { Task { await client.close() } }
-        return try? await within(timeout) {
-            try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
-        } ?? nil
-    }
-
-    /// `body`'s result, or `nil` if it takes longer than `timeout` (it is then cancelled).
-    static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
+        return try? await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
     }
 
     /// A client for a member at `HOST:PORT` that neither retries nor follows redirects.

@@ -148,8 +148,7 @@ extension ReplicationNode {
         setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
     }
 
-    /// Reports this node's durable position (bounded here too: a stopped leader never
-    /// answers, and a server-side deadline needs a running server).
+    /// Reports this node's durable position.
     private func acknowledge(_ sequence: UInt64, to client: Client) async throws {
         let ack = Chordstore_V1_ReplicationAck.with {
             $0.node = config.node
@@ -157,10 +156,7 @@ extension ReplicationNode {
             $0.epoch = store.epoch
             $0.sequence = sequence
         }
-        let reply = try await PeerProbe.within(.seconds(5)) {
-            try await client.call(.ackReplication, ack, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
-        }
-        guard let reply else { throw FollowEnd.failed("the leader did not answer an acknowledgement within 5 s") }
+        let reply = try await client.call(.ackReplication, ack, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
         if reply.epoch < store.epoch { throw FollowEnd.redirected(nil) }
     }
 

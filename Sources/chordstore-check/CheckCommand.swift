@@ -24,8 +24,9 @@ struct CheckCommand: AsyncParsableCommand {
 
               AT:kill:NODE     SIGKILL          AT:stop:NODE   SIGSTOP
               AT:restart:NODE  start it again   AT:cont:NODE   SIGCONT
-              AT:promote:NODE  promote it (best: the live follower with the longest log)
+              AT:promote:NODE  promote it (best: the live follower furthest ahead)
                                and send the clients to it
+            NODE may list several nodes, comma-separated, hit at once (e.g. 300:kill:n2,n3).
 
             Then it heals (continues stopped nodes, restarts dead ones), waits until every
             log ends at the same event with the same checksum (a hash of the whole log),

@@ -85,10 +85,7 @@ final class CheckRun: @unchecked Sendable {
                     $0.context.commandID = title
                     $0.context.durability = options.durability == "quorum" ? .quorum : .local
                 }
-                let deadline = Duration.milliseconds(options.timeoutMs)
-                acked = try await Self.bounded(deadline + .seconds(1)) {
-                    try await connection.addChordset(request, timeout: deadline).sequence
-                }
+                acked = try await connection.addChordset(request, timeout: .milliseconds(options.timeoutMs)).sequence
             } catch {
                 let elapsed = ContinuousClock.now - began
                 let code = (error as? ClientError)?.code.description ?? "\(error)"
@@ -112,11 +109,12 @@ final class CheckRun: @unchecked Sendable {
                 try await Task.sleep(for: .milliseconds(5))
             }
             progress("fault \(fault)")
+            let names = fault.node.split(separator: ",").map(String.init)
             switch fault.action {
-            case .kill: try cluster.signal(fault.node, SIGKILL)
-            case .stop: try cluster.signal(fault.node, SIGSTOP)
-            case .cont: try cluster.signal(fault.node, SIGCONT)
-            case .restart: try cluster.start(fault.node)
+            case .kill: try cluster.signal(names, SIGKILL)
+            case .stop: try cluster.signal(names, SIGSTOP)
+            case .cont: try cluster.signal(names, SIGCONT)
+            case .restart: for name in names { try cluster.start(name) }
             case .promote: try await promote(fault.node)
             }
         }
@@ -148,26 +146,7 @@ final class CheckRun: @unchecked Sendable {
     private func status(of name: String) async -> Chordstore_V1_NodeStatus? {
         guard let address = cluster.address(name), let client = Client(address: address, retry: Self.once) else { return nil }
         defer { Task { await client.close() } }
-        return try? await Self.bounded(.seconds(3)) {
-            try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(2), as: Chordstore_V1_NodeStatus.self)
-        }
-    }
-
-    /// `body`'s result, or `DEADLINE_EXCEEDED` after `limit`: the server enforces call
-    /// deadlines, and a stopped server never answers, not even at the deadline.
-    static func bounded<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let result = try await group.next() ?? nil else {
-                throw ClientError(.deadlineExceeded, "no answer within \(limit)")
-            }
-            return result
-        }
+        return try? await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(2), as: Chordstore_V1_NodeStatus.self)
     }
 
     private static let once: Client.RetryPolicy = {

@@ -69,17 +69,22 @@ final class ClusterProcesses: @unchecked Sendable {
         }
     }
 
-    /// Sends `signal` to `name` (SIGKILL waits for the process to end).
-    func signal(_ name: String, _ signal: Int32) throws {
-        let process: Process? = try lock.withLock {
-            guard let index = nodes.firstIndex(where: { $0.name == name }) else { throw CheckFailure("no node \(name)") }
-            if signal == SIGSTOP { nodes[index].stopped = true }
-            if signal == SIGCONT { nodes[index].stopped = false }
-            return nodes[index].process
+    /// Sends `signal` to every node of `names` at once, then (for SIGKILL and SIGTERM)
+    /// waits for them to end, so that no write slips in between two of them.
+    func signal(_ names: [String], _ signal: Int32) throws {
+        let processes: [Process] = try lock.withLock {
+            try names.compactMap { name in
+                guard let index = nodes.firstIndex(where: { $0.name == name }) else { throw CheckFailure("no node \(name)") }
+                if signal == SIGSTOP { nodes[index].stopped = true }
+                if signal == SIGCONT { nodes[index].stopped = false }
+                return nodes[index].process
+            }
         }
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, signal)
-        if signal == SIGKILL || signal == SIGTERM { process.waitUntilExit() }
+        let running = processes.filter(\.isRunning)
+        for process in running { kill(process.processIdentifier, signal) }
+        if signal == SIGKILL || signal == SIGTERM {
+            for process in running { process.waitUntilExit() }
+        }
     }
 
     /// Continues stopped nodes and restarts dead ones.
@@ -89,7 +94,7 @@ final class ClusterProcesses: @unchecked Sendable {
                 let node = nodes.first { $0.name == name }
                 return (node?.stopped ?? false, node?.process?.isRunning ?? false)
             }
-            if stopped { try signal(name, SIGCONT) }
+            if stopped { try signal([name], SIGCONT) }
             if !running { try start(name) }
         }
     }

@@ -16,7 +16,8 @@ struct Fault: Equatable, CustomStringConvertible {
 
     var at: Int
     var action: Action
-    /// A node name (n1, n2, ...), or `best` for promote.
+    /// A node name (n1, n2, ...), several separated by commas (hit at once), or `best`
+    /// for promote.
     var node: String
 
     /// Parses `AT:ACTION:NODE`, e.g. `2000:kill:n3` or `5000:promote:best`.

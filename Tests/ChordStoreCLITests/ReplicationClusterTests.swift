@@ -83,7 +83,7 @@ struct ReplicationClusterTests {
 
         let bothDown = try await check([
             "--writes", "800", "--clients", "8", "--durability", "quorum", "--timeout-ms", "1000",
-            "--fault", "300:kill:n2", "--fault", "300:kill:n3", "--fault", "340:restart:n2", "--fault", "340:restart:n3",
+            "--fault", "300:kill:n2,n3", "--fault", "340:restart:n2,n3",
         ])
         #expect(bothDown.clean)  // every write reported successful is in every log
         #expect(bothDown.failed > 0)

@@ -31,6 +31,15 @@ public final class Client: Sendable {
 
         /// The default policy: 5 attempts, 50 ms doubling.
         public init() {}
+
+        /// One attempt and no redirect: for calls about the node asked (its status, a
+        /// replication call), which must neither repeat nor move to another node.
+        public static let once: RetryPolicy = {
+            var retry = RetryPolicy()
+            retry.attempts = 1
+            retry.redirects = 0
+            return retry
+        }()
     }
 
     private let target: Mutex<(host: String, port: Int)>

@@ -52,9 +52,6 @@ enum PeerProbe {
 
     /// A client for a member at `HOST:PORT` that neither retries nor follows redirects.
     static func client(_ address: String) -> Client? {
-        var retry = Client.RetryPolicy()
-        retry.attempts = 1
-        retry.redirects = 0
-        return Client(address: address, retry: retry)
+        Client(address: address, retry: .once)
     }
 }

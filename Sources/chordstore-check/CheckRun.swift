@@ -144,17 +144,10 @@ final class CheckRun: @unchecked Sendable {
     // MARK: Healing and reading back
 
     private func status(of name: String) async -> Chordstore_V1_NodeStatus? {
-        guard let address = cluster.address(name), let client = Client(address: address, retry: Self.once) else { return nil }
+        guard let address = cluster.address(name), let client = Client(address: address, retry: .once) else { return nil }
         defer { Task { await client.close() } }
         return try? await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(2), as: Chordstore_V1_NodeStatus.self)
     }
-
-    private static let once: Client.RetryPolicy = {
-        var retry = Client.RetryPolicy()
-        retry.attempts = 1
-        retry.redirects = 0
-        return retry
-    }()
 
     private func waitForLeader() async throws {
         let deadline = ContinuousClock.now + .seconds(60)

@@ -102,6 +102,17 @@ public final class ChordStore: Sendable {
         try await writer.submit(SubmittedCommand(command: command, context: context)).get()
     }
 
+    /// Queues `command` for the writer and returns at once; `completion` gets its recorded
+    /// event once it is durable, or its error. It runs on the writer thread, so it must
+    /// only hand the result on (for example to an event loop): every commit waits for it.
+    /// ``execute(_:context:)`` without a task hop, for servers.
+    public func submit(
+        _ command: Command, context: CommandContext = CommandContext(),
+        completion: @escaping @Sendable (Result<RecordedEvent, ChordStoreError>) -> Void
+    ) {
+        writer.submit(SubmittedCommand(command: command, context: context), completion: completion)
+    }
+
     /// Chordsets in `order` (creation date by default), at most `limit` of them.
     public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) throws(ChordStoreError) -> [Chordset] {
         if let limit, limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }

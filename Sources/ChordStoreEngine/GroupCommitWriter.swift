@@ -11,7 +11,8 @@ import Glibc
 /// turn takes all of them (up to `maxBatch`) into one transaction, so a durable commit's
 /// fsync is paid once per batch instead of once per command.
 final class GroupCommitWriter: Sendable {
-    typealias Completion = CheckedContinuation<Result<RecordedEvent, ChordStoreError>, Never>
+    /// Called on the writer thread with a command's outcome: it must return quickly.
+    typealias Completion = @Sendable (Result<RecordedEvent, ChordStoreError>) -> Void
 
     private enum Job: Sendable {
         case command(SubmittedCommand, Completion)
@@ -60,10 +61,14 @@ final class GroupCommitWriter: Sendable {
     /// Queues `command` and waits for its commit (or its refusal).
     func submit(_ command: SubmittedCommand) async -> Result<RecordedEvent, ChordStoreError> {
         await withCheckedContinuation { continuation in
-            if let refusal = enqueue(.command(command, continuation)) {
-                continuation.resume(returning: .failure(refusal))
-            }
+            submit(command) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// Queues `command`; `completion` gets its commit or refusal, on the writer thread
+    /// (or on this one, if the queue refuses it).
+    func submit(_ command: SubmittedCommand, completion: @escaping Completion) {
+        if let refusal = enqueue(.command(command, completion)) { completion(.failure(refusal)) }
     }
 
     /// Runs `work` on the writer thread between batches, with no commit in flight.
@@ -153,7 +158,7 @@ final class GroupCommitWriter: Sendable {
             }
             lastBatch = commands.count
             guard writable.load(ordering: .acquiring) else {
-                for completion in completions { completion.resume(returning: .failure(Self.readOnlyError)) }
+                for completion in completions { completion(.failure(Self.readOnlyError)) }
                 continue
             }
             var applier = self.applier
@@ -166,7 +171,7 @@ final class GroupCommitWriter: Sendable {
                     $0.events += UInt64(committed)
                 }
             }
-            for (completion, result) in zip(completions, results) { completion.resume(returning: result) }
+            for (completion, result) in zip(completions, results) { completion(result) }
             let head = results.reduce(UInt64(0)) { head, result in
                 if case .success(let recorded) = result { return max(head, recorded.sequence) }
                 return head

@@ -3,53 +3,75 @@ import Foundation
 import LMDB
 import Synchronization
 
-/// The durable backend: the log and its projections in one LMDB environment, written in
-/// the same transaction, so the views always reflect exactly the committed log.
+/// The durable backend: the log in one LMDB environment, synced at every commit, and its
+/// projections in a second one beside it (`views/`), written right after the log in the
+/// same turn of the writer without fsync (see ``StoreDatabases``).
+///
+/// A durable commit thus writes the pages of one append to the log (as raw LMDB does)
+/// instead of the pages of a dozen B-trees. The views can always be rebuilt from the
+/// log: they record the last event they folded (``AppliedHead``), and when a store opens
+/// they are caught up with the log, or rebuilt if that event is not the log's or the
+/// machine went down while they were open (``ViewsMarker``).
 final class LMDBBackend: StorageBackend {
-    /// The on-disk format this code writes and reads.
-    static let formatVersion: UInt8 = 1
+    /// The on-disk format this code writes and reads: 2 keeps the views in `views/`
+    /// (format 1 kept them in the log's environment; opening one moves them).
+    static let formatVersion: UInt8 = 2
     /// The layout of the view databases. A store whose views have another layout (or
     /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 5
+    static let viewsVersion: UInt8 = 6
+    /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
+    static let maxCatchUp: UInt64 = 10_000
 
-    private let env: Environment
+    private let logEnv: Environment
+    private let viewsEnv: Environment
     private let dbs: StoreDatabases
     private let lock: DirectoryLock
+    private let marker: ViewsMarker
     /// The last committed record; only the writer thread changes it.
     private let committedHead: Mutex<LogHead>
+    /// Set when the views could not take events the log holds: reads and commits fail
+    /// with it until the store is reopened (which rebuilds the views).
+    private let viewsFault = Mutex<ChordStoreError?>(nil)
     private let maxMapGrowth: Int
     let snapshotFiles: SnapshotFiles?
 
-    /// Opens or creates the store in `directory`, rebuilding the views if their layout is
-    /// not this version's.
+    /// Opens or creates the store in `directory`, catching the views up with the log or
+    /// rebuilding them when needed.
     init(directory: URL, options: ChordStore.Options, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        let viewsDirectory = directory.appendingPathComponent("views")
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: viewsDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ChordStoreError(.unavailable, "cannot create data directory \(directory.path): \(error.localizedDescription)", cause: error)
+            throw ChordStoreError(.unavailable, "cannot create data directory \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
         }
         lock = try DirectoryLock(directory: directory)
-        var envOptions = Environment.Options()
-        envOptions.mapSize = max(1 << 16, options.initialMapSize)
-        envOptions.noSync = options.unsafeNoSync
-        envOptions.maxDatabases = 32
+        marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
+        var logOptions = Environment.Options()
+        logOptions.mapSize = max(1 << 16, options.initialMapSize)
+        logOptions.noSync = options.unsafeNoSync
+        logOptions.maxDatabases = 32
+        // The views' file is as large as their map (sparse): start small, grow on demand.
+        var viewsOptions = Environment.Options()
+        viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 28))
+        viewsOptions.noSync = true
+        viewsOptions.writeMap = true
+        viewsOptions.maxDatabases = 32
         do {
-            env = try Environment(directory: directory, options: envOptions)
-            dbs = StoreDatabases(
-                log: try env.openDatabase("log"), chordsets: try env.openDatabase("chordsets"),
-                chords: try env.openDatabase("chords"), order: try env.openDatabase("order"),
-                positions: try env.openDatabase("positions"), created: try env.openDatabase("created"),
-                commands: try env.openDatabase("commands"), meta: try env.openDatabase("meta"),
-                sessions: try env.openDatabase("sessions"), links: try env.openDatabase("session-links"),
-                revisions: try env.openDatabase("revisions"), chordsetHistory: try env.openDatabase("chordset-history"),
-                graveyard: try env.openDatabase("graveyard"),
-                titles: try env.openDatabase("titles"))
-            committedHead = Mutex(.empty)
-            try checkFormat()
-            let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
-            committedHead.withLock { $0 = head }
+            logEnv = try Environment(directory: directory, options: logOptions)
+            try Self.checkFormat(logEnv)
+            if !marker.viewsTrusted {
+                for file in ["data.mdb", "lock.mdb"] {
+                    try? FileManager.default.removeItem(at: viewsDirectory.appendingPathComponent(file))
+                }
+            }
+            viewsEnv = try Environment(directory: viewsDirectory, options: viewsOptions)
+            try marker.markOpen()
+            let dbs = try StoreDatabases(log: logEnv, views: viewsEnv)
+            self.dbs = dbs
+            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            committedHead = Mutex(head)
         } catch {
             throw Self.openError(error, directory: directory)
         }
@@ -57,32 +79,48 @@ final class LMDBBackend: StorageBackend {
     }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
+        if let fault = viewsFault.withLock({ $0 }) { return batch.map { _ in .failure(fault) } }
         let start = committedHead.withLock { $0 }
+        var logged: (results: [Result<RecordedEvent, ChordStoreError>], head: LogHead)?
+        var viewsCommitted = false
         do {
-            let (results, head) = try withGrowingMap {
-                try env.withWriteTransaction { txn in
-                    var view = LMDBStateView(txn: txn, dbs: dbs)
-                    var changes = view
-                    var log = LMDBLog(txn: txn, dbs: dbs)
-                    var head = start
-                    let results = try applier.apply(
-                        batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
-                    return (results, head)
+            try withGrowingMap {
+                guard logged == nil else { return }  // the log holds the batch: never apply it twice
+                try viewsEnv.withWriteTransaction { viewsTxn in
+                    logged = try logEnv.withWriteTransaction { logTxn in
+                        var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
+                        var changes = view
+                        var log = LMDBLog(view: view)
+                        var head = start
+                        let results = try applier.apply(
+                            batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
+                        if head != start { try AppliedHead.write(head, viewsTxn, dbs) }
+                        return (results, head)
+                    }
                 }
+                viewsCommitted = true
             }
-            committedHead.withLock { $0 = head }
-            snapshotFiles?.maybeTake(head: head.sequence, backend: self)
-            return results
         } catch {
-            let failure = ChordStoreError.wrapping(error)
-            return batch.map { _ in .failure(failure) }
+            guard logged != nil else {
+                let failure = ChordStoreError.wrapping(error)
+                return batch.map { _ in .failure(failure) }
+            }
         }
+        guard let logged else { return batch.map { _ in .failure(ChordStoreError(.internal, "the commit ended without a result")) } }
+        committedHead.withLock { $0 = logged.head }
+        if !viewsCommitted { recoverViews() }
+        snapshotFiles?.maybeTake(head: logged.head.sequence, backend: self)
+        return logged.results
     }
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
-        if env.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
+        if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
+        if let fault = viewsFault.withLock({ $0 }) { throw fault }
         do {
-            return try env.withReadTransaction { txn in try body(LMDBStateView(txn: txn, dbs: dbs)) }
+            // Views first: the log then holds at least every event they reflect.
+            return try viewsEnv.withReadTransaction { viewsTxn in
+                try logEnv.withReadTransaction { logTxn in try body(LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)) }
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
@@ -93,40 +131,58 @@ final class LMDBBackend: StorageBackend {
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
+        if let fault = viewsFault.withLock({ $0 }) { throw fault }
         let start = committedHead.withLock { $0 }
-        let head: LogHead
+        var logged: LogHead?
+        var viewsCommitted = false
         do {
-            head = try withGrowingMap {
-                try env.withWriteTransaction { txn in
-                    var view = LMDBStateView(txn: txn, dbs: dbs)
-                    var changes = view
-                    var log = LMDBLog(txn: txn, dbs: dbs)
-                    var head = start
-                    try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
-                    return head
+            try withGrowingMap {
+                guard logged == nil else { return }
+                try viewsEnv.withWriteTransaction { viewsTxn in
+                    logged = try logEnv.withWriteTransaction { logTxn in
+                        var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
+                        var changes = view
+                        var log = LMDBLog(view: view)
+                        var head = start
+                        try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
+                        if head != start { try AppliedHead.write(head, viewsTxn, dbs) }
+                        return head
+                    }
                 }
+                viewsCommitted = true
             }
         } catch {
-            throw ChordStoreError.wrapping(error)
+            if logged == nil { throw ChordStoreError.wrapping(error) }
         }
+        guard let head = logged else { throw ChordStoreError(.internal, "the replicated commit ended without a result") }
         committedHead.withLock { $0 = head }
+        if !viewsCommitted { recoverViews() }
         snapshotFiles?.maybeTake(head: head.sequence, backend: self)
         return head
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        // One transaction: the records after `sequence` go, and the views are rebuilt from
-        // the records before it, so no reader ever sees the views of the cut log, and a
-        // failure leaves the log and views as they were.
+        // The views are rebuilt from the records up to `sequence` first, in one
+        // transaction, so no reader ever sees the views of the cut log; then the records
+        // after it go, in one transaction of the log. Should the process die between the
+        // two, the views are caught up with the uncut log when it reopens, and the cut
+        // is made again by whoever asked for it.
         try rebuildViews(through: sequence, progress: { _, _ in })
+        do {
+            try logEnv.withWriteTransaction { txn in try Self.deleteRecords(after: sequence, txn, dbs) }
+            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            committedHead.withLock { $0 = head }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
         snapshotFiles?.discard(after: sequence)
         return committedHead.withLock { $0 }
     }
 
     func storedEpoch() throws(ChordStoreError) -> UInt64 {
         do {
-            return try env.withReadTransaction { txn in
-                guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.epochKey) else { return 0 }
+            return try logEnv.withReadTransaction { txn in
+                guard let bytes = try txn.get(dbs.logMeta, key: StoreDatabases.epochKey) else { return 0 }
                 return try StoreKeys.sequence(bytes)
             }
         } catch {
@@ -136,40 +192,139 @@ final class LMDBBackend: StorageBackend {
 
     func storeEpoch(_ epoch: UInt64) throws(ChordStoreError) {
         do {
-            try env.withWriteTransaction { txn in try txn.put(dbs.meta, key: StoreDatabases.epochKey, value: StoreKeys.sequence(epoch)) }
+            try logEnv.withWriteTransaction { txn in
+                try txn.put(dbs.logMeta, key: StoreDatabases.epochKey, value: StoreKeys.sequence(epoch))
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
     }
 
+    func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try logEnv.withReadTransaction { txn in
+            try txn.withCursor(dbs.log) { cursor in
+                var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                while let current = entry {
+                    guard try body(StoreKeys.sequence(current.key), current.value) else { return }
+                    entry = try cursor.next()
+                }
+            }
+        }
+    }
+
+    /// Syncs the views to disk and records the clean close, then releases the files.
     func close() {
-        env.close()
+        if !viewsEnv.isClosed, (try? viewsEnv.sync()) != nil { marker.markClosed() }
+        viewsEnv.close()
+        logEnv.close()
         lock.release()
     }
 
-    /// Rebuilds the views if their layout is not this version's (or they were dropped).
-    /// Commits write the views in the log's transaction, so no other check is needed.
+    /// Brings the views to the log's last event: nothing to do when they hold it; the
+    /// missing events folded one by one when they hold an earlier event of this log
+    /// (the process died between the two commits of a turn); otherwise (another layout,
+    /// views of another log, views discarded after a machine crash, a long lag) a rebuild.
     private func catchUpViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let stored: [UInt8]?
+        let logHead = committedHead.withLock { $0 }
+        let applied: LogHead
+        let sameLog: Bool
         do {
-            stored = try env.withReadTransaction { txn in try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init) }
+            (applied, sameLog) = try viewsEnv.withReadTransaction { viewsTxn in
+                guard try viewsTxn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init) == [Self.viewsVersion] else {
+                    return (LogHead.empty, false)
+                }
+                let applied = try AppliedHead.read(viewsTxn, dbs)
+                guard applied.sequence <= logHead.sequence else { return (applied, false) }
+                guard applied.sequence > 0 else { return (applied, true) }
+                let checksum = try logEnv.withReadTransaction { logTxn in
+                    try logTxn.get(dbs.log, key: StoreKeys.sequence(applied.sequence)).flatMap(RecordCodec.storedChecksum)
+                }
+                return (applied, checksum == applied.checksum)
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        if stored != [Self.viewsVersion] { try rebuildViews(through: nil, progress: progress) }
+        if !sameLog || logHead.sequence - applied.sequence > Self.maxCatchUp {
+            try rebuildViews(through: nil, progress: progress)
+        } else if applied.sequence < logHead.sequence {
+            do {
+                try withGrowingMap { try foldMissingEvents() }
+            } catch {
+                throw ChordStoreError.wrapping(error)
+            }
+            progress(logHead.sequence, logHead.sequence)
+        }
     }
 
-    /// Replays the whole log into memory (the domain fold), then replaces the views with
-    /// the result in the same transaction, writing every index in key order with
-    /// `MDB_APPEND`. Atomic: a crash leaves the old views. With `last`, the records after
-    /// it are deleted in that transaction, and the views are those of the log up to it.
-    private func rebuildViews(through last: UInt64?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let total = min(last ?? .max, committedHead.withLock { $0.sequence })
+    /// After the views' commit failed behind a durable log commit: folds the missing
+    /// events now, or, if that fails too, refuses reads and commits until a reopen.
+    private func recoverViews() {
         do {
+            try withGrowingMap { try foldMissingEvents() }
+        } catch {
+            viewsFault.withLock {
+                $0 = ChordStoreError(
+                    .unavailable, "the views could not take events the log holds (\(ChordStoreError.wrapping(error).message)); reopen the store to rebuild them")
+            }
+        }
+    }
+
+    /// Folds the log's events after the views' applied one into the views, in one
+    /// transaction, checking each record's chain like a replica does.
+    private func foldMissingEvents() throws {
+        try viewsEnv.withWriteTransaction { viewsTxn in
+            try logEnv.withReadTransaction { logTxn in
+                var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
+                var changes = view
+                var head = try AppliedHead.read(viewsTxn, dbs)
+                var pending: [(UInt64, [UInt8])] = []
+                try txnRecords(logTxn, after: head.sequence) { pending.append(($0, $1)) }
+                for (sequence, record) in pending {
+                    let recorded = try record.withUnsafeBytes { bytes in
+                        let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
+                        var recorded = try RecordCodec.decode(bytes, sequence: sequence)
+                        recorded.checksum = checksum
+                        return recorded
+                    }
+                    if !recorded.commandID.isEmpty {
+                        try viewsTxn.put(dbs.commands, key: Array(recorded.commandID.utf8), value: StoreKeys.sequence(sequence))
+                    }
+                    let touched = try Fold.apply(recorded.event, sequence: sequence, to: &view)
+                    try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
+                    head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+                }
+                try AppliedHead.write(head, viewsTxn, dbs)
+            }
+        }
+    }
+
+    /// Every record of the log transaction after `sequence`, copied.
+    private func txnRecords(_ txn: Transaction, after sequence: UInt64, _ body: (UInt64, [UInt8]) -> Void) throws {
+        try txn.withCursor(dbs.log) { cursor in
+            var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry {
+                body(try StoreKeys.sequence(current.key), Array(current.value))
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// Replays the log (up to `last`, or all of it) into memory (the domain fold), then
+    /// replaces the views with the result in one transaction of the views, writing every
+    /// index in key order with `MDB_APPEND`. Atomic: a crash leaves the old views.
+    private func rebuildViews(through last: UInt64?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
+        let logHead = committedHead.withLock { $0 }
+        let total = min(last ?? .max, logHead.sequence)
+        do {
+            let head: LogHead = try logEnv.withReadTransaction { txn in
+                guard total > 0, let record = try txn.get(dbs.log, key: StoreKeys.sequence(total)) else { return .empty }
+                var recorded = try RecordCodec.decode(record, sequence: total)
+                recorded.checksum = RecordCodec.storedChecksum(record) ?? 0
+                return LogHead(sequence: total, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+            }
             try withGrowingMap {
-                try env.withWriteTransaction { txn in
-                    if last != nil { try Self.deleteRecords(after: total, txn, dbs) }
-                    let chordsets = try LMDBStateView(txn: txn, dbs: dbs).chordsetCount()
+                try viewsEnv.withWriteTransaction { txn in
+                    let chordsets = try txn.stat(dbs.chordsets).entries
                     let replay: LogReplay.Result
                     do {
                         replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
@@ -180,11 +335,8 @@ final class LMDBBackend: StorageBackend {
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
                     try ViewLoader(txn: txn, dbs: dbs).load(replay.state, changes: replay.changes, commands: replay.commands)
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
+                    try AppliedHead.write(head, txn, dbs)
                 }
-            }
-            if last != nil {
-                let head = try env.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
-                committedHead.withLock { $0 = head }
             }
         } catch {
             throw ChordStoreError.wrapping(error)
@@ -204,31 +356,45 @@ final class LMDBBackend: StorageBackend {
         for key in doomed { _ = try txn.delete(dbs.log, key: key) }
     }
 
-    /// Runs `body`, growing the map and retrying whenever it fails with `MDB_MAP_FULL`
+    /// Runs `body`, growing both maps and retrying whenever it fails with `MDB_MAP_FULL`
     /// (at most 32 times: a batch that needs more is refused, not retried forever).
     private func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
         for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
-                let size = env.mapSize
-                try env.setMapSize(size + min(size, maxMapGrowth))
+                for env in [logEnv, viewsEnv] {
+                    let size = env.mapSize
+                    try env.setMapSize(size + min(size, maxMapGrowth))
+                }
             }
         }
-        throw ChordStoreError(.resourceExhausted, "the LMDB map is full and did not grow enough (now \(env.mapSize) bytes)")
+        throw ChordStoreError(
+            .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)")
     }
 
-    private func checkFormat() throws {
-        try env.withWriteTransaction { txn in
-            if let stored = try txn.get(dbs.meta, key: StoreDatabases.formatKey) {
-                guard stored.count == 1, stored[0] <= Self.formatVersion else {
-                    throw ChordStoreError(
-                        .failedPrecondition,
-                        "the data directory has format \(Array(stored)), newer than this chordstore (\(Self.formatVersion))")
-                }
-            } else {
-                try txn.put(dbs.meta, key: StoreDatabases.formatKey, value: [Self.formatVersion])
+    /// Checks the log environment's format, creating it (new store) or moving a format 1
+    /// store's views out (they are dropped here and rebuilt in `views/`).
+    private static func checkFormat(_ env: Environment) throws {
+        let meta = try env.openDatabase("meta")
+        let stored = try env.withReadTransaction { txn in try txn.get(meta, key: StoreDatabases.formatKey).map(Array.init) }
+        if let stored, stored.count != 1 || stored[0] > Self.formatVersion {
+            throw ChordStoreError(
+                .failedPrecondition, "the data directory has format \(stored), newer than this chordstore (\(Self.formatVersion))")
+        }
+        if stored == [Self.formatVersion] { return }
+        var old: [Database] = []  // format 1's views, if any (dropping them again after a crash is harmless)
+        for name in StoreDatabases.viewNames where name != "meta" {
+            do {
+                old.append(try env.openDatabase(name, create: false))
+            } catch let error as LMDBError where error.isNotFound {
+                continue
             }
+        }
+        try env.withWriteTransaction { txn in
+            for db in old { try txn.drop(db) }
+            for key in [StoreDatabases.viewsKey, StoreDatabases.controlsKey] { _ = try txn.delete(meta, key: key) }
+            try txn.put(meta, key: StoreDatabases.formatKey, value: [Self.formatVersion])
         }
     }
 

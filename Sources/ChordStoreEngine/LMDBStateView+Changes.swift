@@ -12,7 +12,7 @@ import LMDB
 /// commit dirties anyway, instead of one page per session.
 extension LMDBStateView: ChangeWriting, ChangeLogReading {
     func change(at sequence: UInt64) throws -> Change? {
-        guard let record = try txn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
+        guard let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
         return try RecordCodec.decode(record, sequence: sequence).change
     }
 

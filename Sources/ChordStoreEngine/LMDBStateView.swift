@@ -2,10 +2,18 @@ import ChordStoreDomain
 import Foundation
 import LMDB
 
-/// The named databases of a store's LMDB environment.
+/// The named databases of a store's two LMDB environments.
+///
+/// The **log environment** (the data directory's `data.mdb`) holds the log and is synced
+/// at every commit: a durable commit writes the few pages of one append. The **views
+/// environment** (`views/`) holds every projection; it is written in the same turn of the
+/// writer, right after the log commits, through a writable map without fsync, and is
+/// rebuilt from the log whenever it cannot be trusted (see ``ViewsMarker``).
 struct StoreDatabases: Sendable {
-    /// sequence → event record (the log; append-only).
+    /// Log environment: sequence → event record (the log; append-only).
     var log: Database
+    /// Log environment: "format" → the on-disk format; "epoch" → the node's epoch.
+    var logMeta: Database
     /// chordset id → `Chordset` message without its index.
     var chordsets: Database
     /// chord id → chordset id + position (or the controls marker).
@@ -18,7 +26,8 @@ struct StoreDatabases: Sendable {
     var created: Database
     /// command id → sequence of the event it was recorded as (for idempotent retries).
     var commands: Database
-    /// "views" → the views' layout version; "controls" → `Chord`; "format".
+    /// "views" → the views' layout version; "controls" → `Chord`; "applied" → the last
+    /// event folded into the views (``AppliedHead``).
     var meta: Database
     /// session key → ``SessionRecord``: the tops of its undo and redo stacks, the redo
     /// depth, its first and last event. Few keys, so a commit touches few pages.
@@ -36,6 +45,23 @@ struct StoreDatabases: Sendable {
     /// folded title + 0 + creation key → nothing (title order and title queries).
     var titles: Database
 
+    /// The names of the views environment's databases, in ``init(log:views:)``'s order.
+    static let viewNames = [
+        "chordsets", "chords", "order", "positions", "created", "commands", "meta", "sessions", "session-links",
+        "revisions", "chordset-history", "graveyard", "titles",
+    ]
+
+    /// Opens (creating) every database of both environments.
+    init(log logEnvironment: Environment, views: Environment) throws {
+        log = try logEnvironment.openDatabase("log")
+        logMeta = try logEnvironment.openDatabase("meta")
+        let opened = try Self.viewNames.map { try views.openDatabase($0) }
+        (chordsets, chords, order, positions, created, commands, meta) =
+            (opened[0], opened[1], opened[2], opened[3], opened[4], opened[5], opened[6])
+        (sessions, links, revisions, chordsetHistory, graveyard, titles) =
+            (opened[7], opened[8], opened[9], opened[10], opened[11], opened[12])
+    }
+
     /// The databases that hold chordsets and chords (emptied by delete-all).
     var chordsetViews: [Database] { [chordsets, chords, order, positions, created, titles] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
@@ -43,19 +69,27 @@ struct StoreDatabases: Sendable {
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
+    static let appliedKey = Array("applied".utf8)
     static let formatKey = Array("format".utf8)
     /// The node's leadership epoch (8 bytes big-endian), raised by promotion.
     static let epochKey = Array("epoch".utf8)
 }
 
-/// The projected state read and written through one LMDB transaction: the fold's
-/// ``StateWriting`` over the view databases, so views commit atomically with the log.
+/// The projected state read and written through one transaction on each environment: the
+/// fold's ``StateWriting`` over the view databases, and the log beside them.
+///
+/// A snapshot opens its views transaction first, then its log transaction: the log always
+/// holds every event the views reflect (commits write the log first), and may hold a few
+/// more, which ``head`` (the views' applied event) leaves out.
 struct LMDBStateView: StoreSnapshot, StateWriting {
+    /// The views environment's transaction.
     let txn: Transaction
+    /// The log environment's transaction.
+    let logTxn: Transaction
     let dbs: StoreDatabases
 
     var head: LogHead {
-        get throws { try LMDBBackend.readHead(txn, dbs, withTimestamp: false) }
+        get throws { try AppliedHead.read(txn, dbs) }
     }
 
     func chordset(_ id: UUID) throws -> Chordset? {
@@ -173,10 +207,12 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     func commandCount() throws -> Int { try txn.stat(dbs.commands).entries }
 
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try txn.withCursor(dbs.log) { cursor in
+        let last = try head.sequence  // the log may hold a few events the views do not yet
+        try logTxn.withCursor(dbs.log) { cursor in
             var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry {
-                guard try body(StoreKeys.sequence(current.key), current.value) else { return }
+                let sequence = try StoreKeys.sequence(current.key)
+                guard sequence <= last, try body(sequence, current.value) else { return }
                 entry = try cursor.next()
             }
         }
@@ -296,7 +332,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             }
         }
         if result.isEmpty {
-            guard let record = try txn.get(dbs.log, key: prefix),
+            guard let record = try logTxn.get(dbs.log, key: prefix),
                   case .allDeleted = try RecordCodec.decode(record, sequence: sequence).event else { return nil }
         }
         return result
@@ -317,25 +353,25 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 }
 
-/// The log of an LMDB write transaction, with its command-id index.
+/// The log of a commit: records go to the log environment's transaction, command ids
+/// to the views'.
 struct LMDBLog: LogAppending {
-    let txn: Transaction
-    let dbs: StoreDatabases
+    let view: LMDBStateView
 
     func change(at sequence: UInt64) throws -> Change? {
-        try LMDBStateView(txn: txn, dbs: dbs).change(at: sequence)
+        try view.change(at: sequence)
     }
 
     func event(forCommand commandID: String) throws -> RecordedEvent? {
-        guard let sequence = try txn.get(dbs.commands, key: Array(commandID.utf8)).map({ try StoreKeys.sequence($0) }),
-              let record = try txn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
+        guard let sequence = try view.sequence(forCommand: commandID),
+              let record = try view.logTxn.get(view.dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
         return try RecordCodec.decode(record, sequence: sequence)
     }
 
     mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) throws {
-        try txn.put(dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+        try view.logTxn.put(view.dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
         if !commandID.isEmpty {
-            try txn.put(dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
+            try view.txn.put(view.dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
         }
     }
 }

@@ -88,36 +88,34 @@ enum LogReplay {
         var checksum: UInt64 = 0
         var failed = false
         do {
-            try backend.withSnapshot { snapshot in
-                try snapshot.forEachRecord(from: 1) { sequence, record in
-                    guard sequence <= last else { return false }
-                    do {
-                        guard sequence == expected else {
-                            throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
-                        }
-                        checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
-                        let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
-                        if !fields.commandID.isEmpty { ids.append((fields.commandID, sequence)) }
-                        chunk.append(fields)
-                    } catch {
-                        failed = true
-                        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
-                        _ = channel.send(.failure(.wrapping(error), sequence: sequence))
-                        return false
+            try backend.forEachLogRecord(from: 1) { sequence, record in
+                guard sequence <= last else { return false }
+                do {
+                    guard sequence == expected else {
+                        throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
                     }
-                    expected += 1
-                    if chunk.count == chunkSize {
-                        guard channel.send(.events(first: first, chunk, commands: ids)) else { return false }
-                        first = expected
-                        chunk.removeAll(keepingCapacity: true)
-                        ids.removeAll(keepingCapacity: true)
-                    }
-                    return true
+                    checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
+                    let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
+                    if !fields.commandID.isEmpty { ids.append((fields.commandID, sequence)) }
+                    chunk.append(fields)
+                } catch {
+                    failed = true
+                    if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
+                    _ = channel.send(.failure(.wrapping(error), sequence: sequence))
+                    return false
                 }
+                expected += 1
+                if chunk.count == chunkSize {
+                    guard channel.send(.events(first: first, chunk, commands: ids)) else { return false }
+                    first = expected
+                    chunk.removeAll(keepingCapacity: true)
+                    ids.removeAll(keepingCapacity: true)
+                }
+                return true
             }
         } catch {
             failed = true
-            _ = channel.send(.failure(error, sequence: expected))
+            _ = channel.send(.failure(.wrapping(error), sequence: expected))
         }
         guard !failed else { return }
         if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }

@@ -88,4 +88,15 @@ protocol StorageBackend: AnyObject, Sendable {
     func close()
     /// The snapshot files time travel starts from (`nil`: replays from the start).
     var snapshotFiles: SnapshotFiles? { get }
+    /// Calls `body` with each record of the log from `sequence` on, until it returns
+    /// `false`, including records the views have not folded yet (rebuild and verify read
+    /// the log through this, bounded by the sequence they need).
+    func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+}
+
+extension StorageBackend {
+    /// A backend whose views never lag its log reads the log of a snapshot.
+    func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try withSnapshot { try $0.forEachRecord(from: sequence, body) }
+    }
 }

@@ -22,16 +22,19 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var logger: Logger
     private let session: String
     /// Calls not yet answered, by call id; `token` tells a reused id's calls apart.
-    private var calls: [UInt64: (token: UInt64, task: Task<Void, Never>, deadline: Scheduled<Void>?)] = [:]
+    private var calls: [UInt64: (token: UInt64, task: Task<Void, Never>?, deadline: Scheduled<Void>?)] = [:]
     /// Tasks still running, answered or not: they count against the per-connection limit
     /// until they finish (a cancelled command may still be committing).
     private var running = 0
     private var nextToken: UInt64 = 0
     private var context: ChannelHandlerContext?
     private var closing = false
+    /// Where the writer hands command answers back to this connection's loop.
+    private let inbox: LoopInbox
 
-    init(dispatcher: ServiceDispatcher, limits: WireLimits, activity: ServerActivity, logger: Logger, session: String) {
+    init(dispatcher: ServiceDispatcher, limits: WireLimits, activity: ServerActivity, logger: Logger, session: String, inbox: LoopInbox) {
         self.dispatcher = dispatcher
+        self.inbox = inbox
         self.limits = limits
         self.activity = activity
         self.logger = logger
@@ -84,7 +87,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         for (_, call) in calls {
-            call.task.cancel()
+            call.task?.cancel()
             call.deadline?.cancel()
         }
         calls.removeAll()
@@ -127,6 +130,15 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
             return
         }
+        var parsed: ParsedCommand?
+        if method.isCommand {
+            do {
+                parsed = try dispatcher.parseCommand(method, payload: call.payload)
+            } catch {
+                send(.reply(callID: callID, status: .init(error)))
+                return
+            }
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         let dispatcher = self.dispatcher
@@ -136,8 +148,30 @@ final class ConnectionHandler: ChannelInboundHandler {
         let token = nextToken
         running += 1
         activity.callStarted()
-        let task: Task<Void, Never>
-        if method.isServerStreaming {
+        let task: Task<Void, Never>?
+        if let parsed, dispatcher.answersAtLocalCommit(parsed) {
+            // Straight to the writer and back to this loop (one wake-up per loop and batch).
+            task = nil
+            let inbox = self.inbox
+            dispatcher.submit(parsed, session: session) { result in
+                inbox.post {
+                    let reply = result.flatMap { recorded in
+                        Result { () throws(WireError) -> [UInt8]? in try ServiceDispatcher.commandReply(recorded) }
+                    }
+                    bound.value.finished(callID, token: token, with: reply)
+                }
+            }
+        } else if let parsed {
+            task = Task {
+                let result: Result<[UInt8]?, WireError>
+                do {
+                    result = .success(try await dispatcher.command(parsed, session))
+                } catch {
+                    result = .failure(WireError.wrapping(error))
+                }
+                loop.execute { bound.value.finished(callID, token: token, with: result) }
+            }
+        } else if method.isServerStreaming {
             let stream = StreamWriter(
                 channel: context.channel, callID: callID, token: token, limits: limits, activity: activity, handler: bound)
             let activity = self.activity
@@ -159,7 +193,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         } else {
-            let minSequence = method.isCommand ? 0 : call.minSequence
+            let minSequence = call.minSequence
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
@@ -206,7 +240,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .success(let payload):
             send(.reply(callID: callID, payload: payload, status: .ok))
         case .failure(let error):
-            call.task.cancel()
+            call.task?.cancel()
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }

@@ -22,6 +22,8 @@ public final class Server: Sendable {
     private let limits: WireLimits
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
+    /// One inbox per event loop, for answers that other threads hand back.
+    private let inboxes: [ObjectIdentifier: LoopInbox]
     private let activity = ServerActivity()
     private let state = Mutex(State())
 
@@ -40,7 +42,11 @@ public final class Server: Sendable {
         self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node, replication: replication)
         self.limits = limits
         self.logger = logger
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        self.group = group
+        var inboxes: [ObjectIdentifier: LoopInbox] = [:]
+        for loop in group.makeIterator() { inboxes[ObjectIdentifier(loop)] = LoopInbox(loop: loop) }
+        self.inboxes = inboxes
     }
 
     /// Binds and starts accepting connections; returns the bound address (port 0 picks a
@@ -113,7 +119,8 @@ public final class Server: Sendable {
         }
         let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
-            dispatcher: dispatcher, limits: limits, activity: activity, logger: logger, session: "connection-\(number)")
+            dispatcher: dispatcher, limits: limits, activity: activity, logger: logger, session: "connection-\(number)",
+            inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop))
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(IdleStateHandler(readTimeout: idle))

@@ -31,47 +31,14 @@ public struct ServiceDispatcher: Sendable {
     public func unary(_ method: Method, payload: Data, session: String) async throws(WireError) -> [UInt8] {
         do {
             switch method {
-            case .addChordset:
-                let request = try parse(Chordstore_V1_AddChordsetRequest.self, payload, method)
-                return try await command(.addChordset(try addCommand(request)), request.context, session)
-            case .renameChordset:
-                let request = try parse(Chordstore_V1_RenameChordsetRequest.self, payload, method)
-                return try await command(.renameChordset(id: try id(request.chordsetID, "chordset_id"), title: request.title), request.context, session)
-            case .deleteChordset:
-                let request = try parse(Chordstore_V1_DeleteChordsetRequest.self, payload, method)
-                return try await command(.deleteChordset(id: try id(request.chordsetID, "chordset_id")), request.context, session)
-            case .setChordColor:
-                let request = try parse(Chordstore_V1_SetChordColorRequest.self, payload, method)
-                guard request.hasColor else { throw WireError(.invalidArgument, "color is required") }
-                return try await command(
-                    .setChordColor(chordID: try id(request.chordID, "chord_id"), color: color(request.color)), request.context, session)
-            case .setChordBPM:
-                let request = try parse(Chordstore_V1_SetChordBpmRequest.self, payload, method)
-                return try await command(.setChordBPM(chordID: try id(request.chordID, "chord_id"), bpm: request.bpm), request.context, session)
-            case .setControlsChord:
-                let request = try parse(Chordstore_V1_SetControlsChordRequest.self, payload, method)
-                guard request.hasColor else { throw WireError(.invalidArgument, "color is required") }
-                let set = SetControlsChord(
-                    id: request.id.isEmpty ? nil : try id(request.id, "id"), bpm: request.bpm, color: color(request.color))
-                return try await command(.setControlsChord(set), request.context, session)
-            case .moveChordset:
-                let request = try parse(Chordstore_V1_MoveChordsetRequest.self, payload, method)
-                return try await command(
-                    .moveChordset(id: try id(request.chordsetID, "chordset_id"), toIndex: Int(request.toIndex)), request.context, session)
-            case .deleteAll:
-                let request = try parse(Chordstore_V1_DeleteAllRequest.self, payload, method)
-                return try await command(.deleteAll, request.context, session)
+            case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM, .setControlsChord,
+                 .moveChordset, .deleteAll, .undo, .redo:
+                return try await command(try parseCommand(method, payload: payload), session)
             case .listChordsets:
                 let request = try parse(Chordstore_V1_ListChordsetsRequest.self, payload, method)
                 let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
                 let chordsets = try store.chordsets(order: order(request.order), limit: limit)
                 return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
-            case .undo:
-                let request = try parse(Chordstore_V1_UndoRequest.self, payload, method)
-                return try await command(.undo, request.context, session)
-            case .redo:
-                let request = try parse(Chordstore_V1_RedoRequest.self, payload, method)
-                return try await command(.redo, request.context, session)
             case .getSession:
                 let request = try parse(Chordstore_V1_GetSessionRequest.self, payload, method)
                 let state = try store.session(request.session.isEmpty ? session : request.session)
@@ -288,27 +255,7 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
-    private func command(_ command: Command, _ context: Chordstore_V1_CommandContext, _ session: String) async throws -> [UInt8] {
-        try checkLeading()
-        let recorded: RecordedEvent
-        do {
-            recorded = try await store.execute(
-                command,
-                context: CommandContext(
-                    session: context.session.isEmpty ? session : context.session, commandID: context.commandID,
-                    expectedRevision: context.hasExpected ? context.expected.revision : nil))
-        } catch {
-            // The role changed while the command waited for the writer.
-            if error.code == .failedPrecondition, error.message == ChordStore.notLeaderRefusal.message {
-                throw Self.notLeader(replication?.leader ?? "")
-            }
-            throw error
-        }
-        try await awaitDurability(context.durability, of: recorded.sequence)
-        return try Chordstore_V1_CommandReply.with { $0.event = RecordCodec.envelope(for: recorded) }.serializedBytes()
-    }
-
-    private func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: Data, _ method: Method) throws -> M {
+    func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: Data, _ method: Method) throws -> M {
         do {
             return try M(serializedBytes: payload)
         } catch {
@@ -316,16 +263,16 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
-    private func id(_ bytes: Data, _ field: String) throws -> UUID {
+    func id(_ bytes: Data, _ field: String) throws -> UUID {
         guard bytes.count == 16 else { throw WireError(.invalidArgument, "\(field) is \(bytes.count) bytes; ids are 16") }
         return try UUID(protoBytes: bytes)
     }
 
-    private func color(_ message: Chordstore_V1_Color) -> ChordColor {
+    func color(_ message: Chordstore_V1_Color) -> ChordColor {
         ChordColor(hue: message.hue, purity: message.purity, brightness: message.brightness, alpha: message.alpha)
     }
 
-    private func addCommand(_ request: Chordstore_V1_AddChordsetRequest) throws -> AddChordset {
+    func addCommand(_ request: Chordstore_V1_AddChordsetRequest) throws -> AddChordset {
         var specs: [ChordSpec] = []
         for spec in request.chords {
             specs.append(ChordSpec(

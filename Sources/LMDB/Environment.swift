@@ -20,6 +20,11 @@ public final class Environment: @unchecked Sendable {
         /// Skip the fsync at commit (`MDB_NOSYNC`): a crash may lose the last commits.
         /// Only for bulk loads and benchmarks that say so.
         public var noSync = false
+        /// Write through a writable memory map (`MDB_WRITEMAP`): a commit copies no pages
+        /// and, with ``noSync``, makes no system call. The data file is extended to the
+        /// map size (sparse). A stray write through a pointer into the map could then
+        /// damage the database, so only for data that can be rebuilt.
+        public var writeMap = false
 
         /// The default options: 256 MiB map, durable commits.
         public init() {}
@@ -46,6 +51,7 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
             var flags = UInt32(MDB_NOTLS)
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            if options.writeMap { flags |= UInt32(MDB_WRITEMAP) }
             try check(mdb_env_open(env, directory.path, flags, 0o644), "mdb_env_open(\(directory.path))")
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
@@ -84,6 +90,15 @@ public final class Environment: @unchecked Sendable {
         try resizeLock.withExclusive { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize(\(size))")
+        }
+    }
+
+    /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened
+    /// with ``Options/noSync`` needs before its files may be trusted after a power loss.
+    public func sync() throws(LMDBError) {
+        try resizeLock.withShared { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
+            try check(mdb_env_sync(handle, 1), "mdb_env_sync")
         }
     }
 

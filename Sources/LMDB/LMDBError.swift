@@ -18,6 +18,8 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The map is full: grow it with ``Environment/setMapSize(_:)`` and retry.
     public var isMapFull: Bool { code == MDB_MAP_FULL }
+    /// No such key or database (`MDB_NOTFOUND`).
+    public var isNotFound: Bool { code == MDB_NOTFOUND }
     /// The key was already present (an out-of-order `MDB_APPEND`).
     public var isKeyExists: Bool { code == MDB_KEYEXIST }
 

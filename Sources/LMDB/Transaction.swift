@@ -57,6 +57,11 @@ public struct Transaction {
         try check(mdb_drop(handle, db.handle, 0), "mdb_drop(\(db.name))")
     }
 
+    /// Deletes `db` itself with all its keys; its handle is invalid afterwards.
+    public func drop(_ db: Database) throws(LMDBError) {
+        try check(mdb_drop(handle, db.handle, 1), "mdb_drop(\(db.name), delete)")
+    }
+
     /// Entry count and tree shape of `db`.
     public func stat(_ db: Database) throws(LMDBError) -> DatabaseStat {
         var s = MDB_stat()

@@ -1,0 +1,138 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import Foundation
+import LMDB
+import Testing
+
+/// The views live in their own environment (`views/`), written without fsync after the
+/// log's durable commit: what a store does when it opens with views it cannot take as
+/// they are.
+@Suite("Views recovery")
+struct ViewsRecoveryTests {
+    /// The machine's boot id, as the store records it in `views/open`.
+    private static var bootID: String {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
+    }
+
+    private static func copyViews(of directory: URL, to copy: URL) throws {
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("views"), to: copy)
+    }
+
+    private static func restoreViews(of directory: URL, from copy: URL) throws {
+        let views = directory.appendingPathComponent("views")
+        try FileManager.default.removeItem(at: views)
+        try FileManager.default.copyItem(at: copy, to: views)
+    }
+
+    @Test("views a few events behind the log (the process died between the two commits) are caught up when the store opens")
+    func lagCaughtUp() async throws {
+        let directory = temporaryDirectory()
+        let early = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<20 { _ = try await store.add("c\(i)") }
+            store.close()
+            try Self.copyViews(of: directory, to: early)
+            let reopened = try ChordStore.open(at: directory)
+            let first = try reopened.chordsets()[0]
+            try await reopened.execute(.renameChordset(id: first.id, title: "renamed"), context: CommandContext(session: "s"))
+            try await reopened.execute(.deleteChordset(id: try reopened.chordsets()[3].id), context: CommandContext(session: "s"))
+            for i in 0..<5 { _ = try await reopened.add("late \(i)") }
+            expected = try reopened.liveSnapshot()
+            reopened.close()
+        }
+        // The views of 20 events beside a log of 27, as a crash of this boot leaves them.
+        try Self.restoreViews(of: directory, from: early)
+        try Self.bootID.write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        #expect(try store.liveSnapshot() == expected)
+        #expect(try store.verify().isSound)
+        try await store.execute(.undo, context: CommandContext(session: "s"))  // the undo stacks were caught up too
+        #expect(try store.chordsets().count == 25)
+    }
+
+    @Test("views left open by another boot (the machine went down) are discarded and rebuilt from the log")
+    func machineCrashRebuilds() async throws {
+        let directory = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<12 { _ = try await store.add("c\(i)") }
+            expected = try store.liveSnapshot()
+            store.close()
+        }
+        // Damage the views as lost pages would, and leave the marker of another boot.
+        do {
+            let env = try Environment(directory: directory.appendingPathComponent("views"))
+            let chordsets = try env.openDatabase("chordsets")
+            try env.withWriteTransaction { txn in try txn.empty(chordsets) }
+        }
+        try "another-boot".write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        #expect(try store.liveSnapshot() == expected)
+        #expect(try store.verify().isSound)
+        let marker = try String(contentsOf: directory.appendingPathComponent("views/open"), encoding: .utf8)
+        #expect(marker == Self.bootID)
+    }
+
+    @Test("views that belong to another log are rebuilt; a clean close leaves no open marker")
+    func foreignViewsRebuilt() async throws {
+        let directory = temporaryDirectory()
+        let other = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<8 { _ = try await store.add("mine \(i)") }
+            expected = try store.liveSnapshot()
+            store.close()
+            let foreign = try ChordStore.open(at: other)
+            for i in 0..<8 { _ = try await foreign.add("theirs \(i)") }
+            foreign.close()
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("views/open").path))
+        try Self.restoreViews(of: directory, from: other.appendingPathComponent("views"))
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("views/open").path))
+        #expect(try store.liveSnapshot() == expected)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a format 1 store (views inside the log's environment) opens: the old views are dropped and rebuilt in views/")
+    func formatOneMigrates() async throws {
+        let directory = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 0..<10 { _ = try await store.add("c\(i)") }
+            expected = try store.liveSnapshot()
+            store.close()
+        }
+        // Make it look like format 1: view databases beside the log, no views/ directory.
+        do {
+            let env = try Environment(directory: directory)
+            let meta = try env.openDatabase("meta")
+            let chordsets = try env.openDatabase("chordsets")
+            try env.withWriteTransaction { txn in
+                try txn.put(meta, key: Array("format".utf8), value: [1])
+                try txn.put(chordsets, key: [1, 2, 3], value: [4])
+            }
+        }
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
+        do {
+            let store = try ChordStore.open(at: directory)
+            #expect(try store.liveSnapshot() == expected)
+            #expect(try store.verify().isSound)
+            store.close()
+        }
+        let env = try Environment(directory: directory)
+        #expect(throws: LMDBError.self) { try env.openDatabase("chordsets", create: false) }
+        let meta = try env.openDatabase("meta")
+        #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [2])
+    }
+}

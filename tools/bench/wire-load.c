@@ -1,0 +1,253 @@
+/* wire-load: a lean load generator for the ChordStore protocol, in C (libprotobuf-c and
+ * epoll, one thread), so that on a 2-core machine the load generator takes as little of
+ * the CPU the server needs as redis-benchmark does for Redis.
+ *
+ * Usage: wire-load HOST PORT WORKLOAD CONNECTIONS SECONDS
+ *   WORKLOAD  add: AddChordset (one durable event each, a ~60-byte title);
+ *             get: GetChordset of one chordset (added first).
+ * Each connection keeps one call in flight. Prints, like `chordstore bench wire`:
+ *   wire WORKLOAD: N connection(s) × depth 1, S s, CALLS calls
+ *     R calls/s; latency p50 A ms, p99 B ms, p999 C ms
+ * Exit status: 0 OK; 1 a call failed (its status is printed); 2 usage or connection
+ * errors. Framing: a 4-byte big-endian length, then one Frame (rpc.proto). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chordstore/v1/rpc.pb-c.h"
+
+#define MAX_CONNECTIONS 1024
+#define MAX_FRAME (4u * 1024u * 1024u)
+#define BUFFER (64u * 1024u)
+
+typedef struct {
+  int fd;
+  uint64_t next_call;
+  double sent_at;
+  int in_flight;
+  uint8_t in[BUFFER];
+  size_t have;
+} Conn;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void die(int code, const char *what) {
+  fprintf(stderr, "wire-load: %s\n", what);
+  exit(code);
+}
+
+static int connect_to(const char *host, const char *port) {
+  struct addrinfo hints, *list, *ai;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &list) != 0) die(2, "cannot resolve the server's address");
+  int fd = -1;
+  for (ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(list);
+  if (fd < 0) die(2, "cannot connect to the server");
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+/* Packs Frame{Call{id, method, request}} with its length prefix into out; returns its size. */
+static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *method,
+                        const ProtobufCMessage *request) {
+  uint8_t payload[1024];
+  size_t payload_len = protobuf_c_message_get_packed_size(request);
+  if (payload_len > sizeof payload) die(2, "request too large");
+  protobuf_c_message_pack(request, payload);
+  Chordstore__V1__Call call = CHORDSTORE__V1__CALL__INIT;
+  call.call_id = id;
+  call.method = (char *)method;
+  call.payload.data = payload;
+  call.payload.len = payload_len;
+  Chordstore__V1__Frame frame = CHORDSTORE__V1__FRAME__INIT;
+  frame.kind_case = CHORDSTORE__V1__FRAME__KIND_CALL;
+  frame.call = &call;
+  size_t len = chordstore__v1__frame__get_packed_size(&frame);
+  if (len + 4 > room) die(2, "frame too large");
+  out[0] = (uint8_t)(len >> 24);
+  out[1] = (uint8_t)(len >> 16);
+  out[2] = (uint8_t)(len >> 8);
+  out[3] = (uint8_t)len;
+  chordstore__v1__frame__pack(&frame, out + 4);
+  return len + 4;
+}
+
+static const char *workload;
+static uint8_t target[16];
+
+static void send_next(Conn *c, int index) {
+  uint8_t out[2048];
+  size_t len;
+  c->next_call++;
+  if (strcmp(workload, "add") == 0) {
+    char title[128];
+    snprintf(title, sizeof title, "bench %d-%" PRIu64 " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", index,
+             c->next_call);
+    Chordstore__V1__AddChordsetRequest add = CHORDSTORE__V1__ADD_CHORDSET_REQUEST__INIT;
+    add.title = title;
+    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/AddChordset", &add.base);
+  } else {
+    Chordstore__V1__GetChordsetRequest get = CHORDSTORE__V1__GET_CHORDSET_REQUEST__INIT;
+    get.chordset_id.data = target;
+    get.chordset_id.len = 16;
+    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/GetChordset", &get.base);
+  }
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(c->fd, out + done, len - done);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue; /* tiny frames: spin */
+    if (n <= 0) die(2, "cannot send a call");
+    done += (size_t)n;
+  }
+  c->sent_at = now_ms();
+  c->in_flight = 1;
+}
+
+/* The final Reply of the call in flight, if a whole frame is buffered: 1 done, 0 need more. */
+static int take_reply(Conn *c, uint8_t **payload_out, size_t *payload_len) {
+  for (;;) {
+    if (c->have < 4) return 0;
+    uint32_t len = (uint32_t)c->in[0] << 24 | (uint32_t)c->in[1] << 16 | (uint32_t)c->in[2] << 8 | c->in[3];
+    if (len > MAX_FRAME || len + 4 > BUFFER) die(2, "a reply frame is too large for this tool");
+    if (c->have < len + 4) return 0;
+    Chordstore__V1__Frame *frame = chordstore__v1__frame__unpack(NULL, len, c->in + 4);
+    if (frame == NULL) die(2, "unparseable frame");
+    memmove(c->in, c->in + 4 + len, c->have - 4 - len);
+    c->have -= 4 + len;
+    if (frame->kind_case == CHORDSTORE__V1__FRAME__KIND_GO_AWAY) die(1, "the server sent GoAway");
+    if (frame->kind_case != CHORDSTORE__V1__FRAME__KIND_REPLY || frame->reply->status == NULL ||
+        frame->reply->call_id != c->next_call) {
+      chordstore__v1__frame__free_unpacked(frame, NULL);
+      continue;
+    }
+    if (frame->reply->status->code != 0) {
+      fprintf(stderr, "wire-load: call failed: %" PRIu32 " %s\n", frame->reply->status->code,
+              frame->reply->status->message);
+      exit(1);
+    }
+    if (payload_out != NULL) {
+      *payload_len = frame->reply->payload.len;
+      *payload_out = malloc(*payload_len + 1);
+      memcpy(*payload_out, frame->reply->payload.data, *payload_len);
+    }
+    chordstore__v1__frame__free_unpacked(frame, NULL);
+    c->in_flight = 0;
+    return 1;
+  }
+}
+
+static int compare(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 6 || (strcmp(argv[3], "add") != 0 && strcmp(argv[3], "get") != 0)) {
+    fprintf(stderr, "usage: wire-load HOST PORT add|get CONNECTIONS SECONDS\n");
+    return 2;
+  }
+  workload = argv[3];
+  int connections = atoi(argv[4]);
+  double seconds = atof(argv[5]);
+  if (connections < 1 || connections > MAX_CONNECTIONS) die(2, "CONNECTIONS must be 1...1024");
+  if (!(seconds > 0 && seconds <= 120)) die(2, "SECONDS must be in (0, 120]");
+  signal(SIGPIPE, SIG_IGN);
+
+  Conn *conns = calloc((size_t)connections, sizeof(Conn));
+  if (conns == NULL) die(2, "out of memory");
+  for (int i = 0; i < connections; i++) conns[i].fd = connect_to(argv[1], argv[2]);
+
+  /* The chordset GetChordset reads: added first, blocking, on connection 0. */
+  {
+    const char *saved = workload;
+    workload = "add";
+    send_next(&conns[0], 0);
+    uint8_t *payload = NULL;
+    size_t payload_len = 0;
+    while (!take_reply(&conns[0], &payload, &payload_len)) {
+      ssize_t n = read(conns[0].fd, conns[0].in + conns[0].have, BUFFER - conns[0].have);
+      if (n <= 0) die(2, "the connection closed during set-up");
+      conns[0].have += (size_t)n;
+    }
+    Chordstore__V1__CommandReply *reply = chordstore__v1__command_reply__unpack(NULL, payload_len, payload);
+    if (reply == NULL || reply->event == NULL || reply->event->chordset_added == NULL ||
+        reply->event->chordset_added->chordset == NULL || reply->event->chordset_added->chordset->id.len != 16)
+      die(2, "the set-up AddChordset reply holds no chordset");
+    memcpy(target, reply->event->chordset_added->chordset->id.data, 16);
+    chordstore__v1__command_reply__free_unpacked(reply, NULL);
+    free(payload);
+    workload = saved;
+  }
+
+  int ep = epoll_create1(0);
+  for (int i = 0; i < connections; i++) {
+    fcntl(conns[i].fd, F_SETFL, fcntl(conns[i].fd, F_GETFL) | O_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+  }
+  size_t cap = 1 << 20, count = 0;
+  double *latencies = malloc(cap * sizeof(double));
+  double start = now_ms(), deadline = start + seconds * 1e3;
+  for (int i = 0; i < connections; i++) send_next(&conns[i], i);
+  int in_flight = connections;
+  struct epoll_event events[MAX_CONNECTIONS];
+  while (in_flight > 0) {
+    if (now_ms() > deadline + 10e3) die(2, "replies did not arrive within 10 s of the end");
+    int n = epoll_wait(ep, events, MAX_CONNECTIONS, 1000);
+    for (int e = 0; e < n; e++) {
+      int i = (int)events[e].data.u32;
+      Conn *c = &conns[i];
+      ssize_t got = read(c->fd, c->in + c->have, BUFFER - c->have);
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got <= 0) die(2, "the server closed a connection");
+      c->have += (size_t)got;
+      while (c->in_flight && take_reply(c, NULL, NULL)) {
+        double t = now_ms();
+        if (count == cap) {
+          cap *= 2;
+          latencies = realloc(latencies, cap * sizeof(double));
+          if (latencies == NULL) die(2, "out of memory");
+        }
+        latencies[count++] = t - c->sent_at;
+        if (t < deadline) send_next(c, i);
+        else in_flight--;
+      }
+    }
+  }
+  double elapsed = (now_ms() - start) / 1e3;
+  qsort(latencies, count, sizeof(double), compare);
+#define PCT(p) (count ? latencies[(size_t)((double)(count - 1) * (p) / 100.0)] : 0.0)
+  printf("wire %s: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)\n", workload,
+         connections, elapsed, count);
+  printf("  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", (double)count / elapsed,
+         PCT(50), PCT(99), PCT(99.9));
+  return 0;
+}

@@ -124,6 +124,12 @@ public final class ChordStore: Sendable {
         try backend.withSnapshot { try $0.chordset(id) }
     }
 
+    /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message (what
+    /// `GetChordset` answers), or `nil`; read from the view without decoding it.
+    public func chordsetMessage(_ id: UUID) throws(ChordStoreError) -> [UInt8]? {
+        try backend.withSnapshot { try $0.chordsetMessage(id) }
+    }
+
     /// The chord with `id` and the chordset it belongs to (`nil` for the controls chord).
     public func chord(_ id: UUID) throws(ChordStoreError) -> (chord: Chord, chordsetID: UUID?)? {
         try backend.withSnapshot { snapshot -> (Chord, UUID?)? in

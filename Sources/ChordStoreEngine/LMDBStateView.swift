@@ -101,6 +101,14 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         return chordset
     }
 
+    /// The stored record with the index added: no decoding, no encoding.
+    func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
+        let key = StoreKeys.id(id)
+        guard let record = try txn.get(dbs.chordsets, key: key),
+              let index = try txn.get(dbs.positions, key: key) else { return nil }
+        return WireCodec.chordsetMessage(record: record, index: try StoreKeys.index(index))
+    }
+
     func chordLocation(_ id: UUID) throws -> ChordLocation? {
         try txn.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
     }

@@ -19,6 +19,11 @@ struct ProtoWriter {
         bytes.append(UInt8(v))
     }
 
+    /// Bytes already in the wire format (a whole encoded field or message body).
+    mutating func raw(_ encoded: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: encoded)
+    }
+
     mutating func tag(_ field: Int, _ wireType: UInt8) {
         varint(UInt64(field) << 3 | UInt64(wireType))
     }

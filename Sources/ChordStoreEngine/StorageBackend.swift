@@ -32,6 +32,8 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading {
     var head: LogHead { get throws }
     /// Chordsets in `order`, at most `limit` of them.
     func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset]
+    /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message, or `nil`.
+    func chordsetMessage(_ id: UUID) throws -> [UInt8]?
     /// The sequence of the event recorded for `commandID`, if any.
     func sequence(forCommand commandID: String) throws -> UInt64?
     /// How many command ids are recorded.
@@ -92,6 +94,12 @@ protocol StorageBackend: AnyObject, Sendable {
     /// `false`, including records the views have not folded yet (rebuild and verify read
     /// the log through this, bounded by the sequence they need).
     func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+}
+
+extension StoreSnapshot {
+    func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
+        try chordset(id).map(WireCodec.chordsetMessage)
+    }
 }
 
 extension StorageBackend {

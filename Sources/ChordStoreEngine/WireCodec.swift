@@ -49,6 +49,23 @@ enum WireCodec {
         return w.bytes
     }
 
+    /// A `Chordset` message from a view record (which has no index) and the index: the
+    /// record's bytes as they are, then field 4. Fields may come in any order, so this is
+    /// the message a reader gets, without decoding and encoding it again.
+    static func chordsetMessage(record: UnsafeRawBufferPointer, index: Int) -> [UInt8] {
+        var w = ProtoWriter(capacity: record.count + 8)
+        w.raw(record)
+        w.uint(4, UInt64(index))
+        return w.bytes
+    }
+
+    /// The bytes of a `Chordset` message, index included.
+    static func chordsetMessage(_ chordset: Chordset) -> [UInt8] {
+        var w = ProtoWriter(capacity: 640)
+        write(&w, chordset)
+        return w.bytes
+    }
+
     /// The bytes of a `Chord` message.
     static func chordRecord(_ chord: Chord) -> [UInt8] {
         var w = ProtoWriter(capacity: 80)

@@ -99,8 +99,10 @@ public struct ServiceDispatcher: Sendable {
             case .getChordset:
                 let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, method)
                 let chordsetID = try id(request.chordsetID, "chordset_id")
-                guard let chordset = try store.chordset(chordsetID) else { throw WireError(.notFound, "no chordset has id \(chordsetID)") }
-                return try chordset.proto.serializedBytes()
+                guard let message = try store.chordsetMessage(chordsetID) else {
+                    throw WireError(.notFound, "no chordset has id \(chordsetID)")
+                }
+                return message
             case .getChord:
                 let request = try parse(Chordstore_V1_GetChordRequest.self, payload, method)
                 let chordID = try id(request.chordID, "chord_id")

@@ -74,6 +74,20 @@ struct WireCodecTests {
         }
     }
 
+    @Test("a chordset message built from a view record and an index is the generated code's Chordset")
+    func chordsetMessageFromRecord() throws {
+        var g = SplitMix64(seed: 6)
+        for round in 0..<200 {
+            var chordset = Self.randomChordset(&g)
+            chordset.index = round % 3 == 0 ? 0 : Int(g.next() % 100_000)
+            let message = WireCodec.chordsetRecord(chordset).withUnsafeBytes {
+                WireCodec.chordsetMessage(record: $0, index: chordset.index)
+            }
+            #expect(try Chordstore_V1_Chordset(serializedBytes: message) == chordset.proto)
+            #expect(try Chordstore_V1_Chordset(serializedBytes: WireCodec.chordsetMessage(chordset)) == chordset.proto)
+        }
+    }
+
     @Test("every truncation and single-byte change of a record is rejected or decoded, never a crash")
     func damagedInputNeverCrashes() throws {
         var g = SplitMix64(seed: 3)

@@ -42,7 +42,7 @@ final class LMDBBackend: StorageBackend {
         do {
             try FileManager.default.createDirectory(at: viewsDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ChordStoreError(.unavailable, "cannot create data directory \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
+            throw ChordStoreError(.unavailable, "cannot create \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
         }
         lock = try DirectoryLock(directory: directory)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
@@ -52,9 +52,10 @@ final class LMDBBackend: StorageBackend {
         logOptions.mapSize = max(1 << 16, options.initialMapSize)
         logOptions.noSync = options.unsafeNoSync
         logOptions.maxDatabases = 32
-        // The views' file is as large as their map (sparse): start small, grow on demand.
+        // The views' file is as large as their map, its blocks reserved: start small (the
+        // map doubles as it fills).
         var viewsOptions = Environment.Options()
-        viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 28))
+        viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 25))
         viewsOptions.noSync = true
         viewsOptions.writeMap = true
         viewsOptions.maxDatabases = 32
@@ -63,7 +64,8 @@ final class LMDBBackend: StorageBackend {
             try Self.checkFormat(logEnv)
             if !marker.viewsTrusted {
                 for file in ["data.mdb", "lock.mdb"] {
-                    try? FileManager.default.removeItem(at: viewsDirectory.appendingPathComponent(file))
+                    let url = viewsDirectory.appendingPathComponent(file)
+                    if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
                 }
             }
             viewsEnv = try Environment(directory: viewsDirectory, options: viewsOptions)
@@ -75,7 +77,16 @@ final class LMDBBackend: StorageBackend {
         } catch {
             throw Self.openError(error, directory: directory)
         }
-        try catchUpViews(progress: progress)
+        do {
+            try catchUpViews(progress: progress)
+        } catch where error.code == .dataLoss {
+            // A damaged record: open anyway (reads see the views as they are, verify names
+            // the record) but take no writes until the log is repaired and rebuilt.
+            viewsFault.withLock {
+                $0 = ChordStoreError(
+                    .dataLoss, "the views cannot take the log (\(error.message)); run verify, repair the log, then rebuild")
+            }
+        }
     }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
@@ -88,6 +99,7 @@ final class LMDBBackend: StorageBackend {
                 guard logged == nil else { return }  // the log holds the batch: never apply it twice
                 try viewsEnv.withWriteTransaction { viewsTxn in
                     logged = try logEnv.withWriteTransaction { logTxn in
+                        try checkViews(viewsTxn, at: start)
                         var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
                         var changes = view
                         var log = LMDBLog(view: view)
@@ -115,7 +127,6 @@ final class LMDBBackend: StorageBackend {
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
-        if let fault = viewsFault.withLock({ $0 }) { throw fault }
         do {
             // Views first: the log then holds at least every event they reflect.
             return try viewsEnv.withReadTransaction { viewsTxn in
@@ -128,6 +139,7 @@ final class LMDBBackend: StorageBackend {
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         try rebuildViews(through: nil, progress: progress)
+        viewsFault.withLock { $0 = nil }
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
@@ -140,6 +152,7 @@ final class LMDBBackend: StorageBackend {
                 guard logged == nil else { return }
                 try viewsEnv.withWriteTransaction { viewsTxn in
                     logged = try logEnv.withWriteTransaction { logTxn in
+                        try checkViews(viewsTxn, at: start)
                         var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
                         var changes = view
                         var log = LMDBLog(view: view)
@@ -169,10 +182,16 @@ final class LMDBBackend: StorageBackend {
         // is made again by whoever asked for it.
         try rebuildViews(through: sequence, progress: { _, _ in })
         do {
-            try logEnv.withWriteTransaction { txn in try Self.deleteRecords(after: sequence, txn, dbs) }
+            try withGrowingMap {
+                try logEnv.withWriteTransaction { txn in try Self.deleteRecords(after: sequence, txn, dbs) }
+            }
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
             committedHead.withLock { $0 = head }
         } catch {
+            // The views stop at `sequence`, the log does not: fold its events back in.
+            let head = try? logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            if let head { committedHead.withLock { $0 = head } }
+            recoverViews()
             throw ChordStoreError.wrapping(error)
         }
         snapshotFiles?.discard(after: sequence)
@@ -214,7 +233,9 @@ final class LMDBBackend: StorageBackend {
 
     /// Syncs the views to disk and records the clean close, then releases the files.
     func close() {
-        if !viewsEnv.isClosed, (try? viewsEnv.sync()) != nil { marker.markClosed() }
+        if !viewsEnv.isClosed {
+            if (try? viewsEnv.sync()) != nil { marker.markClosed() } else { marker.markUnsynced() }
+        }
         viewsEnv.close()
         logEnv.close()
         lock.release()
@@ -261,11 +282,29 @@ final class LMDBBackend: StorageBackend {
     private func recoverViews() {
         do {
             try withGrowingMap { try foldMissingEvents() }
+            let applied = try viewsEnv.withReadTransaction { txn in try AppliedHead.read(txn, dbs) }
+            let logHead = committedHead.withLock { $0 }
+            guard applied.position == logHead.position else {
+                throw ChordStoreError(.dataLoss, "the views are at \(applied.position), the log at \(logHead.position)")
+            }
         } catch {
             viewsFault.withLock {
                 $0 = ChordStoreError(
                     .unavailable, "the views could not take events the log holds (\(ChordStoreError.wrapping(error).message)); reopen the store to rebuild them")
             }
+        }
+    }
+
+    /// Refuses a commit whose views do not stop at the log's last event (what a failed
+    /// repair could leave): folding onto them would give views of no log. Reads go on;
+    /// commits wait for a reopen, which catches the views up or rebuilds them.
+    private func checkViews(_ viewsTxn: Transaction, at start: LogHead) throws {
+        let applied = try AppliedHead.read(viewsTxn, dbs)
+        guard applied.position == start.position else {
+            let fault = ChordStoreError(
+                .unavailable, "the views stop at \(applied.position), the log at \(start.position); reopen the store to repair them")
+            viewsFault.withLock { $0 = fault }
+            throw fault
         }
     }
 
@@ -322,15 +361,16 @@ final class LMDBBackend: StorageBackend {
                 recorded.checksum = RecordCodec.storedChecksum(record) ?? 0
                 return LogHead(sequence: total, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
             }
+            let chordsets = try viewsEnv.withReadTransaction { txn in try txn.stat(dbs.chordsets).entries }
+            let replay: LogReplay.Result
+            do {
+                replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
+            } catch {
+                throw error.error
+            }
+            // Replayed once; only the load is retried if the views' map must grow.
             try withGrowingMap {
                 try viewsEnv.withWriteTransaction { txn in
-                    let chordsets = try txn.stat(dbs.chordsets).entries
-                    let replay: LogReplay.Result
-                    do {
-                        replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
-                    } catch let failure as LogReplay.Failure {
-                        throw failure.error
-                    }
                     for db in dbs.views { try txn.empty(db) }
                     try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
                     try ViewLoader(txn: txn, dbs: dbs).load(replay.state, changes: replay.changes, commands: replay.commands)

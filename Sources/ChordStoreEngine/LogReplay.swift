@@ -5,7 +5,8 @@ import Synchronization
 /// Replays the log into a fresh in-memory state, for rebuild and verify, on two cores: a
 /// helper thread reads its own snapshot of the log, checks every record (sequence with no
 /// gap, checksum chain) and decodes it; the calling thread folds the decoded events.
-/// Records up to `last` are the same in every snapshot, because the log is append-only.
+/// Records up to `last` are the same in every snapshot: the log only grows, except when
+/// replication cuts it, which happens on the writer thread that runs the replay.
 enum LogReplay {
     /// Where a replay stopped and why.
     struct Failure: Error {

@@ -69,6 +69,32 @@ enum Verifier {
         } catch {
             return VerifyReport(events: head.sequence, problem: ChordStoreError.wrapping(error), sequence: nil)
         }
-        return VerifyReport(events: head.sequence, problem: nil, sequence: nil)
+        return checkTail(after: head, of: backend, replayed: replay)
+    }
+
+    /// The records the log holds past the views' last event (a commit in flight, or
+    /// events the views could not take): each must chain, decode and fold onto the
+    /// replayed state.
+    private static func checkTail(after head: LogHead, of backend: any StorageBackend, replayed replay: LogReplay.Result) -> VerifyReport {
+        var state = replay.state
+        var changes = replay.changes
+        var checksum = head.checksum
+        var last = head.sequence
+        do {
+            try backend.forEachLogRecord(from: head.sequence + 1) { sequence, record in
+                guard sequence == last + 1 else {
+                    throw ChordStoreError(.dataLoss, "the log jumps from event \(last) to \(sequence)")
+                }
+                checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
+                let recorded = try RecordCodec.decode(record, sequence: sequence)
+                let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
+                try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
+                last = sequence
+                return true
+            }
+        } catch {
+            return VerifyReport(events: last, problem: ChordStoreError.wrapping(error), sequence: last + 1)
+        }
+        return VerifyReport(events: last, problem: nil, sequence: nil)
     }
 }

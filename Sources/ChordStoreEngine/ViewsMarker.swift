@@ -46,6 +46,12 @@ struct ViewsMarker {
         try Self.syncDirectory(file.deletingLastPathComponent())
     }
 
+    /// Records that the views may not be on disk although this boot closed them (their
+    /// sync failed): the next open rebuilds them.
+    func markUnsynced() {
+        try? "unsynced".write(to: file, atomically: true, encoding: .utf8)
+    }
+
     /// Records a clean close (call it after the views are synced).
     func markClosed() {
         unlink(file.path)

@@ -5,9 +5,12 @@ import Logging
 import NIOCore
 import SwiftProtobuf
 
-/// One client connection: parses frames, runs each call as a task, and writes replies.
+/// One client connection: parses frames, runs each call, and writes replies.
 ///
-/// All state lives on the connection's event loop; call tasks hop back to it to reply.
+/// All state lives on the connection's event loop. Point reads are answered on it;
+/// commands that need only the local commit go straight to the writer, whose answers
+/// come back through the loop's ``LoopInbox``; other calls run as tasks that hop back to
+/// the loop to reply.
 /// A call ends exactly once: with its result, or earlier by `Cancel`, its deadline, or
 /// the connection closing (a later result is then dropped). A connection-level problem
 /// (unparseable frame, frame too large or too slow, idleness) gets a `GoAway` and the

@@ -120,9 +120,6 @@ extension ServiceDispatcher {
         }
     }
 
-    /// Waits until the write at `sequence` is as durable as asked: at once for `local`,
-    /// until a majority holds it for `quorum` (UNAVAILABLE if that does not happen in
-    /// time; the call's deadline ends it earlier with DEADLINE_EXCEEDED).
     /// The durability a write asks for, with the server's default filled in.
     func durability(_ asked: Chordstore_V1_Durability) -> Durability {
         guard let replication else { return .local }
@@ -133,6 +130,9 @@ extension ServiceDispatcher {
         }
     }
 
+    /// Waits until the write at `sequence` is as durable as asked: at once for `local`,
+    /// until a majority holds it for `quorum` (UNAVAILABLE if that does not happen in
+    /// time; the call's deadline ends it earlier with DEADLINE_EXCEEDED).
     func awaitDurability(_ asked: Chordstore_V1_Durability, of sequence: UInt64) async throws {
         guard let replication, durability(asked) == .quorum else { return }
         guard await replication.waitForQuorum(sequence) else {

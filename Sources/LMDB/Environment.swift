@@ -21,9 +21,11 @@ public final class Environment: @unchecked Sendable {
         /// Only for bulk loads and benchmarks that say so.
         public var noSync = false
         /// Write through a writable memory map (`MDB_WRITEMAP`): a commit copies no pages
-        /// and, with ``noSync``, makes no system call. The data file is extended to the
-        /// map size (sparse). A stray write through a pointer into the map could then
-        /// damage the database, so only for data that can be rebuilt.
+        /// and, with ``noSync``, makes no system call. The data file's blocks are reserved
+        /// up to the map size (`posix_fallocate`) when it opens and grows: a full disk then
+        /// fails the growth with `ENOSPC`, where a write to an unreserved page of the map
+        /// would kill the process with `SIGBUS`. A stray write through a pointer into the
+        /// map could damage the database, so only for data that can be rebuilt.
         public var writeMap = false
 
         /// The default options: 256 MiB map, durable commits.
@@ -31,6 +33,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     let handle: OpaquePointer
+    private let writeMap: Bool
     private let resizeLock = ReadWriteLock()
     private let closed = Atomic(false)
 
@@ -61,6 +64,15 @@ public final class Environment: @unchecked Sendable {
         }
         self.handle = env
         self.directory = directory
+        self.writeMap = options.writeMap
+        if writeMap {
+            do {
+                try reserveBlocks()
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
     }
 
     deinit {
@@ -90,7 +102,18 @@ public final class Environment: @unchecked Sendable {
         try resizeLock.withExclusive { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize(\(size))")
+            if writeMap { try reserveBlocks() }
         }
+    }
+
+    /// Reserves the data file's blocks up to the map size (see ``Options/writeMap``).
+    private func reserveBlocks() throws(LMDBError) {
+        var fd: mdb_filehandle_t = -1
+        try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let rc = posix_fallocate(fd, 0, off_t(info.me_mapsize))
+        if rc != 0 { throw LMDBError(code: rc, operation: "posix_fallocate(\(info.me_mapsize) bytes of \(directory.path)/data.mdb)") }
     }
 
     /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened

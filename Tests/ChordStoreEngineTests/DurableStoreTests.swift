@@ -180,7 +180,7 @@ struct DurableStoreTests {
         return [.chordsetAdded(badPosition), .chordsetAdded(chordset)]
     }()
 
-    @Test("a record with a valid checksum but impossible contents is reported as damage naming its event when the views take it, never a crash",
+    @Test("a record with a valid checksum but impossible contents is reported as damage by verify and rebuild, never a crash; the store takes no writes",
           arguments: forgedEvents)
     func forgedRecord(event: Event) async throws {
         let directory = temporaryDirectory()
@@ -202,12 +202,19 @@ struct DurableStoreTests {
                 try txn.put(log, key: withUnsafeBytes(of: UInt64(6).bigEndian) { Array($0) }, value: bytes, flags: .append)
             }
         }
-        // The views stop at event 5, so opening folds event 6 into them and finds it.
+        // The views stop at event 5: opening folds event 6 into them, finds it damaged,
+        // and opens for reading only.
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        let report = try store.verify()
+        #expect(report.sequence == 6)
+        #expect(report.problem?.code == .dataLoss)
+        await #expect(throws: ChordStoreError.self) { try await store.rebuild() }
+        #expect(try store.chordsets().count == 5)
         do {
-            let store = try ChordStore.open(at: directory)
-            store.close()
-            Issue.record("a store whose log holds a forged event opened")
-        } catch {
+            _ = try await store.add("after the damage")
+            Issue.record("a store whose log holds a forged event took a write")
+        } catch let error as ChordStoreError {
             #expect(error.code == .dataLoss)
             #expect(error.message.contains("event 6"), "\(error.message)")
         }

@@ -20,6 +20,29 @@ struct ViewsRecoveryTests {
         try FileManager.default.copyItem(at: directory.appendingPathComponent("views"), to: copy)
     }
 
+    /// Plants command id "probe" → event 1 in the views at `views`: a catch-up keeps it,
+    /// a rebuild (which reloads the command ids from the log) drops it.
+    private static func plantProbe(inViews views: URL) throws {
+        let env = try Environment(directory: views)
+        let commands = try env.openDatabase("commands")
+        try env.withWriteTransaction { txn in
+            try txn.put(commands, key: Array("probe".utf8), value: withUnsafeBytes(of: UInt64(1).bigEndian) { Array($0) })
+        }
+    }
+
+    /// Whether the views still hold the planted probe: a command sent with its id is
+    /// refused as a reuse of event 1's id instead of being recorded.
+    private static func probeKept(_ store: ChordStore) async throws -> Bool {
+        let first = try #require(try store.chordsets().first)
+        do {
+            try await store.execute(.renameChordset(id: first.id, title: "probe"), context: CommandContext(commandID: "probe"))
+            return false
+        } catch {
+            guard error.code == .failedPrecondition, error.message.contains("event 1") else { throw error }
+            return true
+        }
+    }
+
     private static func restoreViews(of directory: URL, from copy: URL) throws {
         let views = directory.appendingPathComponent("views")
         try FileManager.default.removeItem(at: views)
@@ -46,13 +69,16 @@ struct ViewsRecoveryTests {
         }
         // The views of 20 events beside a log of 27, as a crash of this boot leaves them.
         try Self.restoreViews(of: directory, from: early)
+        try Self.plantProbe(inViews: directory.appendingPathComponent("views"))
         try Self.bootID.write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
         let store = try ChordStore.open(at: directory)
         defer { store.close() }
         #expect(try store.liveSnapshot() == expected)
-        #expect(try store.verify().isSound)
+        #expect(try await Self.probeKept(store), "the views were rebuilt, not caught up")
         try await store.execute(.undo, context: CommandContext(session: "s"))  // the undo stacks were caught up too
         #expect(try store.chordsets().count == 25)
+        try await store.rebuild()  // drops the probe, which verify would count as damage
+        #expect(try store.verify().isSound)
     }
 
     @Test("views left open by another boot (the machine went down) are discarded and rebuilt from the log")
@@ -66,6 +92,7 @@ struct ViewsRecoveryTests {
             store.close()
         }
         // Damage the views as lost pages would, and leave the marker of another boot.
+        try Self.plantProbe(inViews: directory.appendingPathComponent("views"))
         do {
             let env = try Environment(directory: directory.appendingPathComponent("views"))
             let chordsets = try env.openDatabase("chordsets")
@@ -78,6 +105,7 @@ struct ViewsRecoveryTests {
         #expect(try store.verify().isSound)
         let marker = try String(contentsOf: directory.appendingPathComponent("views/open"), encoding: .utf8)
         #expect(marker == Self.bootID)
+        #expect(try await !Self.probeKept(store), "the views of another boot were used")
     }
 
     @Test("views that belong to another log are rebuilt; a clean close leaves no open marker")

@@ -26,6 +26,26 @@ struct CClientTests {
         #expect(try server.store.chordsets().map(\.title) == ["From C", "Ünïcödé"])
     }
 
+    @Test("the C load generator (tools/bench/wire-load.c) drives adds and reads and reports them")
+    func loadGenerator() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("c-client-\(UUID().uuidString)")
+        let build = try await run(Self.root.appendingPathComponent("tools/c-client/build").path, [output.path])
+        #expect(build.status == 0, "\(build.output)")
+        let load = output.appendingPathComponent("wire-load").path
+        for workload in ["add", "get"] {
+            let result = try await run(load, ["127.0.0.1", "\(server.port)", workload, "2", "0.3"])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("wire \(workload): 2 connection(s)"), "\(result.output)")
+            #expect(result.output.contains("calls/s; latency p50"), "\(result.output)")
+        }
+        // Each run adds its set-up chordset; the add run added more.
+        #expect(try server.store.chordsets().count > 2)
+        let usage = try await run(load, ["127.0.0.1", "\(server.port)", "delete", "1", "1"])
+        #expect(usage.status == 2)
+    }
+
     private func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await offPool {
             let process = Process()

@@ -90,39 +90,13 @@ final class LMDBBackend: StorageBackend {
     }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
-        if let fault = viewsFault.withLock({ $0 }) { return batch.map { _ in .failure(fault) } }
-        let start = committedHead.withLock { $0 }
-        var logged: (results: [Result<RecordedEvent, ChordStoreError>], head: LogHead)?
-        var viewsCommitted = false
         do {
-            try withGrowingMap {
-                guard logged == nil else { return }  // the log holds the batch: never apply it twice
-                try viewsEnv.withWriteTransaction { viewsTxn in
-                    logged = try logEnv.withWriteTransaction { logTxn in
-                        try checkViews(viewsTxn, at: start)
-                        var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
-                        var changes = view
-                        var log = LMDBLog(view: view)
-                        var head = start
-                        let results = try applier.apply(
-                            batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
-                        if head != start { try AppliedHead.write(head, viewsTxn, dbs) }
-                        return (results, head)
-                    }
-                }
-                viewsCommitted = true
+            return try logAndFold { view, changes, log, head in
+                try applier.apply(batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
             }
         } catch {
-            guard logged != nil else {
-                let failure = ChordStoreError.wrapping(error)
-                return batch.map { _ in .failure(failure) }
-            }
+            return batch.map { _ in .failure(error) }
         }
-        guard let logged else { return batch.map { _ in .failure(ChordStoreError(.internal, "the commit ended without a result")) } }
-        committedHead.withLock { $0 = logged.head }
-        if !viewsCommitted { recoverViews() }
-        snapshotFiles?.maybeTake(head: logged.head.sequence, backend: self)
-        return logged.results
     }
 
     func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
@@ -143,13 +117,26 @@ final class LMDBBackend: StorageBackend {
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
+        try logAndFold { view, changes, log, head in
+            try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
+        }
+        return committedHead.withLock { $0 }
+    }
+
+    /// One turn of the writer: `fold` appends records to the log and folds them into the
+    /// views, in a transaction of each; the log commits (durably) first, then the views.
+    /// Throws only if the log did not take the batch. If the views' commit fails after
+    /// the log's, the views are caught up at once (or refuse writes until a reopen).
+    private func logAndFold<T>(
+        _ fold: (inout LMDBStateView, inout LMDBStateView, inout LMDBLog, inout LogHead) throws -> T
+    ) throws(ChordStoreError) -> T {
         if let fault = viewsFault.withLock({ $0 }) { throw fault }
         let start = committedHead.withLock { $0 }
-        var logged: LogHead?
+        var logged: (result: T, head: LogHead)?
         var viewsCommitted = false
         do {
             try withGrowingMap {
-                guard logged == nil else { return }
+                guard logged == nil else { return }  // the log holds the batch: never apply it twice
                 try viewsEnv.withWriteTransaction { viewsTxn in
                     logged = try logEnv.withWriteTransaction { logTxn in
                         try checkViews(viewsTxn, at: start)
@@ -157,9 +144,9 @@ final class LMDBBackend: StorageBackend {
                         var changes = view
                         var log = LMDBLog(view: view)
                         var head = start
-                        try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
+                        let result = try fold(&view, &changes, &log, &head)
                         if head != start { try AppliedHead.write(head, viewsTxn, dbs) }
-                        return head
+                        return (result, head)
                     }
                 }
                 viewsCommitted = true
@@ -167,11 +154,11 @@ final class LMDBBackend: StorageBackend {
         } catch {
             if logged == nil { throw ChordStoreError.wrapping(error) }
         }
-        guard let head = logged else { throw ChordStoreError(.internal, "the replicated commit ended without a result") }
-        committedHead.withLock { $0 = head }
+        guard let logged else { throw ChordStoreError(.internal, "the commit ended without a result") }
+        committedHead.withLock { $0 = logged.head }
         if !viewsCommitted { recoverViews() }
-        snapshotFiles?.maybeTake(head: head.sequence, backend: self)
-        return head
+        snapshotFiles?.maybeTake(head: logged.head.sequence, backend: self)
+        return logged.result
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {

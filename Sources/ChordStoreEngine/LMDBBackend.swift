@@ -29,8 +29,8 @@ final class LMDBBackend: StorageBackend {
     private let marker: ViewsMarker
     /// The last committed record; only the writer thread changes it.
     private let committedHead: Mutex<LogHead>
-    /// Set when the views could not take events the log holds: reads and commits fail
-    /// with it until the store is reopened (which rebuilds the views).
+    /// Set when the views cannot take what the log holds: commits fail with it (reads go
+    /// on) until a reopen catches the views up or a rebuild succeeds.
     private let viewsFault = Mutex<ChordStoreError?>(nil)
     private let maxMapGrowth: Int
     let snapshotFiles: SnapshotFiles?
@@ -72,7 +72,7 @@ final class LMDBBackend: StorageBackend {
             try marker.markOpen()
             let dbs = try StoreDatabases(log: logEnv, views: viewsEnv)
             self.dbs = dbs
-            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs) }
             committedHead = Mutex(head)
         } catch {
             throw Self.openError(error, directory: directory)
@@ -168,18 +168,23 @@ final class LMDBBackend: StorageBackend {
         // two, the views are caught up with the uncut log when it reopens, and the cut
         // is made again by whoever asked for it.
         try rebuildViews(through: sequence, progress: { _, _ in })
+        var failure: (any Error)?
         do {
             try withGrowingMap {
                 try logEnv.withWriteTransaction { txn in try Self.deleteRecords(after: sequence, txn, dbs) }
             }
-            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
+        } catch {
+            failure = error
+        }
+        do {
+            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs) }
             committedHead.withLock { $0 = head }
         } catch {
-            // The views stop at `sequence`, the log does not: fold its events back in.
-            let head = try? logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, withTimestamp: true) }
-            if let head { committedHead.withLock { $0 = head } }
-            recoverViews()
-            throw ChordStoreError.wrapping(error)
+            failure = failure ?? error
+        }
+        if let failure {
+            recoverViews()  // the views stop at `sequence`, the log may not: fold its events back in
+            throw ChordStoreError.wrapping(failure)
         }
         snapshotFiles?.discard(after: sequence)
         return committedHead.withLock { $0 }
@@ -265,7 +270,7 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// After the views' commit failed behind a durable log commit: folds the missing
-    /// events now, or, if that fails too, refuses reads and commits until a reopen.
+    /// events now, or, if that fails too, refuses commits until a reopen.
     private func recoverViews() {
         do {
             try withGrowingMap { try foldMissingEvents() }
@@ -296,41 +301,25 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// Folds the log's events after the views' applied one into the views, in one
-    /// transaction, checking each record's chain like a replica does.
+    /// transaction, with the replica's checks (``ReplicaApplier``): the records are
+    /// already in the log, so only the views and the command ids take them.
     private func foldMissingEvents() throws {
         try viewsEnv.withWriteTransaction { viewsTxn in
             try logEnv.withReadTransaction { logTxn in
                 var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
                 var changes = view
+                var log = LMDBLog(view: view, storesRecords: false)
                 var head = try AppliedHead.read(viewsTxn, dbs)
-                var pending: [(UInt64, [UInt8])] = []
-                try txnRecords(logTxn, after: head.sequence) { pending.append(($0, $1)) }
-                for (sequence, record) in pending {
-                    let recorded = try record.withUnsafeBytes { bytes in
-                        let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
-                        var recorded = try RecordCodec.decode(bytes, sequence: sequence)
-                        recorded.checksum = checksum
-                        return recorded
+                var records: [[UInt8]] = []
+                try logTxn.withCursor(dbs.log) { cursor in
+                    var entry = try StoreKeys.sequence(head.sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                    while let current = entry {
+                        records.append(Array(current.value))
+                        entry = try cursor.next()
                     }
-                    if !recorded.commandID.isEmpty {
-                        try viewsTxn.put(dbs.commands, key: Array(recorded.commandID.utf8), value: StoreKeys.sequence(sequence))
-                    }
-                    let touched = try Fold.apply(recorded.event, sequence: sequence, to: &view)
-                    try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
-                    head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
                 }
+                try ReplicaApplier.apply(records, after: head.position, to: &view, changes: &changes, log: &log, head: &head)
                 try AppliedHead.write(head, viewsTxn, dbs)
-            }
-        }
-    }
-
-    /// Every record of the log transaction after `sequence`, copied.
-    private func txnRecords(_ txn: Transaction, after sequence: UInt64, _ body: (UInt64, [UInt8]) -> Void) throws {
-        try txn.withCursor(dbs.log) { cursor in
-            var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let current = entry {
-                body(try StoreKeys.sequence(current.key), Array(current.value))
-                entry = try cursor.next()
             }
         }
     }
@@ -342,12 +331,7 @@ final class LMDBBackend: StorageBackend {
         let logHead = committedHead.withLock { $0 }
         let total = min(last ?? .max, logHead.sequence)
         do {
-            let head: LogHead = try logEnv.withReadTransaction { txn in
-                guard total > 0, let record = try txn.get(dbs.log, key: StoreKeys.sequence(total)) else { return .empty }
-                var recorded = try RecordCodec.decode(record, sequence: total)
-                recorded.checksum = RecordCodec.storedChecksum(record) ?? 0
-                return LogHead(sequence: total, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
-            }
+            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
             let chordsets = try viewsEnv.withReadTransaction { txn in try txn.stat(dbs.chordsets).entries }
             let replay: LogReplay.Result
             do {
@@ -425,18 +409,25 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    /// The last record's sequence number, checksum and (if `withTimestamp`) timestamp and epoch.
-    /// A damaged last record does not stop the store from opening: its timestamp is taken
-    /// as unknown, and `verify` reports the damage.
-    static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, withTimestamp: Bool) throws -> LogHead {
-        try txn.withCursor(dbs.log) { cursor in
-            guard let last = try cursor.last() else { return .empty }
-            let sequence = try StoreKeys.sequence(last.key)
-            let checksum = RecordCodec.storedChecksum(last.value) ?? 0
-            let recorded = withTimestamp ? try? RecordCodec.decode(last.value, sequence: sequence) : nil
+    /// The position of the record at `sequence` (the last record if `nil`): its sequence
+    /// number, checksum, timestamp and epoch; `.empty` if there is none. A damaged record
+    /// does not stop the store from opening: its timestamp and epoch are taken as unknown,
+    /// and `verify` reports the damage.
+    static func readHead(_ txn: Transaction, _ dbs: StoreDatabases, at sequence: UInt64? = nil) throws -> LogHead {
+        let found: (sequence: UInt64, record: [UInt8])?
+        if let sequence {
+            found = try txn.get(dbs.log, key: StoreKeys.sequence(sequence)).map { (sequence, Array($0)) }
+        } else {
+            found = try txn.withCursor(dbs.log) { cursor in
+                try cursor.last().map { (try StoreKeys.sequence($0.key), Array($0.value)) }
+            }
+        }
+        guard let found else { return .empty }
+        return found.record.withUnsafeBytes { record in
+            let recorded = try? RecordCodec.decode(record, sequence: found.sequence)
             return LogHead(
-                sequence: sequence, checksum: checksum, timestamp: recorded?.timestamp ?? Instant(microsecondsSince1970: 0),
-                epoch: recorded?.epoch ?? 0)
+                sequence: found.sequence, checksum: RecordCodec.storedChecksum(record) ?? 0,
+                timestamp: recorded?.timestamp ?? Instant(microsecondsSince1970: 0), epoch: recorded?.epoch ?? 0)
         }
     }
 

@@ -365,6 +365,9 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 /// to the views'.
 struct LMDBLog: LogAppending {
     let view: LMDBStateView
+    /// Whether `append` stores the record; `false` when the log already holds it and only
+    /// the views take it (catching them up).
+    var storesRecords = true
 
     func change(at sequence: UInt64) throws -> Change? {
         try view.change(at: sequence)
@@ -377,7 +380,9 @@ struct LMDBLog: LogAppending {
     }
 
     mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) throws {
-        try view.logTxn.put(view.dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+        if storesRecords {
+            try view.logTxn.put(view.dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+        }
         if !commandID.isEmpty {
             try view.txn.put(view.dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
         }

@@ -73,28 +73,23 @@ enum Verifier {
     }
 
     /// The records the log holds past the views' last event (a commit in flight, or
-    /// events the views could not take): each must chain, decode and fold onto the
-    /// replayed state.
+    /// events the views could not take) must pass a replica's checks (``ReplicaApplier``:
+    /// sequence, chain, decoding, epochs) and fold onto the replayed state.
     private static func checkTail(after head: LogHead, of backend: any StorageBackend, replayed replay: LogReplay.Result) -> VerifyReport {
         var state = replay.state
         var changes = replay.changes
-        var checksum = head.checksum
-        var last = head.sequence
+        var discarded = InMemoryLog()
+        var last = head
         do {
-            try backend.forEachLogRecord(from: head.sequence + 1) { sequence, record in
-                guard sequence == last + 1 else {
-                    throw ChordStoreError(.dataLoss, "the log jumps from event \(last) to \(sequence)")
-                }
-                checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
-                let recorded = try RecordCodec.decode(record, sequence: sequence)
-                let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
-                try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
-                last = sequence
+            var records: [[UInt8]] = []
+            try backend.forEachLogRecord(from: head.sequence + 1) { _, record in
+                records.append(Array(record))
                 return true
             }
+            try ReplicaApplier.apply(records, after: head.position, to: &state, changes: &changes, log: &discarded, head: &last)
         } catch {
-            return VerifyReport(events: last, problem: ChordStoreError.wrapping(error), sequence: last + 1)
+            return VerifyReport(events: last.sequence, problem: ChordStoreError.wrapping(error), sequence: last.sequence + 1)
         }
-        return VerifyReport(events: last, problem: nil, sequence: nil)
+        return VerifyReport(events: last.sequence, problem: nil, sequence: nil)
     }
 }

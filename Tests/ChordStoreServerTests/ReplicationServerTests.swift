@@ -36,6 +36,14 @@ struct ReplicationServerTests {
             return Member(store: store, node: node, server: server, address: "127.0.0.1:\(port)")
         }
 
+        /// A leader and its follower, on two free loopback ports.
+        static func startPair() async throws -> (leader: Member, follower: Member, followerPort: Int) {
+            let ports = try LoopbackPorts.free(2)
+            let leader = try await start(name: "leader", port: ports[0], peer: ports[1], follow: nil)
+            let follower = try await start(name: "follower", port: ports[1], peer: ports[0], follow: ports[0])
+            return (leader, follower, ports[1])
+        }
+
         func stop() async {
             await node.stop()
             await server.shutdown(grace: .seconds(1))
@@ -54,10 +62,7 @@ struct ReplicationServerTests {
 
     @Test("a write sent to the follower moves the client to the leader; the follower serves it back with min_sequence")
     func redirectAndReadYourWrites() async throws {
-        let ports = try LoopbackPorts.free(2)
-        let (leaderPort, followerPort) = (ports[0], ports[1])
-        let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
-        let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
+        let (leader, follower, followerPort) = try await Member.startPair()
         defer { Task { await follower.stop(); await leader.stop() } }
         #expect(leader.node.role == .leader)
         #expect(follower.node.role == .follower)
@@ -106,10 +111,7 @@ struct ReplicationServerTests {
 
     @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
     func quorumWrites() async throws {
-        let ports = try LoopbackPorts.free(2)
-        let (leaderPort, followerPort) = (ports[0], ports[1])
-        let leader = try await Member.start(name: "leader", port: leaderPort, peer: followerPort, follow: nil)
-        let follower = try await Member.start(name: "follower", port: followerPort, peer: leaderPort, follow: leaderPort)
+        let (leader, follower, _) = try await Member.startPair()
         defer { Task { await leader.stop() } }
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }

@@ -42,10 +42,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // glibc functions the Glibc module does not export (malloc_trim, statfs): a shim only.
+        .systemLibrary(name: "CSystemExtras"),
         // A small, typed Swift wrapper over liblmdb. Knows nothing of chordsets.
         .target(
             name: "LMDB",
-            dependencies: ["CLMDB"],
+            dependencies: ["CLMDB", "CSystemExtras"],
             swiftSettings: strictSettings
         ),
         // The pure core: values, commands, events, validation and the fold. No I/O.
@@ -89,6 +91,7 @@ let package = Package(
                 "ChordStoreEngine",
                 "ChordStoreDomain",
                 "ChordStoreProto",
+                "CSystemExtras",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,9 +156,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Helpers several test targets share: a raw socket client, a scratch tmpfs.
+        .target(
+            name: "TestSupport",
+            dependencies: ["ChordStoreProto", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Tests/TestSupport",
+            swiftSettings: socketTestSettings
+        ),
         .testTarget(
             name: "LMDBTests",
-            dependencies: ["LMDB"],
+            dependencies: ["LMDB", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -165,12 +175,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ChordStoreEngineTests",
-            dependencies: ["ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB"],
+            dependencies: ["ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChordStoreReplicationTests",
-            dependencies: ["ChordStoreReplication"],
+            dependencies: ["ChordStoreReplication", "ChordStoreEngine"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -193,6 +203,7 @@ let package = Package(
                 "ChordStoreEngine",
                 "ChordStoreDomain",
                 "ChordStoreProto",
+                "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,7 +215,7 @@ let package = Package(
             name: "ChordStoreCLITests",
             dependencies: [
                 "chordstore", "chordstore-check", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
-                "ChordStoreWire",
+                "ChordStoreWire", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings

@@ -44,18 +44,21 @@ public final class Client: Sendable {
 
     private let target: Mutex<(host: String, port: Int)>
     private let retry: RetryPolicy
+    private let localAddress: String?
     private let current = Mutex<Connection?>(nil)
 
-    /// Creates a client; nothing connects until the first call.
-    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy()) {
+    /// Creates a client; nothing connects until the first call. Its connections come from
+    /// `localAddress` (an IP address of this machine) when given.
+    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil) {
         self.target = Mutex((host, port))
         self.retry = retry
+        self.localAddress = localAddress
     }
 
     /// Creates a client for `HOST:PORT`; `nil` if the address has no numeric port.
-    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy()) {
+    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil) {
         guard let (host, port) = Self.split(address) else { return nil }
-        self.init(host: host, port: port, retry: retry)
+        self.init(host: host, port: port, retry: retry, localAddress: localAddress)
     }
 
     /// Where calls go now (`host:port`): the address given, or the leader a follower named.
@@ -176,7 +179,7 @@ public final class Client: Sendable {
     func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
         let (host, port) = target.withLock { $0 }
-        let fresh = try await Connection.connect(host: host, port: port)
+        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
             current = fresh

@@ -25,22 +25,23 @@ public final class Connection: Sendable {
         self.group = group
     }
 
-    /// Connects to `host:port`.
-    public static func connect(host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize) async throws(ClientError) -> Connection {
+    /// Connects to `host:port`, from `localAddress` (an IP address of this machine) when
+    /// given: a cluster member connects from the address it advertises, which is how the
+    /// leader tells who it is (see docs/REPLICATION.md).
+    public static func connect(
+        host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil
+    ) async throws(ClientError) -> Connection {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let router = ReplyRouter()
         do {
-            let channel = try await ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let pipeline = channel.pipeline.syncOperations
-                        try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize)))
-                        try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
-                        try pipeline.addHandler(ReplyHandler(router: router))
-                    }
-                }
-                .connect(host: host, port: port).get()
+            let channel: any Channel
+            do {
+                channel = try await bootstrap(group, router, maxFrameSize, from: localAddress).connect(host: host, port: port).get()
+            } catch where localAddress != nil {
+                // The local address cannot reach this host (another address family, say):
+                // from wherever the system picks, as any client.
+                channel = try await bootstrap(group, router, maxFrameSize, from: nil).connect(host: host, port: port).get()
+            }
             router.setReading { [channel] on in
                 channel.eventLoop.execute {
                     channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }
@@ -52,6 +53,23 @@ public final class Connection: Sendable {
             try? await group.shutdownGracefully()
             throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
         }
+    }
+
+    private static func bootstrap(
+        _ group: MultiThreadedEventLoopGroup, _ router: ReplyRouter, _ maxFrameSize: Int, from localAddress: String?
+    ) throws -> ClientBootstrap {
+        var bootstrap = ClientBootstrap(group: group)
+        if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
+        return bootstrap
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize)))
+                    try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
+                    try pipeline.addHandler(ReplyHandler(router: router))
+                }
+            }
     }
 
     /// Makes a unary call and decodes its response as `Response`.

@@ -1,4 +1,4 @@
-public import ChordStoreProto
+import ChordStoreProto
 import ChordStoreWire
 import Foundation
 public import SwiftProtobuf

@@ -12,6 +12,8 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let notFound = Code(rawValue: 5)
         /// An id is already in use.
         public static let alreadyExists = Code(rawValue: 6)
+        /// The caller may not do this (for example, speak for another cluster member).
+        public static let permissionDenied = Code(rawValue: 7)
         /// A limit on stored data was reached.
         public static let resourceExhausted = Code(rawValue: 8)
         /// The state does not allow the operation (for example, a command id already used
@@ -33,6 +35,7 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             case .invalidArgument: "INVALID_ARGUMENT"
             case .notFound: "NOT_FOUND"
             case .alreadyExists: "ALREADY_EXISTS"
+            case .permissionDenied: "PERMISSION_DENIED"
             case .resourceExhausted: "RESOURCE_EXHAUSTED"
             case .failedPrecondition: "FAILED_PRECONDITION"
             case .aborted: "ABORTED"

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The form of a title that title order and title filters compare: case-, diacritic- and
 /// width-insensitive ("Éclair" and "eclair" are the same), compared by its UTF-8 bytes,

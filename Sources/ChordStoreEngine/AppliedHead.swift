@@ -13,6 +13,9 @@ enum AppliedHead {
             throw ChordStoreError(.dataLoss, "the views' applied head is \(bytes.count) bytes; it should be 32")
         }
         func field(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+        guard field(0) <= LogPosition.maxSequence else {
+            throw ChordStoreError(.dataLoss, "the views' applied head names event \(field(0)), past the largest sequence number")
+        }
         return LogHead(
             sequence: field(0), checksum: field(1), timestamp: Instant(microsecondsSince1970: Int64(bitPattern: field(2))),
             epoch: field(3))

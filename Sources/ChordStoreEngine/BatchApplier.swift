@@ -55,7 +55,7 @@ struct BatchApplier: Sendable {
                 continue
             }
             var recorded = RecordedEvent(
-                sequence: head.sequence + 1, epoch: epoch, timestamp: timestamp,
+                sequence: try head.nextSequence(), epoch: epoch, timestamp: timestamp,
                 session: submitted.context.session, commandID: submitted.context.commandID,
                 event: decision.event, checksum: 0, mark: decision.mark)
             let (bytes, checksum) = RecordCodec.encode(recorded, previousChecksum: head.checksum)

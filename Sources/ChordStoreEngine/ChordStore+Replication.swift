@@ -22,9 +22,13 @@ extension ChordStore {
     }
 
     /// Persists `epoch` as this store's epoch if it is higher than the current one;
-    /// returns the epoch in force afterwards.
+    /// returns the epoch in force afterwards. An epoch above ``LogPosition/maxEpoch`` is
+    /// refused with `invalidArgument`.
     @discardableResult
     public func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
+        guard epoch <= LogPosition.maxEpoch else {
+            throw ChordStoreError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
+        }
         let backend = self.backend
         let writer = self.writer
         return try await writer.exclusive { () -> Result<UInt64, ChordStoreError> in

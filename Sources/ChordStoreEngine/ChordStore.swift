@@ -67,7 +67,8 @@ public final class ChordStore: Sendable {
         self.directory = directory
         let head = (try? backend.withSnapshot { try $0.head.sequence }) ?? 0
         let lastEpoch = (try? backend.withSnapshot { snapshot in try Self.position(at: head, in: snapshot)?.epoch }) ?? nil
-        let epoch = max(options.epoch, (try? backend.storedEpoch()) ?? 0, lastEpoch ?? 0)
+        // Clamped: an older version could persist an epoch above the largest one.
+        let epoch = min(max(options.epoch, (try? backend.storedEpoch()) ?? 0, lastEpoch ?? 0), LogPosition.maxEpoch)
         self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch)
         self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         self.notifier = CommitNotifier(head: head)
@@ -210,8 +211,8 @@ public final class ChordStore: Sendable {
     private static func records(_ sequences: [UInt64], _ snapshot: any StoreSnapshot) throws -> [RecordedEvent] {
         try sequences.map { sequence in
             var found: RecordedEvent?
-            try snapshot.forEachRecord(from: sequence) { stored, record in
-                if stored == sequence { found = try RecordCodec.decode(record, sequence: stored) }
+            try RecordChain.forEach(in: snapshot, from: sequence) { stored, record in
+                found = try RecordCodec.decode(record, sequence: stored)
                 return false
             }
             guard let found else { throw ChordStoreError(.dataLoss, "a history names event \(sequence), which the log does not hold") }
@@ -225,7 +226,7 @@ public final class ChordStore: Sendable {
         if limit == 0 { return [] }
         return try backend.withSnapshot { snapshot in
             var events: [RecordedEvent] = []
-            try snapshot.forEachRecord(from: sequence) { sequence, record in
+            try RecordChain.forEach(in: snapshot, from: sequence) { sequence, record in
                 events.append(try RecordCodec.decode(record, sequence: sequence))
                 return events.count < limit
             }
@@ -234,10 +235,12 @@ public final class ChordStore: Sendable {
     }
 
     /// Calls `body` with each raw stored record from `sequence` on until it returns `false`
-    /// (for export and the protobuf JSON output). The buffer is valid during the call
-    /// only, and `body` must not call the store.
+    /// (for `ReadLog`, the change feed, replication and the protobuf JSON output). Each
+    /// record is checked first (its sequence number and checksum chain, ``RecordChain``):
+    /// a damaged one ends the read with `dataLoss` naming its sequence number. The buffer
+    /// is valid during the call only, and `body` must not call the store.
     public func forEachRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
-        try backend.withSnapshot { try $0.forEachRecord(from: sequence, body) }
+        try backend.withSnapshot { try RecordChain.forEach(in: $0, from: sequence, body) }
     }
 
     /// Replays the log into a fresh state and compares it with the live views; see
@@ -269,6 +272,12 @@ public final class ChordStore: Sendable {
     public func waitForCommit(after sequence: UInt64, timeout: Duration = .seconds(1)) async {
         await notifier.wait(after: sequence, timeout: timeout)
     }
+
+    /// Why the store refuses commands now, if it does: a full disk (they are taken again
+    /// once space is freed, without a restart), or a damaged log found when it opened
+    /// (until the data directory is repaired). Reads go on either way; a server logs it
+    /// when it starts.
+    public var writeRefusal: ChordStoreError? { backend.writeRefusal }
 
     /// The last committed event's sequence number (0 for an empty log).
     public func lastSequence() throws(ChordStoreError) -> UInt64 {

@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-public import Foundation
+import Foundation
 
 /// A fetch request for chordsets, like Core Data's: a filter, an order and a page.
 public struct ChordsetQuery: Sendable, Hashable {

@@ -18,7 +18,17 @@ final class DirectoryLock: Sendable {
         guard fd >= 0 else {
             throw ChordStoreError(.unavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        if !locked, Self.owner(fd: fd) == Int(getpid()) {
+            // This process held the lock and let it go: a child it is starting holds a copy
+            // of the descriptor until the child runs its own program (a few milliseconds),
+            // and the lock with it. flock has no wake-up for that; try again briefly.
+            for _ in 0..<100 where !locked {
+                usleep(10_000)
+                locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+            }
+        }
+        guard locked else {
             let owner = Self.owner(fd: fd)
             close(fd)
             throw ChordStoreError(
@@ -26,9 +36,11 @@ final class DirectoryLock: Sendable {
                 "data directory \(directory.path) is in use by another process\(owner.map { " (pid \($0))" } ?? ""); "
                     + "stop it, or send commands to the running server instead of using --data")
         }
+        // Written over the old pid, then cut to its length: no new block is needed on a
+        // full disk (a truncation first would free the block and need one again).
         let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        _ = ftruncate(fd, off_t(pid.count))
         descriptor = Mutex(fd)
     }
 

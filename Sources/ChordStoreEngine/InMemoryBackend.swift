@@ -91,6 +91,8 @@ final class InMemoryBackend: StorageBackend {
     private let storage = Mutex(Storage())
     /// An in-memory store keeps no snapshots: reads of the past replay from the start.
     var snapshotFiles: SnapshotFiles? { nil }
+    /// Memory has no full disk and no damaged records.
+    var writeRefusal: ChordStoreError? { nil }
     private let closed = Atomic(false)
     private let epoch = Atomic<UInt64>(0)
 

@@ -22,21 +22,27 @@ final class LMDBBackend: StorageBackend {
     /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
     static let maxCatchUp: UInt64 = 10_000
 
-    private let logEnv: Environment
-    private let viewsEnv: Environment
-    private let dbs: StoreDatabases
+    /// How many of the log's last records are checked (sequence and checksum chain) when
+    /// a store opens; the whole log is checked by `verify`.
+    static let tailCheck: UInt64 = 100_000
+
+    let logEnv: Environment
+    let viewsEnv: Environment
+    let dbs: StoreDatabases
     private let lock: DirectoryLock
-    private let marker: ViewsMarker
+    let marker: ViewsMarker
+    /// Whether `views/open` records this opening (the views may be written).
+    let markedOpen = Atomic(false)
     /// The last committed record; only the writer thread changes it.
-    private let committedHead: Mutex<LogHead>
-    /// Set when the views cannot take what the log holds: commits fail with it (reads go
-    /// on) until a reopen catches the views up or a rebuild succeeds.
-    private let viewsFault = Mutex<ChordStoreError?>(nil)
-    private let maxMapGrowth: Int
+    let committedHead: Mutex<LogHead>
+    let viewsFault = Mutex<ViewsFault?>(nil)
+    let maxMapGrowth: Int
     let snapshotFiles: SnapshotFiles?
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
-    /// rebuilding them when needed.
+    /// rebuilding them when needed, then checks the log's last records. A full disk does
+    /// not stop a store from opening when its views can serve reads: it takes writes
+    /// again once space is freed (see ``writeRefusal``).
     init(directory: URL, options: ChordStore.Options, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let viewsDirectory = directory.appendingPathComponent("views")
         do {
@@ -53,12 +59,15 @@ final class LMDBBackend: StorageBackend {
         logOptions.noSync = options.unsafeNoSync
         logOptions.maxDatabases = 32
         // The views' file is as large as their map, its blocks reserved: start small (the
-        // map doubles as it fills).
+        // map doubles as it fills; on a small disk it opens smaller still). Where a
+        // reserved block does not stay reserved (copy-on-write filesystems), they are
+        // written with write(2) instead, which a full disk fails without a signal.
         var viewsOptions = Environment.Options()
         viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 25))
         viewsOptions.noSync = true
-        viewsOptions.writeMap = true
+        viewsOptions.writeMap = Environment.reservesBlocks(in: viewsDirectory)
         viewsOptions.maxDatabases = 32
+        var markFailure: ChordStoreError?
         do {
             logEnv = try Environment(directory: directory, options: logOptions)
             try Self.checkFormat(logEnv)
@@ -68,8 +77,9 @@ final class LMDBBackend: StorageBackend {
                     if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
                 }
             }
+            markFailure = try Self.markOpen(marker, viewsExist: FileManager.default.fileExists(
+                atPath: viewsDirectory.appendingPathComponent("data.mdb").path))
             viewsEnv = try Environment(directory: viewsDirectory, options: viewsOptions)
-            try marker.markOpen()
             let dbs = try StoreDatabases(log: logEnv, views: viewsEnv)
             self.dbs = dbs
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs) }
@@ -77,17 +87,20 @@ final class LMDBBackend: StorageBackend {
         } catch {
             throw Self.openError(error, directory: directory)
         }
-        do {
-            try catchUpViews(progress: progress)
-        } catch where error.code == .dataLoss {
-            // A damaged record: open anyway (reads see the views as they are, verify names
-            // the record) but take no writes until the log is repaired and rebuilt.
+        markedOpen.store(markFailure == nil, ordering: .releasing)
+        try openViews(markFailure: markFailure, progress: progress)
+        if let damage = checkLogTail() {
             viewsFault.withLock {
-                $0 = ChordStoreError(
-                    .dataLoss, "the views cannot take the log (\(error.message)); run verify, repair the log, then rebuild")
+                $0 = .damaged(ChordStoreError(
+                    .dataLoss,
+                    "the log is damaged: \(damage.message). Writes are refused; reads of undamaged events go on. Restore the data directory from a backup or a replica"))
             }
         }
     }
+
+    /// Why commits are refused now, if they are: a full disk (until space is freed), or a
+    /// damaged log (until it is repaired and the views rebuilt).
+    var writeRefusal: ChordStoreError? { viewsFault.withLock { $0?.error } }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
         do {
@@ -126,11 +139,11 @@ final class LMDBBackend: StorageBackend {
     /// One turn of the writer: `fold` appends records to the log and folds them into the
     /// views, in a transaction of each; the log commits (durably) first, then the views.
     /// Throws only if the log did not take the batch. If the views' commit fails after
-    /// the log's, the views are caught up at once (or refuse writes until a reopen).
+    /// the log's, the views are caught up at once (or before the next commit).
     private func logAndFold<T>(
         _ fold: (inout LMDBStateView, inout LMDBStateView, inout LMDBLog, inout LogHead) throws -> T
     ) throws(ChordStoreError) -> T {
-        if let fault = viewsFault.withLock({ $0 }) { throw fault }
+        try prepareViews()
         let start = committedHead.withLock { $0 }
         var logged: (result: T, head: LogHead)?
         var viewsCommitted = false
@@ -156,7 +169,7 @@ final class LMDBBackend: StorageBackend {
         }
         guard let logged else { throw ChordStoreError(.internal, "the commit ended without a result") }
         committedHead.withLock { $0 = logged.head }
-        if !viewsCommitted { recoverViews() }
+        if !viewsCommitted { try? repairViews() }
         snapshotFiles?.maybeTake(head: logged.head.sequence, backend: self)
         return logged.result
     }
@@ -183,10 +196,14 @@ final class LMDBBackend: StorageBackend {
             failure = failure ?? error
         }
         if let failure {
-            recoverViews()  // the views stop at `sequence`, the log may not: fold its events back in
+            try? repairViews()  // the views stop at `sequence`, the log may not: fold its events back in
             throw ChordStoreError.wrapping(failure)
         }
         snapshotFiles?.discard(after: sequence)
+        // A cut that removed the damaged records lets the store take writes again.
+        viewsFault.withLock { fault in
+            if case .damaged = fault, checkLogTail() == nil { fault = nil }
+        }
         return committedHead.withLock { $0 }
     }
 
@@ -233,128 +250,6 @@ final class LMDBBackend: StorageBackend {
         lock.release()
     }
 
-    /// Brings the views to the log's last event: nothing to do when they hold it; the
-    /// missing events folded one by one when they hold an earlier event of this log
-    /// (the process died between the two commits of a turn); otherwise (another layout,
-    /// views of another log, views discarded after a machine crash, a long lag) a rebuild.
-    private func catchUpViews(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let logHead = committedHead.withLock { $0 }
-        let applied: LogHead
-        let sameLog: Bool
-        do {
-            (applied, sameLog) = try viewsEnv.withReadTransaction { viewsTxn in
-                guard try viewsTxn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init) == [Self.viewsVersion] else {
-                    return (LogHead.empty, false)
-                }
-                let applied = try AppliedHead.read(viewsTxn, dbs)
-                guard applied.sequence <= logHead.sequence else { return (applied, false) }
-                guard applied.sequence > 0 else { return (applied, true) }
-                let checksum = try logEnv.withReadTransaction { logTxn in
-                    try logTxn.get(dbs.log, key: StoreKeys.sequence(applied.sequence)).flatMap(RecordCodec.storedChecksum)
-                }
-                return (applied, checksum == applied.checksum)
-            }
-        } catch {
-            throw ChordStoreError.wrapping(error)
-        }
-        if !sameLog || logHead.sequence - applied.sequence > Self.maxCatchUp {
-            try rebuildViews(through: nil, progress: progress)
-        } else if applied.sequence < logHead.sequence {
-            do {
-                try withGrowingMap { try foldMissingEvents() }
-            } catch {
-                throw ChordStoreError.wrapping(error)
-            }
-            progress(logHead.sequence, logHead.sequence)
-        }
-    }
-
-    /// After the views' commit failed behind a durable log commit: folds the missing
-    /// events now, or, if that fails too, refuses commits until a reopen.
-    private func recoverViews() {
-        do {
-            try withGrowingMap { try foldMissingEvents() }
-            let applied = try viewsEnv.withReadTransaction { txn in try AppliedHead.read(txn, dbs) }
-            let logHead = committedHead.withLock { $0 }
-            guard applied.position == logHead.position else {
-                throw ChordStoreError(.dataLoss, "the views are at \(applied.position), the log at \(logHead.position)")
-            }
-        } catch {
-            viewsFault.withLock {
-                $0 = ChordStoreError(
-                    .unavailable, "the views could not take events the log holds (\(ChordStoreError.wrapping(error).message)); reopen the store to rebuild them")
-            }
-        }
-    }
-
-    /// Refuses a commit whose views do not stop at the log's last event (what a failed
-    /// repair could leave): folding onto them would give views of no log. Reads go on;
-    /// commits wait for a reopen, which catches the views up or rebuilds them.
-    private func checkViews(_ viewsTxn: Transaction, at start: LogHead) throws {
-        let applied = try AppliedHead.read(viewsTxn, dbs)
-        guard applied.position == start.position else {
-            let fault = ChordStoreError(
-                .unavailable, "the views stop at \(applied.position), the log at \(start.position); reopen the store to repair them")
-            viewsFault.withLock { $0 = fault }
-            throw fault
-        }
-    }
-
-    /// Folds the log's events after the views' applied one into the views, in one
-    /// transaction, with the replica's checks (``ReplicaApplier``): the records are
-    /// already in the log, so only the views and the command ids take them.
-    private func foldMissingEvents() throws {
-        try viewsEnv.withWriteTransaction { viewsTxn in
-            try logEnv.withReadTransaction { logTxn in
-                var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
-                var changes = view
-                var log = LMDBLog(view: view, storesRecords: false)
-                var head = try AppliedHead.read(viewsTxn, dbs)
-                var records: [[UInt8]] = []
-                try logTxn.withCursor(dbs.log) { cursor in
-                    var entry = try StoreKeys.sequence(head.sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                    while let current = entry {
-                        records.append(Array(current.value))
-                        entry = try cursor.next()
-                    }
-                }
-                try ReplicaApplier.apply(records, after: head.position, to: &view, changes: &changes, log: &log, head: &head)
-                try AppliedHead.write(head, viewsTxn, dbs)
-            }
-        }
-    }
-
-    /// Replays the log (up to `last`, or all of it) into memory (the domain fold), then
-    /// replaces the views with the result in one transaction of the views, writing every
-    /// index in key order with `MDB_APPEND`. Atomic: a crash leaves the old views.
-    private func rebuildViews(through last: UInt64?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let logHead = committedHead.withLock { $0 }
-        let total = min(last ?? .max, logHead.sequence)
-        do {
-            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
-            let chordsets = try viewsEnv.withReadTransaction { txn in try txn.stat(dbs.chordsets).entries }
-            let replay: LogReplay.Result
-            do {
-                replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
-            } catch {
-                throw error.error
-            }
-            // Replayed once; only the load is retried if the views' map must grow.
-            try withGrowingMap {
-                try viewsEnv.withWriteTransaction { txn in
-                    for db in dbs.views { try txn.empty(db) }
-                    try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
-                    try ViewLoader(txn: txn, dbs: dbs).load(replay.state, changes: replay.changes, commands: replay.commands)
-                    try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
-                    try AppliedHead.write(head, txn, dbs)
-                }
-            }
-        } catch {
-            throw ChordStoreError.wrapping(error)
-        }
-        progress(total, total)
-    }
-
     private static func deleteRecords(after sequence: UInt64, _ txn: Transaction, _ dbs: StoreDatabases) throws {
         var doomed: [[UInt8]] = []
         try txn.withCursor(dbs.log) { cursor in
@@ -369,15 +264,12 @@ final class LMDBBackend: StorageBackend {
 
     /// Runs `body`, growing both maps and retrying whenever it fails with `MDB_MAP_FULL`
     /// (at most 32 times: a batch that needs more is refused, not retried forever).
-    private func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
+    func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
         for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
-                for env in [logEnv, viewsEnv] {
-                    let size = env.mapSize
-                    try env.setMapSize(size + min(size, maxMapGrowth))
-                }
+                for env in [logEnv, viewsEnv] { try env.grow(by: min(env.mapSize, maxMapGrowth)) }
             }
         }
         throw ChordStoreError(
@@ -428,6 +320,19 @@ final class LMDBBackend: StorageBackend {
             return LogHead(
                 sequence: found.sequence, checksum: RecordCodec.storedChecksum(record) ?? 0,
                 timestamp: recorded?.timestamp ?? Instant(microsecondsSince1970: 0), epoch: recorded?.epoch ?? 0)
+        }
+    }
+
+    /// Records the views as open before anything writes them. Views that exist may wait
+    /// for a full disk to have room (they are only read until then): the failure is
+    /// returned. New ones may not: it is thrown.
+    private static func markOpen(_ marker: ViewsMarker, viewsExist: Bool) throws(ChordStoreError) -> ChordStoreError? {
+        do {
+            try marker.markOpen()
+            return nil
+        } catch {
+            guard error.code == .resourceExhausted, viewsExist else { throw error }
+            return error
         }
     }
 

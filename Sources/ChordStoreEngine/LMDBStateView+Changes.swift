@@ -49,7 +49,9 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         var record = try sessionRecord(session)
         try updateLink(sequence) { $0.below = record.redoTop }
         record.redoTop = sequence
-        record.redoDepth += 1
+        let (depth, overflow) = record.redoDepth.addingReportingOverflow(1)
+        guard !overflow else { throw ChordStoreError(.dataLoss, "session \(session)'s redo depth is damaged; rebuild the views") }
+        record.redoDepth = depth
         try putSessionRecord(session, record)
     }
 

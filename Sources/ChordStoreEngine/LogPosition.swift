@@ -19,6 +19,13 @@ public struct LogPosition: Sendable, Hashable, CustomStringConvertible {
     /// The position before the first record.
     public static let start = LogPosition(sequence: 0, epoch: 0, checksum: 0)
 
+    /// The largest epoch a store takes or accepts: `Int64.max`, so that an epoch taken
+    /// from a coordinator's revisions (etcd's are 64-bit signed) fits, and a promotion's
+    /// next epoch is always a number. Larger ones are refused where they arrive.
+    public static let maxEpoch = UInt64(Int64.max)
+    /// The largest sequence number a log holds: a record numbered beyond it is damaged.
+    public static let maxSequence = UInt64(Int64.max)
+
     public var description: String {
         "event \(sequence) (epoch \(epoch), checksum \(RecordCodec.hex(checksum)))"
     }

@@ -22,12 +22,15 @@ enum ReplicaApplier {
                 "\(ChordStoreError.divergedPrefix)the batch follows \(previous), but this log's last is \(head.position)")
         }
         for record in records {
-            let sequence = head.sequence + 1
+            let sequence = try head.nextSequence()
             let recorded = try record.withUnsafeBytes { bytes throws(ChordStoreError) -> RecordedEvent in
                 let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
                 var recorded = try RecordCodec.decode(bytes, sequence: sequence)
                 recorded.checksum = checksum
                 return recorded
+            }
+            guard recorded.epoch <= LogPosition.maxEpoch else {
+                throw ChordStoreError(.dataLoss, "event \(sequence) has epoch \(recorded.epoch), above the largest possible epoch")
             }
             guard recorded.epoch >= head.epoch else {
                 throw ChordStoreError(

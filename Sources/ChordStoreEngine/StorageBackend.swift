@@ -13,6 +13,15 @@ struct LogHead: Sendable, Hashable {
 
     /// The public form.
     var position: LogPosition { LogPosition(sequence: sequence, epoch: epoch, checksum: checksum) }
+
+    /// The sequence number of the record after this one; `dataLoss` past
+    /// ``LogPosition/maxSequence`` (only a damaged log gets there).
+    func nextSequence() throws(ChordStoreError) -> UInt64 {
+        guard sequence < LogPosition.maxSequence else {
+            throw ChordStoreError(.dataLoss, "the log ends at event \(sequence), past the largest sequence number: it is damaged; run chordstore verify")
+        }
+        return sequence + 1
+    }
 }
 
 /// How a list of chordsets is ordered.
@@ -27,7 +36,7 @@ public enum ChordsetOrder: String, Sendable, CaseIterable {
 
 /// A consistent, read-only view of a store at one committed sequence number: the log up
 /// to that point and the projections that reflect exactly it.
-protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading {
+protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSource {
     /// The last record of the log in this snapshot.
     var head: LogHead { get throws }
     /// Chordsets in `order`, at most `limit` of them.
@@ -88,6 +97,8 @@ protocol StorageBackend: AnyObject, Sendable {
     func storeEpoch(_ epoch: UInt64) throws(ChordStoreError)
     /// Releases files and locks. No call may follow.
     func close()
+    /// Why commits are refused now (a full disk, a damaged log), or `nil`.
+    var writeRefusal: ChordStoreError? { get }
     /// The snapshot files time travel starts from (`nil`: replays from the start).
     var snapshotFiles: SnapshotFiles? { get }
     /// Calls `body` with each record of the log from `sequence` on, until it returns

@@ -57,7 +57,7 @@ final class TimeTravel: Sendable {
             }
             var state = start.state
             if target > start.sequence {
-                try snapshot.forEachRecord(from: start.sequence + 1) { sequence, record in
+                try RecordChain.forEach(in: snapshot, from: start.sequence + 1) { sequence, record in
                     guard sequence <= target else { return false }
                     let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
                     if case .allRestored(let deletedAt, _) = fields.event, state.deletedChordsets(at: deletedAt) == nil {

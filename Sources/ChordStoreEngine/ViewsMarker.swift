@@ -7,15 +7,22 @@ import Glibc
 /// Tells whether the views environment, which commits without fsync, can be trusted when
 /// a store opens.
 ///
-/// While a store is open, `views/open` holds the machine's boot id; a clean close syncs
-/// the views to disk and then removes it. Found at open:
-/// - no file: the last close was clean;
+/// `views/open` holds the machine's boot id while a store is open; a clean close syncs
+/// the views to disk and then writes `closed` over it. Found at open:
+/// - `closed`, or no file (an earlier version removed it at a clean close): the last close was clean;
 /// - the same boot id: only the process died; the kernel still holds every page it wrote
 ///   through the map, so the views are whole (at most a commit behind the log);
-/// - another boot id (or none readable): the machine went down with the views open, and
+/// - another boot id (or anything else): the machine went down with the views open, and
 ///   pages the kernel never wrote may be missing, so the views are rebuilt from the log.
+///
+/// The file keeps one fixed length and is rewritten in place, never truncated or
+/// removed: once it exists, recording an open or a close needs no new block of the disk,
+/// so a full disk never stops a store from opening or closing cleanly.
 struct ViewsMarker {
     let file: URL
+    /// The length of every state written, padded with spaces.
+    static let length = 64
+    static let closedText = "closed"
 
     init(viewsDirectory: URL) {
         file = viewsDirectory.appendingPathComponent("open")
@@ -31,31 +38,42 @@ struct ViewsMarker {
     /// Whether views left by the last opening may be used.
     var viewsTrusted: Bool {
         guard FileManager.default.fileExists(atPath: file.path) else { return true }
-        guard let bootID = Self.bootID, let found = try? String(contentsOf: file, encoding: .utf8) else { return false }
-        return found == bootID
+        guard let found = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) else {
+            return false
+        }
+        return found == Self.closedText || (Self.bootID != nil && found == Self.bootID)
     }
 
-    /// Records that the views are open on this boot, durably (file and directory synced).
+    /// Records that the views are open on this boot, durably.
     func markOpen() throws(ChordStoreError) {
-        let text = Self.bootID ?? "unknown"
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.failure("create", file.path) }
-        defer { close(fd) }
-        let written = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-        guard written == text.utf8.count, fsync(fd) == 0 else { throw Self.failure("write", file.path) }
-        try Self.syncDirectory(file.deletingLastPathComponent())
+        try write(Self.bootID ?? "unknown")
     }
 
     /// Records that the views may not be on disk although this boot closed them (their
     /// sync failed): the next open rebuilds them.
     func markUnsynced() {
-        try? "unsynced".write(to: file, atomically: true, encoding: .utf8)
+        try? write("unsynced")
     }
 
     /// Records a clean close (call it after the views are synced).
     func markClosed() {
-        unlink(file.path)
-        try? Self.syncDirectory(file.deletingLastPathComponent())
+        try? write(Self.closedText)
+    }
+
+    /// Writes `text`, padded to ``length``, over the file's first bytes and syncs it; a
+    /// new file's directory is synced too.
+    private func write(_ text: String) throws(ChordStoreError) {
+        var bytes = Array(text.utf8.prefix(Self.length - 1))
+        bytes += Array(repeating: UInt8(ascii: " "), count: Self.length - 1 - bytes.count) + [UInt8(ascii: "\n")]
+        let existed = FileManager.default.fileExists(atPath: file.path)
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure("open", file.path) }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0, fsync(fd) == 0 else {
+            throw Self.failure("write", file.path)
+        }
+        if !existed { try Self.syncDirectory(file.deletingLastPathComponent()) }
     }
 
     private static func syncDirectory(_ directory: URL) throws(ChordStoreError) {
@@ -66,6 +84,11 @@ struct ViewsMarker {
     }
 
     private static func failure(_ action: String, _ path: String) -> ChordStoreError {
-        ChordStoreError(.unavailable, "cannot \(action) \(path): \(String(cString: strerror(errno)))")
+        let code = errno
+        let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
+        if code == ENOSPC || code == EDQUOT {
+            return ChordStoreError(.resourceExhausted, "the disk is full: \(message)")
+        }
+        return ChordStoreError(.unavailable, message)
     }
 }

@@ -50,8 +50,9 @@ enum PeerProbe {
         return try? await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: timeout, as: Chordstore_V1_NodeStatus.self)
     }
 
-    /// A client for a member at `HOST:PORT` that neither retries nor follows redirects.
-    static func client(_ address: String) -> Client? {
-        Client(address: address, retry: .once)
+    /// A client for a member at `HOST:PORT` that neither retries nor follows redirects;
+    /// its connections come from `source` (an address of this machine) when given.
+    static func client(_ address: String, from source: String? = nil) -> Client? {
+        Client(address: address, retry: .once, localAddress: source)
     }
 }

@@ -3,7 +3,10 @@
 ///
 /// Only acknowledgements of this epoch from configured members count: a follower
 /// acknowledges only events it applied after the append-entries check, so its log up to
-/// its acknowledged position is the leader's.
+/// its acknowledged position is the leader's. An acknowledgement counts only for the
+/// member its connection can speak for: until members authenticate, one whose connection
+/// comes from an address its advertised host resolves to (``sources``), so a process
+/// elsewhere cannot complete a quorum write by naming a member it is not.
 struct QuorumState: Sendable {
     /// One follower's progress.
     struct Follower: Sendable {
@@ -17,15 +20,36 @@ struct QuorumState: Sendable {
 
     let peers: Set<String>
     let majority: Int
+    /// For each member (`HOST:PORT`), the addresses its connections may come from.
+    private(set) var sources: [String: Set<String>]
     private(set) var followers: [String: Follower] = [:]
 
-    init(peers: [String], majority: Int) {
+    init(peers: [String], majority: Int, sources: [String: Set<String>]) {
         self.peers = Set(peers)
         self.majority = majority
+        self.sources = sources
     }
 
-    /// Records that the follower at `address` holds events up to `sequence`.
-    mutating func ack(address: String, node: String, sequence: UInt64, epoch: UInt64, at now: ContinuousClock.Instant) {
+    /// Whether a connection from `source` (an IP address) may speak for `address`: any
+    /// source for an address that is not a member (it counts for nothing), a source of
+    /// the member's host for a member.
+    func mayActAs(_ address: String, from source: String) -> Bool {
+        guard peers.contains(address) else { return true }
+        return sources[address]?.contains(HostAddresses.normalize(source)) == true
+    }
+
+    /// Replaces the addresses `member` may connect from (its host was resolved again).
+    mutating func setSources(_ addresses: Set<String>, for member: String) {
+        sources[member] = addresses
+    }
+
+    /// Records that the follower at `address` holds events up to `sequence`, if the
+    /// connection it came from (`source`) may speak for it; returns whether it did.
+    @discardableResult
+    mutating func ack(
+        address: String, from source: String, node: String, sequence: UInt64, epoch: UInt64, at now: ContinuousClock.Instant
+    ) -> Bool {
+        guard mayActAs(address, from: source) else { return false }
         var follower = followers[address] ?? Follower(node: node, acked: 0, epoch: epoch, lastSeen: now)
         if epoch != follower.epoch { follower.acked = 0 }  // a new epoch: its old position no longer says anything
         follower.node = node
@@ -33,6 +57,7 @@ struct QuorumState: Sendable {
         follower.acked = max(follower.acked, sequence)
         follower.lastSeen = now
         followers[address] = follower
+        return true
     }
 
     /// Counts a Replicate stream to `address` opening (+1) or closing (-1).

@@ -55,6 +55,7 @@ extension ReplicationNode {
                     if self.leader == leader { setLeader(next.flatMap { $0.isEmpty ? nil : $0 }) }
                 case .failed(let message):
                     setReplication("not following \(leader): \(message)")
+                    logFailure("not following the leader", leader: leader, detail: message)
                 }
             }
             if Task.isCancelled { return }
@@ -75,7 +76,7 @@ extension ReplicationNode {
     /// second; after ``silence`` without one, the leader is taken as lost (a stopped
     /// process keeps its connections open).
     private func followOnce(_ leader: String) async throws(FollowEnd) {
-        guard let client = PeerProbe.client(leader), let acks = PeerProbe.client(leader) else {
+        guard let client = PeerProbe.client(leader, from: sourceAddress), let acks = PeerProbe.client(leader, from: sourceAddress) else {
             throw .failed("\(leader) is not HOST:PORT")
         }
         defer {
@@ -121,8 +122,8 @@ extension ReplicationNode {
             if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.notLeaderPrefix) { throw .redirected(error.leader) }
             throw .failed("\(error)")
         } catch let error as ChordStoreError {
-            // A batch this log refuses (tampered, or not following this log's last event).
-            logger.error("refused a batch from the leader", metadata: ["leader": "\(leader)", "error": "\(error)"])
+            // A batch this log refuses (tampered, not following this log's last event, or
+            // a full disk here).
             if error.isDivergence { throw .diverged(error.message) }
             throw .failed("refused a batch: \(error)")
         } catch {
@@ -133,8 +134,25 @@ extension ReplicationNode {
     /// How long a follower waits without a batch or heartbeat before it drops its leader.
     static let silence: Duration = .seconds(5)
 
+    /// Logs why following failed: at once when the reason changes, else at most every
+    /// ``failureLogInterval`` (a full disk or a refusal repeats every second).
+    private func logFailure(_ message: Logger.Message, leader: String, detail: String) {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> Bool in
+            if let last = state.loggedFailure, last.detail == detail, now - last.at < Self.failureLogInterval { return false }
+            state.loggedFailure = (detail, now)
+            return true
+        }
+        if due { logger.warning(message, metadata: ["leader": "\(leader)", "detail": "\(detail)"]) }
+    }
+
+    static let failureLogInterval: Duration = .seconds(30)
+
     /// Checks a batch's epoch, applies its records (none in a heartbeat) and acknowledges.
     private func apply(_ batch: Chordstore_V1_ReplicationBatch, from leader: String, acknowledgingTo acks: Client) async throws {
+        guard batch.leaderEpoch <= LogPosition.maxEpoch else {
+            throw FollowEnd.failed("the leader sent epoch \(batch.leaderEpoch), above the largest possible epoch")
+        }
         guard batch.leaderEpoch >= store.epoch else {
             throw FollowEnd.redirected(nil)  // a deposed or fenced leader: look for the current one
         }

@@ -51,6 +51,10 @@ public final class ReplicationNode: Sendable {
         var parked: UInt64 = 0
         var task: Task<Void, Never>?
         var stopped = false
+        /// When each member's host was last resolved again after a refused connection.
+        var resolved: [String: ContinuousClock.Instant] = [:]
+        /// The last reason following failed that was logged, and when.
+        var loggedFailure: (detail: String, at: ContinuousClock.Instant)?
     }
 
     /// The configuration.
@@ -58,13 +62,23 @@ public final class ReplicationNode: Sendable {
     let store: ChordStore
     let logger: Logger
     let state: Mutex<State>
+    /// The address this node's replication connections come from: its advertised host's,
+    /// when this machine owns it (the leader checks it, see ``QuorumState``).
+    let sourceAddress: String?
 
-    /// Creates the node; ``start()`` decides its role.
+    /// Creates the node; ``start()`` decides its role. Resolves the members' hosts (a
+    /// member's acknowledgements must come from one of its host's addresses).
     public init(config: ReplicationConfig, store: ChordStore, logger: Logger) {
         self.config = config
         self.store = store
         self.logger = logger
-        self.state = Mutex(State(quorum: QuorumState(peers: config.peers, majority: config.majority)))
+        var sources: [String: Set<String>] = [:]
+        for peer in config.peers { sources[peer] = HostAddresses.resolve(HostAddresses.host(of: peer)) }
+        self.state = Mutex(State(quorum: QuorumState(peers: config.peers, majority: config.majority, sources: sources)))
+        // IPv4 first: a leader reached over IPv4 cannot be dialled from an IPv6 address.
+        self.sourceAddress = HostAddresses.resolve(HostAddresses.host(of: config.address))
+            .sorted { $0.contains(".") != $1.contains(".") ? $0.contains(".") : $0 < $1 }
+            .first(where: HostAddresses.isLocal)
         store.acceptsCommands = false
     }
 
@@ -72,6 +86,12 @@ public final class ReplicationNode: Sendable {
     /// a reachable peer already leads with a newer epoch (a former leader coming back),
     /// which it then follows.
     public func start() async {
+        if sourceAddress == nil, !config.peers.isEmpty {
+            logger.warning("this node's advertised host is not an address of this machine", metadata: [
+                "advertise": "\(config.address)",
+                "effect": "its replication connections come from the address the system picks; a leader counts its acknowledgements only if that is an address of the advertised host",
+            ])
+        }
         if let leader = config.follow {
             becomeFollower(of: leader, reason: "configured with --follow")
             return
@@ -151,10 +171,43 @@ public final class ReplicationNode: Sendable {
         }
     }
 
-    /// A follower showed its epoch: if it is newer than this node's, a new leader was
-    /// promoted, and this node steps down.
+    /// A follower showed its epoch over a connection from `source`: if the follower is a
+    /// member (checked with ``checkSource(_:_:)``) and its epoch is newer than this
+    /// node's, a new leader was promoted, and this node steps down.
     public func observeEpoch(_ epoch: UInt64, from address: String) {
+        guard config.peers.contains(address) else { return }
         observe(epoch: epoch, from: address, leading: false)
+    }
+
+    /// Throws `permissionDenied` unless a connection from `source` (an IP address) may
+    /// speak for the follower at `address` (see ``QuorumState/mayActAs(_:from:)``). On a
+    /// refusal the member's host is resolved again in the background (at most every 5 s),
+    /// in case its addresses changed: a later call sees the result. Resolving never holds
+    /// up a call: a slow name server would otherwise stall the threads that serve them.
+    public func checkSource(_ address: String, _ source: String) throws(ChordStoreError) {
+        if state.withLock({ $0.quorum.mayActAs(address, from: source) }) { return }
+        let due = state.withLock { state -> Bool in
+            let now = ContinuousClock.now
+            if let last = state.resolved[address], now - last < .seconds(5) { return false }
+            state.resolved[address] = now
+            return true
+        }
+        if due {
+            logger.warning("refused a replication call naming a member from another address", metadata: [
+                "member": "\(address)", "from": "\(source)",
+            ])
+            Thread.detachNewThread { [self] in
+                let fresh = HostAddresses.resolve(HostAddresses.host(of: address))
+                if !fresh.isEmpty { state.withLock { $0.quorum.setSources(fresh, for: address) } }
+            }
+        }
+        throw Self.cannotSpeak(for: address, from: source)
+    }
+
+    static func cannotSpeak(for address: String, from source: String) -> ChordStoreError {
+        ChordStoreError(
+            .permissionDenied,
+            "a connection from \(source) cannot speak for member \(address): a member's replication connections come from its advertised host")
     }
 
     /// The leader's checks: a peer that leads with a newer epoch makes this node step down.
@@ -176,17 +229,24 @@ public final class ReplicationNode: Sendable {
         state.withLock { $0.role == .leader ? nil : ($0.leader ?? "") }
     }
 
-    /// Records a follower's durable position; wakes the quorum writes it completes.
-    /// Returns this node's epoch.
-    public func acknowledge(address: String, node: String, sequence: UInt64, epoch: UInt64) -> UInt64 {
-        observe(epoch: epoch, from: address, leading: false)
+    /// Records a follower's durable position, reported over a connection from `source`
+    /// (an IP address); wakes the quorum writes it completes. Returns this node's epoch.
+    /// Refused with `permissionDenied` when that connection cannot speak for `address`
+    /// (``checkSource(_:_:)``): it then counts for nothing.
+    public func acknowledge(address: String, from source: String, node: String, sequence: UInt64, epoch: UInt64) throws(ChordStoreError) -> UInt64 {
+        try checkSource(address, source)
+        observeEpoch(epoch, from: address)
         let current = store.epoch
-        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.quorum.ack(address: address, node: node, sequence: sequence, epoch: epoch, at: .now)
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>]? in
+            // The sources may have been resolved again since the check: decided here.
+            guard state.quorum.ack(address: address, from: source, node: node, sequence: sequence, epoch: epoch, at: .now) else {
+                return nil
+            }
             let done = state.waiters.filter { $0.value.goal.isMet(by: state.quorum, epoch: current) }
             for id in done.keys { state.waiters[id] = nil }
             return done.values.map(\.continuation)
         }
+        guard let ready else { throw Self.cannotSpeak(for: address, from: source) }
         for continuation in ready { continuation.resume(returning: true) }
         return current
     }
@@ -329,10 +389,19 @@ public final class ReplicationNode: Sendable {
         task?.cancel()
         await task?.value
         do throws(ChordStoreError) {
+            if let refusal = store.writeRefusal, refusal.code == .dataLoss {
+                throw ChordStoreError(.failedPrecondition, "this node's log is damaged, it could not lead: \(refusal.message)")
+            }
             let head = try store.head()
             let reachable = await PeerProbe.statuses(config.peers)
             try Self.checkAhead(reachable, of: head, force: force)
-            let epoch = try await store.adoptEpoch(max(store.epoch, reachable.map(\.epoch).max() ?? 0) + 1)
+            let highest = max(store.epoch, reachable.map(\.epoch).max() ?? 0)
+            guard highest < LogPosition.maxEpoch else {
+                throw ChordStoreError(
+                    .failedPrecondition,
+                    "epoch \(highest) is the largest possible (\(LogPosition.maxEpoch)): no epoch is left to promote with")
+            }
+            let epoch = try await store.adoptEpoch(highest + 1)
             state.withLock { $0.granted = (epoch, config.address) }
             let fenced = await PeerProbe.fence(config.peers, epoch: epoch, leader: config.address)
             guard fenced.count + 1 >= config.majority || force else {
@@ -367,6 +436,9 @@ public final class ReplicationNode: Sendable {
     /// node refuses the batches of older epochs and acknowledges nothing to their leader.
     /// Refused for an older epoch, or for this node's epoch granted to another leader.
     public func fence(epoch: UInt64, leader: String) async throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
+        guard epoch <= LogPosition.maxEpoch else {
+            throw ChordStoreError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
+        }
         let refusal = state.withLock { state -> String? in
             if epoch < store.epoch { return "epoch \(epoch) is older than this node's (\(store.epoch))" }
             if let granted = state.granted, granted.epoch == epoch, granted.leader != leader {

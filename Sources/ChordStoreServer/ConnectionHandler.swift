@@ -12,9 +12,16 @@ import SwiftProtobuf
 /// come back through the loop's ``LoopInbox``; other calls run as tasks that hop back to
 /// the loop to reply.
 /// A call ends exactly once: with its result, or earlier by `Cancel`, its deadline, or
-/// the connection closing (a later result is then dropped). A connection-level problem
-/// (unparseable frame, frame too large or too slow, idleness) gets a `GoAway` and the
-/// connection is closed; other connections are unaffected.
+/// the connection closing (a later result is then dropped). Its slot among the
+/// connection's calls is free once its final reply is written, even if its task is
+/// still winding down. A connection-level problem (unparseable frame, frame too large or
+/// too slow, idleness) gets a `GoAway` and the connection is closed; other connections
+/// are unaffected.
+///
+/// While streams are in flight, the connection checks every second that the client
+/// takes the bytes sent to it (``ReadProgress``): one that takes none for the slow-reader
+/// timeout while some wait has its streams ended with `RESOURCE_EXHAUSTED`, whether or
+/// not they have more to send.
 final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -24,14 +31,32 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let activity: ServerActivity
     private var logger: Logger
     private let session: String
-    /// Calls not yet answered, by call id; `token` tells a reused id's calls apart.
-    private var calls: [UInt64: (token: UInt64, task: Task<Void, Never>?, deadline: Scheduled<Void>?)] = [:]
-    /// Tasks still running, answered or not: they count against the per-connection limit
-    /// until they finish (a cancelled command may still be committing).
-    private var running = 0
+    /// A call not yet answered.
+    private struct InFlight {
+        /// Tells a reused call id's calls apart.
+        var token: UInt64
+        var task: Task<Void, Never>?
+        /// The timer that ends the call, and when it must have ended.
+        var deadline: (timer: Scheduled<Void>, due: NIODeadline)?
+        var isStream: Bool
+    }
+
+    /// Calls not yet answered, by call id: their number is what the per-connection limit
+    /// counts.
+    private var calls: [UInt64: InFlight] = [:]
     private var nextToken: UInt64 = 0
+    /// Tasks still running, their calls answered or not: what a client can keep the
+    /// server busy with by cancelling calls (or letting their deadlines pass) and sending
+    /// more. Capped at ``maxRunningFactor`` × the call limit.
+    private var running = 0
+    static let maxRunningFactor = 2
+    /// Whether the client takes what is sent to it, checked while streams run.
+    private var progress = ReadProgress()
+    private var progressTimer: RepeatedTask?
     private var context: ChannelHandlerContext?
     private var closing = false
+    /// The IP address the connection comes from.
+    private var peerAddress = ""
     /// Where the writer hands command answers back to this connection's loop.
     private let inbox: LoopInbox
 
@@ -45,7 +70,10 @@ final class ConnectionHandler: ChannelInboundHandler {
         self.logger[metadataKey: "connection"] = "\(session)"
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        peerAddress = context.channel.remoteAddress?.ipAddress ?? ""
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
@@ -91,9 +119,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         for (_, call) in calls {
             call.task?.cancel()
-            call.deadline?.cancel()
+            call.deadline?.timer.cancel()
         }
         calls.removeAll()
+        progressTimer?.cancel()
+        progressTimer = nil
         context.fireChannelInactive()
     }
 
@@ -105,9 +135,15 @@ final class ConnectionHandler: ChannelInboundHandler {
             send(.reply(callID: callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight"))))
             return
         }
-        guard running < limits.maxCallsPerConnection else {
+        guard calls.count < limits.maxCallsPerConnection else {
             send(.reply(callID: callID, status: .init(WireError(
                 .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit"))))
+            return
+        }
+        guard running < Self.maxRunningFactor * limits.maxCallsPerConnection else {
+            send(.reply(callID: callID, status: .init(WireError(
+                .resourceExhausted,
+                "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly"))))
             return
         }
         guard !activity.isDraining else {
@@ -147,10 +183,23 @@ final class ConnectionHandler: ChannelInboundHandler {
         let dispatcher = self.dispatcher
         let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
         let payload = call.payload
+        let callContext = CallContext(session: session, peerAddress: peerAddress)
         nextToken += 1
         let token = nextToken
         running += 1
         activity.callStarted()
+        // The deadline is scheduled before the work starts: if this thread is descheduled
+        // in between, the work's answer must not be queued on the loop ahead of it.
+        var deadline: (timer: Scheduled<Void>, due: NIODeadline)?
+        if call.timeoutMicros > 0 {
+            let timeout = TimeAmount.microseconds(Int64(clamping: call.timeoutMicros))
+            let timer = loop.scheduleTask(in: timeout) {
+                bound.value.end(
+                    callID, token: token,
+                    with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
+            }
+            deadline = (timer, .now() + timeout)
+        }
         let task: Task<Void, Never>?
         if let parsed, dispatcher.answersAtLocalCommit(parsed) {
             // Straight to the writer and back to this loop (one wake-up per loop and batch).
@@ -186,7 +235,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                     switch method {
                     case .subscribe: try await dispatcher.subscribe(payload: payload, isDraining: isDraining, emit: emit)
                     case .watchQuery: try await dispatcher.watchQuery(payload: payload, isDraining: isDraining, emit: emit)
-                    case .replicate: try await dispatcher.replicate(payload: payload, isDraining: isDraining, emit: emit)
+                    case .replicate: try await dispatcher.replicate(payload: payload, context: callContext, isDraining: isDraining, emit: emit)
                     default: try await dispatcher.readLog(payload: payload, emit: emit)
                     }
                     result = .success(nil)
@@ -201,29 +250,26 @@ final class ConnectionHandler: ChannelInboundHandler {
                 let result: Result<[UInt8]?, WireError>
                 do {
                     if minSequence > 0 { try await dispatcher.waitForSequence(minSequence) }
-                    result = .success(try await dispatcher.unary(method, payload: payload, session: session))
+                    result = .success(try await dispatcher.unary(method, payload: payload, context: callContext))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         }
-        var deadline: Scheduled<Void>?
-        if call.timeoutMicros > 0 {
-            deadline = loop.scheduleTask(in: .microseconds(Int64(clamping: call.timeoutMicros))) {
-                bound.value.end(
-                    callID, token: token,
-                    with: .failure(WireError(.deadlineExceeded, "the deadline of \(call.timeoutMicros) µs passed")))
-            }
-        }
-        calls[callID] = (token, task, deadline)
+        calls[callID] = InFlight(token: token, task: task, deadline: deadline, isStream: method.isServerStreaming)
+        if method.isServerStreaming { watchProgress() }
     }
 
-    /// A call's task is done: its slot is free, and its result answers the call unless
-    /// the call already ended (cancelled, past its deadline, or its connection closed).
+    /// A call's task is done: its result answers the call unless the call already ended
+    /// (cancelled, past its deadline, or its connection closed).
     func finished(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
         running -= 1
         activity.callEnded()
+        // Streams, and calls that ended early (cancelled, past their deadline, cut), may
+        // leave large buffers behind.
+        let endedEarly = calls[callID]?.token != token
+        if endedEarly || calls[callID]?.isStream == true { activity.trimmer.released() }
         end(callID, token: token, with: result)
     }
 
@@ -232,8 +278,13 @@ final class ConnectionHandler: ChannelInboundHandler {
     func end(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
         guard let call = calls[callID], call.token == token else { return }
         calls[callID] = nil
-        call.deadline?.cancel()
+        call.deadline?.timer.cancel()
         var result = result
+        // NIO may run a result's hop to this loop before a deadline task that came due
+        // earlier: a result that arrives after the deadline still ends the call with it.
+        if let due = call.deadline?.due, case .success = result, NIODeadline.now() >= due {
+            result = .failure(WireError(.deadlineExceeded, "the deadline passed before the call ended"))
+        }
         if case .success(let payload?) = result, payload.count > limits.maxFrameSize - 64 {
             result = .failure(WireError(
                 .resourceExhausted,
@@ -244,6 +295,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             send(.reply(callID: callID, payload: payload, status: .ok))
         case .failure(let error):
             call.task?.cancel()
+            if error.code == .resourceExhausted, error.message.hasPrefix(StreamWriter.slowReaderPrefix) { activity.slowReaderCut() }
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }
@@ -253,6 +305,37 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Whether call `token` is still in flight (a stream stops when it is not).
     func isActive(_ callID: UInt64, token: UInt64) -> Bool { calls[callID]?.token == token }
+
+    // MARK: Slow readers
+
+    /// Checks the client's progress every second while streams are in flight.
+    private func watchProgress() {
+        guard progressTimer == nil, let context else { return }
+        progress = ReadProgress()
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        progressTimer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            bound.value.checkProgress()
+        }
+    }
+
+    private func checkProgress() {
+        guard let context, calls.values.contains(where: \.isStream) else {
+            progressTimer?.cancel()
+            progressTimer = nil
+            return
+        }
+        let writable = context.channel.isWritable
+        SocketProgress.read(context.channel) { [self] reading in
+            let waiting = !writable || (reading?.waiting ?? false)
+            let stalled = progress.observe(taken: reading?.taken ?? 0, waiting: waiting, at: .now)
+            guard stalled >= limits.slowReaderTimeout else { return }
+            let error = StreamWriter.slowReader(limits.slowReaderTimeout)
+            for (callID, call) in calls where call.isStream {
+                end(callID, token: call.token, with: .failure(error))
+            }
+            progress = ReadProgress()  // a stream started later gets its own time
+        }
+    }
 
     /// Writes one frame and flushes it.
     func send(_ frame: Chordstore_V1_Frame) { send([frame]) }
@@ -277,6 +360,15 @@ final class ConnectionHandler: ChannelInboundHandler {
         send(.goAway(error))
         context.close(promise: nil)
     }
+}
+
+extension StreamWriter {
+    /// How a stream whose client does not read ends; counted once, when it ends a call.
+    static func slowReader(_ timeout: Duration) -> WireError {
+        WireError(.resourceExhausted, slowReaderPrefix + "\(timeout)")
+    }
+
+    static let slowReaderPrefix = "the client did not read its stream for "
 }
 
 /// Writes the messages of one server stream, waiting while the client does not read:
@@ -312,8 +404,7 @@ struct StreamWriter: Sendable {
             guard channel.isActive else { throw WireError(.unavailable, "the connection closed") }
             guard !Task.isCancelled else { throw WireError(.cancelled, "the call ended") }
             guard ContinuousClock.now < deadline else {
-                activity.slowReaderCut()
-                throw WireError(.resourceExhausted, "the client did not read its stream for \(limits.slowReaderTimeout)")
+                throw Self.slowReader(limits.slowReaderTimeout)
             }
             do {
                 try await Task.sleep(for: .milliseconds(2))

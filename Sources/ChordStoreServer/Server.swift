@@ -24,7 +24,8 @@ public final class Server: Sendable {
     private let group: MultiThreadedEventLoopGroup
     /// One inbox per event loop, for answers that other threads hand back.
     private let inboxes: [ObjectIdentifier: LoopInbox]
-    private let activity = ServerActivity()
+    private let activity: ServerActivity
+    private let refusals: RefusalLog
     private let state = Mutex(State())
 
     private struct State {
@@ -42,6 +43,8 @@ public final class Server: Sendable {
         self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node, replication: replication)
         self.limits = limits
         self.logger = logger
+        self.activity = ServerActivity(limits: limits)
+        self.refusals = RefusalLog(logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.group = group
         var inboxes: [ObjectIdentifier: LoopInbox] = [:]
@@ -102,10 +105,13 @@ public final class Server: Sendable {
     public var callsInFlight: Int { activity.callsInFlight }
     /// Streams ended with `RESOURCE_EXHAUSTED` because their reader fell behind.
     public var slowReadersCut: Int { activity.slowReadersCut }
+    /// Request bytes that partial frames hold against the budget now.
+    public var bufferedBytes: Int { activity.bufferedBytes }
 
     private func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
-        guard activity.admitConnection(limit: limits.maxConnections) else {
-            logger.warning("refused a connection: at the limit", metadata: ["limit": "\(limits.maxConnections)"])
+        let peer = ConnectionAdmission.key(for: channel.remoteAddress?.ipAddress ?? "unknown")
+        if let refusal = activity.admitConnection(from: peer) {
+            refusals.note(refusal, from: peer, limits: limits)
             return channel.close()
         }
         let (id, number) = state.withLock { state -> (ObjectIdentifier, Int) in
@@ -115,7 +121,8 @@ public final class Server: Sendable {
         }
         channel.closeFuture.whenComplete { [self] _ in
             state.withLock { _ = $0.connections.removeValue(forKey: id) }
-            activity.connectionClosed()
+            activity.connectionClosed(from: peer)
+            activity.trimmer.released()
         }
         let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
@@ -124,7 +131,7 @@ public final class Server: Sendable {
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
-            try pipeline.addHandler(FrameTimeoutHandler(timeout: limits.frameTimeout))
+            try pipeline.addHandler(InboundFrameGuard(limits: limits, activity: activity))
             try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: limits.maxFrameSize)))
             try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
             try pipeline.addHandler(handler)

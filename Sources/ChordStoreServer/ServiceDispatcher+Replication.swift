@@ -20,8 +20,10 @@ extension ServiceDispatcher {
     /// that position (else FAILED_PRECONDITION "diverged"), then sends the records after
     /// it, and each new one as it commits, until the follower goes, this node stops
     /// leading, or the server drains.
+    /// A follower that names a configured member must connect from that member's host
+    /// (`PERMISSION_DENIED` otherwise).
     public func replicate(
-        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: ([[UInt8]]) async throws(WireError) -> Void
     ) async throws(WireError) {
         let request: Chordstore_V1_ReplicateRequest
@@ -30,7 +32,13 @@ extension ServiceDispatcher {
         } catch {
             throw WireError(.invalidArgument, "the payload of Replicate is not a ReplicateRequest: \(error)")
         }
+        try Self.checkEpoch(request.epoch)
         try checkLeading()
+        do {
+            try replication?.checkSource(request.address, context.peerAddress)
+        } catch {
+            throw WireError(error)
+        }
         replication?.observeEpoch(request.epoch, from: request.address)
         try checkLeading()
         let from = max(request.fromSequence, 1)
@@ -70,6 +78,8 @@ extension ServiceDispatcher {
                 }
                 batch.leaderLastSequence = try store.lastSequence()
             } catch {
+                // The records before a damaged one still reach the follower.
+                if !batch.records.isEmpty, let bytes = try? batch.serializedBytes() as [UInt8] { try await emit([bytes]) }
                 throw WireError.wrapping(error)
             }
             if !batch.records.isEmpty || ContinuousClock.now - lastSent >= Self.heartbeat {
@@ -97,11 +107,20 @@ extension ServiceDispatcher {
         }
     }
 
-    /// Answers `AckReplication`.
-    func acknowledge(_ ack: Chordstore_V1_ReplicationAck) throws -> [UInt8] {
+    /// Answers `AckReplication`: it counts only for the member that the connection it
+    /// came over (from `source`) can speak for.
+    func acknowledge(_ ack: Chordstore_V1_ReplicationAck, from source: String) throws -> [UInt8] {
         guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
-        let epoch = replication.acknowledge(address: ack.address, node: ack.node, sequence: ack.sequence, epoch: ack.epoch)
+        try Self.checkEpoch(ack.epoch)
+        let epoch = try replication.acknowledge(address: ack.address, from: source, node: ack.node, sequence: ack.sequence, epoch: ack.epoch)
         return try Chordstore_V1_ReplicationAckReply.with { $0.epoch = epoch }.serializedBytes()
+    }
+
+    /// Refuses an epoch no member can hold (above ``ChordStoreEngine/LogPosition/maxEpoch``).
+    static func checkEpoch(_ epoch: UInt64) throws(WireError) {
+        guard epoch <= LogPosition.maxEpoch else {
+            throw WireError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
+        }
     }
 
     /// This node's status; a lone server reports itself as a leader of one.

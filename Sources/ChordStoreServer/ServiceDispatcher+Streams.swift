@@ -1,5 +1,5 @@
 import ChordStoreDomain
-public import ChordStoreEngine
+import ChordStoreEngine
 import ChordStoreProto
 public import ChordStoreWire
 public import Foundation
@@ -56,6 +56,8 @@ extension ServiceDispatcher {
                     return batch.count < page && scanned < 8 * page
                 }
             } catch {
+                // The events before a damaged record are sent, then the status names it.
+                if !batch.isEmpty { try await emit(batch) }
                 throw WireError(error)
             }
             if !batch.isEmpty { try await emit(batch) }

@@ -28,7 +28,8 @@ public struct ServiceDispatcher: Sendable {
     }
 
     /// Answers a unary call with its serialized response.
-    public func unary(_ method: Method, payload: Data, session: String) async throws(WireError) -> [UInt8] {
+    public func unary(_ method: Method, payload: Data, context: CallContext) async throws(WireError) -> [UInt8] {
+        let session = context.session
         do {
             switch method {
             case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM, .setControlsChord,
@@ -70,7 +71,7 @@ public struct ServiceDispatcher: Sendable {
             case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
                 return try pointRead(method, payload: payload)
             case .ackReplication:
-                return try acknowledge(try parse(Chordstore_V1_ReplicationAck.self, payload, method))
+                return try acknowledge(try parse(Chordstore_V1_ReplicationAck.self, payload, method), from: context.peerAddress)
             case .getNodeStatus:
                 _ = try parse(Chordstore_V1_NodeStatusRequest.self, payload, method)
                 return try nodeStatus().serializedBytes()
@@ -163,6 +164,8 @@ public struct ServiceDispatcher: Sendable {
                     return batch.count < min(page, Int(clamping: remaining))
                 }
             } catch {
+                // The records before a damaged one are sent, then the status names it.
+                if !batch.isEmpty { try await emit(batch) }
                 throw WireError(error)
             }
             if batch.isEmpty { return }

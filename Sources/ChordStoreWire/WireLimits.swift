@@ -9,6 +9,18 @@ public struct WireLimits: Sendable, Hashable {
     public var maxCallsPerConnection = 256
     /// Open connections; more are closed at once.
     public var maxConnections = 1_024
+    /// Open connections from one IP address; more from it are closed at once. The last
+    /// sixteenth of ``maxConnections`` goes only to addresses that hold no connection.
+    public var maxConnectionsPerAddress = 256
+    /// Time a new connection has to send its first complete frame before it is closed.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Request bytes that partial frames larger than ``budgetedFrameSize`` may hold, over
+    /// all connections: a larger frame that does not fit closes its connection with
+    /// `RESOURCE_EXHAUSTED` as soon as its length prefix arrives.
+    public var maxBufferedBytes = 256 << 20
+    /// Frames up to this size are not counted against ``maxBufferedBytes`` (at most
+    /// ``maxConnections`` × this).
+    public static let budgetedFrameSize = 64 << 10
     /// A connection with no call in flight and nothing received for this long is closed.
     public var idleTimeout: Duration = .seconds(300)
     /// Time allowed from a frame's first byte to its last; a client that trickles bytes

@@ -1,6 +1,14 @@
 public import Foundation
 internal import CLMDB
+#if canImport(CSystemExtras) && os(Linux)
+import CSystemExtras
+#endif
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An LMDB environment: one memory-mapped data file holding named ``Database``s.
 ///
@@ -25,7 +33,9 @@ public final class Environment: @unchecked Sendable {
         /// up to the map size (`posix_fallocate`) when it opens and grows: a full disk then
         /// fails the growth with `ENOSPC`, where a write to an unreserved page of the map
         /// would kill the process with `SIGBUS`. A stray write through a pointer into the
-        /// map could damage the database, so only for data that can be rebuilt.
+        /// map could damage the database, so only for data that can be rebuilt. Not on
+        /// copy-on-write filesystems, where a reserved block is not kept for the next
+        /// write (see ``reservesBlocks(in:)``).
         public var writeMap = false
 
         /// The default options: 256 MiB map, durable commits.
@@ -36,6 +46,9 @@ public final class Environment: @unchecked Sendable {
     private let writeMap: Bool
     private let resizeLock = ReadWriteLock()
     private let closed = Atomic(false)
+    /// Set if a map resize failed half-way (liblmdb then holds no map): every later
+    /// transaction fails instead of touching it.
+    private let broken = Atomic(false)
 
     /// Whether ``close()`` was called.
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
@@ -43,11 +56,15 @@ public final class Environment: @unchecked Sendable {
     public let directory: URL
 
     /// Opens (creating if needed) the environment in `directory`, which must exist, and
-    /// clears reader slots left by dead processes.
+    /// clears reader slots left by dead processes. With ``Options/writeMap``, a disk too
+    /// small for the requested map opens a smaller one (down to the pages in use) rather
+    /// than failing; ``setMapSize(_:)`` grows it when space is freed.
     public init(directory: URL, options: Options = Options()) throws(LMDBError) {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        // Every step that can fail runs before `self` is initialized: a throw then closes
+        // the handle here, once, and no deinit follows.
         do {
             try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)), "mdb_env_set_maxdbs")
             try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
@@ -55,9 +72,11 @@ public final class Environment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS)
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             if options.writeMap { flags |= UInt32(MDB_WRITEMAP) }
+            try Self.reserveLockFile(in: directory, readers: options.maxReaders)
             try check(mdb_env_open(env, directory.path, flags, 0o644), "mdb_env_open(\(directory.path))")
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+            if options.writeMap { try Self.reserveShrinking(env, directory: directory) }
         } catch {
             mdb_env_close(env)
             throw error
@@ -65,14 +84,6 @@ public final class Environment: @unchecked Sendable {
         self.handle = env
         self.directory = directory
         self.writeMap = options.writeMap
-        if writeMap {
-            do {
-                try reserveBlocks()
-            } catch {
-                mdb_env_close(env)
-                throw error
-            }
-        }
     }
 
     deinit {
@@ -83,8 +94,7 @@ public final class Environment: @unchecked Sendable {
     /// with `EINVAL`. Calling it again does nothing.
     public func close() {
         resizeLock.withExclusive {
-            if !isClosed { mdb_env_close(handle) }
-            closed.store(true, ordering: .releasing)
+            if !closed.exchange(true, ordering: .acquiringAndReleasing) { mdb_env_close(handle) }
         }
     }
 
@@ -92,28 +102,153 @@ public final class Environment: @unchecked Sendable {
     public var mapSize: Int {
         resizeLock.withShared {
             var info = MDB_envinfo()
-            if !isClosed { mdb_env_info(handle, &info) }
+            if !isClosed, !broken.load(ordering: .acquiring) { mdb_env_info(handle, &info) }
             return info.me_mapsize
         }
     }
 
-    /// Grows (or shrinks) the map. Waits until no transaction is active in this process.
-    public func setMapSize(_ size: Int) throws(LMDBError) {
-        try resizeLock.withExclusive { () throws(LMDBError) in
-            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
-            try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize(\(size))")
-            if writeMap { try reserveBlocks() }
+    /// Bytes of the map beyond the last page in use: what commits can still allocate
+    /// before one fails with `MDB_MAP_FULL` (pages freed by earlier commits aside).
+    public var spareBytes: Int {
+        resizeLock.withShared {
+            guard !isClosed, !broken.load(ordering: .acquiring) else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            var stat = MDB_stat()
+            mdb_env_stat(handle, &stat)
+            return max(0, info.me_mapsize - (info.me_last_pgno + 1) * Int(stat.ms_psize))
         }
     }
 
-    /// Reserves the data file's blocks up to the map size (see ``Options/writeMap``).
-    private func reserveBlocks() throws(LMDBError) {
-        var fd: mdb_filehandle_t = -1
-        try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
+    /// Grows (or shrinks) the map. Waits until no transaction is active in this process.
+    ///
+    /// With ``Options/writeMap``, the file's blocks are reserved up to the new size; if
+    /// the disk cannot hold them (`ENOSPC`, ``LMDBError/isDiskFull``), the map goes back
+    /// to its previous size before the error is thrown, so no page of the map is ever
+    /// without a block behind it.
+    public func setMapSize(_ size: Int) throws(LMDBError) {
+        try resizeLock.withExclusive { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
+            try checkUsable()
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            let previous = info.me_mapsize
+            try resize(to: size)
+            guard writeMap else { return }
+            do throws(LMDBError) {
+                try Self.reserve(handle, bytes: mapSizeNow, directory: directory)
+            } catch {
+                try resize(to: previous)
+                throw error
+            }
+        }
+    }
+
+    private var mapSizeNow: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        let rc = posix_fallocate(fd, 0, off_t(info.me_mapsize))
-        if rc != 0 { throw LMDBError(code: rc, operation: "posix_fallocate(\(info.me_mapsize) bytes of \(directory.path)/data.mdb)") }
+        return info.me_mapsize
+    }
+
+    /// `mdb_env_set_mapsize`; a failure leaves liblmdb without a map, so it breaks the
+    /// environment for good (every later transaction fails).
+    private func resize(to size: Int) throws(LMDBError) {
+        let rc = mdb_env_set_mapsize(handle, size)
+        if rc != MDB_SUCCESS {
+            broken.store(true, ordering: .releasing)
+            throw LMDBError(code: rc, operation: "mdb_env_set_mapsize(\(size))")
+        }
+    }
+
+    private func checkUsable() throws(LMDBError) {
+        if broken.load(ordering: .acquiring) {
+            throw LMDBError(code: EIO, operation: "\(directory.path): a map resize failed earlier; reopen the environment")
+        }
+    }
+
+    /// Reserves the data file's blocks up to the map size; when the disk cannot hold them,
+    /// halves the map (never below the pages in use) and tries again.
+    private static func reserveShrinking(_ env: OpaquePointer, directory: URL) throws(LMDBError) {
+        while true {
+            var info = MDB_envinfo()
+            mdb_env_info(env, &info)
+            do {
+                try reserve(env, bytes: info.me_mapsize, directory: directory)
+                return
+            } catch where error.isDiskFull {
+                var stat = MDB_stat()
+                mdb_env_stat(env, &stat)
+                let page = Int(stat.ms_psize)
+                let inUse = (info.me_last_pgno + 1) * page
+                let smaller = max(inUse, (info.me_mapsize / 2) / page * page)
+                guard smaller < info.me_mapsize, smaller >= minimumReserve else { throw error }
+                try check(mdb_env_set_mapsize(env, smaller), "mdb_env_set_mapsize(\(smaller))")
+            }
+        }
+    }
+
+    /// Reserves the blocks of `lock.mdb`, which liblmdb maps and writes its reader table
+    /// through: a reader slot on a page the disk never held would kill the process with
+    /// SIGBUS on a full disk. The file is made at least as large as liblmdb makes it for
+    /// `readers` slots (one 64-byte slot each, after two 64-byte header lines).
+    private static func reserveLockFile(in directory: URL, readers: UInt32) throws(LMDBError) {
+        let path = directory.appendingPathComponent("lock.mdb").path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open(\(path))") }
+        #if canImport(Glibc)
+        defer { _ = Glibc.close(fd) }  // the class's own close() hides close(2)
+        #else
+        defer { _ = Darwin.close(fd) }
+        #endif
+        let current = lseek(fd, 0, SEEK_END)
+        guard current >= 0 else { throw LMDBError(code: errno, operation: "lseek(\(path))") }
+        let needed = (Int(readers) + 2) * 64
+        let size = max(Int(current), (needed + 4_095) / 4_096 * 4_096)
+        let rc = posix_fallocate(fd, 0, off_t(size))
+        if rc != 0 { throw LMDBError(code: rc, operation: "posix_fallocate(\(size) bytes of \(path))") }
+    }
+
+    /// Whether the filesystem holding `directory` keeps the blocks `posix_fallocate`
+    /// reserves for a file's later writes: not on copy-on-write filesystems (btrfs,
+    /// bcachefs, ZFS), where an overwrite takes a new block and a write through a
+    /// writable map can still fault when the disk is full; ``Options/writeMap`` is unsafe
+    /// there.
+    public static func reservesBlocks(in directory: URL) -> Bool {
+        #if os(Linux)
+        var stats = statfs()
+        guard statfs(directory.path, &stats) == 0 else { return true }
+        let copyOnWrite: Set<Int> = [0x9123_683E, 0xCA45_1A4E, 0x2FC1_2FC1]  // btrfs, bcachefs, ZFS
+        return !copyOnWrite.contains(Int(stats.f_type))
+        #else
+        return true
+        #endif
+    }
+
+    /// The smallest map a writable-map environment opens with when its disk is short,
+    /// and the smallest step it grows by.
+    static let minimumReserve = 1 << 20
+
+    /// Grows the map by `step` bytes; with ``Options/writeMap``, on a disk that cannot
+    /// hold them, by as much as it holds in halved steps, at least 1 MiB. Throws the full
+    /// disk's error (the map unchanged) when not even that fits.
+    public func grow(by step: Int) throws(LMDBError) {
+        var step = max(step, Self.minimumReserve)
+        while true {
+            do {
+                try setMapSize(mapSize + step)
+                return
+            } catch where error.isDiskFull && writeMap && step / 2 >= Self.minimumReserve {
+                step /= 2
+            }
+        }
+    }
+
+    /// `posix_fallocate` over the first `bytes` of the data file (see ``Options/writeMap``).
+    private static func reserve(_ env: OpaquePointer, bytes: Int, directory: URL) throws(LMDBError) {
+        var fd: mdb_filehandle_t = -1
+        try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd")
+        let rc = posix_fallocate(fd, 0, off_t(bytes))
+        if rc != 0 { throw LMDBError(code: rc, operation: "posix_fallocate(\(bytes) bytes of \(directory.path)/data.mdb)") }
     }
 
     /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened
@@ -121,6 +256,7 @@ public final class Environment: @unchecked Sendable {
     public func sync() throws(LMDBError) {
         try resizeLock.withShared { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
+            try checkUsable()
             try check(mdb_env_sync(handle, 1), "mdb_env_sync")
         }
     }
@@ -137,6 +273,10 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction and commits it (durably, unless
     /// ``Options/noSync``) if `body` returns; aborts it if `body` throws.
+    ///
+    /// liblmdb reports a short write of the commit's pages as `EIO`; when the disk has
+    /// next to no room left, that is the disk filling up, and it is thrown as `ENOSPC`
+    /// (``LMDBError/isDiskFull``).
     public func withWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> T {
         try resizeLock.withShared {
             let txn = try begin(flags: 0)
@@ -147,9 +287,23 @@ public final class Environment: @unchecked Sendable {
                 mdb_txn_abort(txn.handle)
                 throw error
             }
-            try check(mdb_txn_commit(txn.handle), "mdb_txn_commit")
+            let rc = mdb_txn_commit(txn.handle)
+            if rc == EIO, freeBytes < Self.nearlyFull {
+                throw LMDBError(code: ENOSPC, operation: "mdb_txn_commit (a short write: \(freeBytes) bytes left on the disk)")
+            }
+            try check(rc, "mdb_txn_commit")
             return result
         }
+    }
+
+    /// Below this many free bytes, the disk counts as full.
+    static let nearlyFull = 4 << 20
+
+    /// Bytes the filesystem holding the environment has free for this process.
+    public var freeBytes: Int {
+        var stats = statvfs()
+        guard statvfs(directory.path, &stats) == 0 else { return .max }
+        return Int(stats.f_bavail) * Int(stats.f_frsize)
     }
 
     /// Opens the named database, creating it if `create` is set.
@@ -163,6 +317,7 @@ public final class Environment: @unchecked Sendable {
 
     private func begin(flags: UInt32) throws(LMDBError) -> Transaction {
         if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
+        try checkUsable()
         var txn: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, flags, &txn), "mdb_txn_begin")
         return Transaction(handle: txn!, isReadOnly: flags & UInt32(MDB_RDONLY) != 0)

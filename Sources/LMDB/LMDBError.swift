@@ -1,4 +1,9 @@
 internal import CLMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An error returned by liblmdb: its return code, its own message, and what we were doing.
 public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -20,6 +25,9 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isMapFull: Bool { code == MDB_MAP_FULL }
     /// No such key or database (`MDB_NOTFOUND`).
     public var isNotFound: Bool { code == MDB_NOTFOUND }
+    /// The disk (or the user's quota) has no room for what was written: a normal
+    /// condition to report, after which the environment stays usable.
+    public var isDiskFull: Bool { code == ENOSPC || code == EDQUOT }
     /// The key was already present (an out-of-order `MDB_APPEND`).
     public var isKeyExists: Bool { code == MDB_KEYEXIST }
 

@@ -88,12 +88,12 @@ final class CheckRun: @unchecked Sendable {
                 acked = try await connection.addChordset(request, timeout: .milliseconds(options.timeoutMs)).sequence
             } catch {
                 let elapsed = ContinuousClock.now - began
-                let code = (error as? ClientError)?.code.description ?? "\(error)"
+                let code = error.code.description
                 state.withLock { shared in
                     shared.failures[code, default: 0] += 1
                     shared.slowestFailure = max(shared.slowestFailure, elapsed)
                 }
-                if (error as? ClientError)?.code == .deadlineExceeded { clients[target] = nil }  // a fresh connection next time
+                if error.code == .deadlineExceeded { clients[target] = nil }  // a fresh connection next time
             }
             state.withLock { $0.attempts.append(.init(client: client, index: index, title: title, acked: acked)) }
             index += 1

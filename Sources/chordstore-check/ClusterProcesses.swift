@@ -55,7 +55,7 @@ final class ClusterProcesses: @unchecked Sendable {
             guard let index = nodes.firstIndex(where: { $0.name == name }) else { throw CheckFailure("no node \(name)") }
             if let process = nodes[index].process, process.isRunning { return }
             let log = directory.appendingPathComponent("\(name).log")
-            if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
             let handle = try FileHandle(forWritingTo: log)
             handle.seekToEndOfFile()
             let process = Process()

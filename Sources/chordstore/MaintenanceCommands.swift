@@ -32,6 +32,13 @@ struct VerifyCommand: AsyncParsableCommand {
             Checks every event's checksum chain and sequence (no gap), replays the whole log
             into a fresh state checking the invariants, and compares the result with the
             live views. Reports the first problem with its sequence number; exits 1 if any.
+
+            What it cannot see: LMDB keeps no checksums of its own pages, so damage to a
+            page header or a B-tree branch page may make LMDB fail (or crash) while reading
+            it, and damage in a free page is never read at all (nor does it matter). The
+            views carry no checksums: damage there shows only as a difference from the
+            replay, which rebuild repairs. A server checks the last 100,000 events when it
+            starts and never serves a damaged one.
             """)
     @OptionGroup var global: GlobalOptions
 

@@ -34,16 +34,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0: any free port).") var port = 7420
     @Option(help: "This node's name, reported by the Health method.") var node = ProcessInfo.processInfo.hostName
     @Option(help: "Largest frame accepted, in bytes.") var maxFrameSize = WireLimits.defaultMaxFrameSize
-    @Option(help: "Most open connections.") var maxConnections = WireLimits().maxConnections
+    @Option(help: "Most open connections (the last sixteenth only for addresses that hold none).")
+    var maxConnections = WireLimits().maxConnections
+    @Option(help: "Most open connections from one IP address.") var maxConnectionsPerAddress = WireLimits().maxConnectionsPerAddress
     @Option(help: "Most calls in flight on one connection.") var maxCalls = WireLimits().maxCallsPerConnection
     @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
+    @Option(help: "Seconds a new connection has to send its first complete frame.") var handshakeTimeout = 10
+    @Option(help: "Seconds a frame may take from its first byte to its last.") var frameTimeout = 10
+    @Option(help: "Bytes that partial frames over 64 KiB may hold in all; a frame that does not fit is refused.")
+    var maxBufferedBytes = WireLimits().maxBufferedBytes
     @Option(help: "Seconds allowed for calls in flight to finish at shutdown.") var grace = 10
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Option(help: ArgumentHelp("Follow the leader at this address: copy its log, serve reads, refuse writes.", valueName: "HOST:PORT"))
     var follow: String?
     @Option(name: .customLong("peer"), help: ArgumentHelp("Another member of the cluster (repeatable); the cluster has these plus this node.", valueName: "HOST:PORT"))
     var peers: [String] = []
-    @Option(help: ArgumentHelp("This node's address as the other members reach it (default: the address it listens on).", valueName: "HOST:PORT"))
+    @Option(help: ArgumentHelp(
+        "This node's address as the other members reach it (default: the address it listens on). Its replication connections come from this address when the machine owns it: a leader counts a member's acknowledgements only from its host.",
+        valueName: "HOST:PORT"))
     var advertise: String?
     @Option(help: "The durability of writes that ask for none: local (the leader's disk) or quorum (a majority's disks).")
     var durability = "local"
@@ -55,6 +63,13 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxFrameSize >= 1_024 else { throw ValidationError("--max-frame-size must be at least 1024") }
         guard maxConnections >= 1, maxCalls >= 1, (1...86_400).contains(idleTimeout), (0...3_600).contains(grace) else {
             throw ValidationError("--max-connections and --max-calls must be positive, --idle-timeout 1...86400, --grace 0...3600")
+        }
+        guard maxConnectionsPerAddress >= 1 else { throw ValidationError("--max-connections-per-address must be positive") }
+        guard (1...3_600).contains(handshakeTimeout), (1...3_600).contains(frameTimeout) else {
+            throw ValidationError("--handshake-timeout and --frame-timeout must be 1...3600")
+        }
+        guard maxBufferedBytes >= maxFrameSize else {
+            throw ValidationError("--max-buffered-bytes must be at least --max-frame-size (\(maxFrameSize)), or no large frame fits")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability is local or quorum, not '\(durability)'") }
@@ -73,8 +88,12 @@ struct ServeCommand: AsyncParsableCommand {
         var limits = WireLimits()
         limits.maxFrameSize = maxFrameSize
         limits.maxConnections = maxConnections
+        limits.maxConnectionsPerAddress = maxConnectionsPerAddress
         limits.maxCallsPerConnection = maxCalls
         limits.idleTimeout = .seconds(idleTimeout)
+        limits.handshakeTimeout = .seconds(handshakeTimeout)
+        limits.frameTimeout = .seconds(frameTimeout)
+        limits.maxBufferedBytes = maxBufferedBytes
 
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
         let store: ChordStore
@@ -101,6 +120,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw Failure(ChordStoreError(.unavailable, "cannot listen on \(host):\(port): \(error)"))
         }
         await replication.start()
+        if let refusal = store.writeRefusal {
+            logger.critical("the store refuses writes; reads are served", metadata: ["reason": "\(refusal)"])
+        }
         let profile = try? store.profile()
         logger.notice("serving", metadata: [
             "data": "\(data)", "address": "\(address)", "events": "\(profile?.lastSequence ?? 0)",

@@ -20,4 +20,19 @@ struct ArgumentTests {
         #expect(try parseID("L06Y8uqbTf27CTaYzYqkeQ==").uuidString == text)
         #expect(throws: (any Error).self) { try parseID("not-an-id") }
     }
+
+    @Test("serve refuses limits that cannot work, naming the option")
+    func serveLimits() async throws {
+        for (arguments, message) in [
+            (["--max-connections-per-address", "0"], "--max-connections-per-address must be positive"),
+            (["--handshake-timeout", "0"], "--handshake-timeout and --frame-timeout must be 1...3600"),
+            (["--frame-timeout", "4000"], "--handshake-timeout and --frame-timeout must be 1...3600"),
+            (["--max-buffered-bytes", "1000"], "--max-buffered-bytes must be at least --max-frame-size"),
+        ] {
+            let result = try await runChordstore(["serve", "--port", "0"] + arguments)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+    }
 }
+

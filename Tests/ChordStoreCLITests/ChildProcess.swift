@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The built `chordstore` executable, next to the test bundle in the products directory.
@@ -25,14 +26,6 @@ struct RunResult: Sendable {
     var status: Int32
     var stdout: String
     var stderr: String
-}
-
-/// Runs blocking work on its own thread, not on the cooperative pool (two threads on a
-/// two-core machine, which other tests' servers and stores need).
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
 }
 
 /// Runs `chordstore` with `arguments` to completion (at most `timeout` seconds).

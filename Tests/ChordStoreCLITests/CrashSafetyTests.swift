@@ -1,6 +1,7 @@
 import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
+import TestSupport
 import Testing
 
 /// A child process appends durable commands in a loop and is killed with SIGKILL at a

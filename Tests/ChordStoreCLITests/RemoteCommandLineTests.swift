@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The verbs against a running `chordstore serve` (the default mode), and offline use of

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Replication across processes, driven by `chordstore-check` (the same tool an operator

@@ -4,6 +4,7 @@ import ChordStoreProto
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// `chordstore serve` killed with SIGKILL while several clients write: after a restart,

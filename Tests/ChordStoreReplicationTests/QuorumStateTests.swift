@@ -7,45 +7,76 @@ import Testing
 struct QuorumStateTests {
     let now = ContinuousClock.now
 
+    /// Member `x:N` connects from 10.0.0.N.
+    static func sources(_ members: String...) -> [String: Set<String>] {
+        Dictionary(uniqueKeysWithValues: members.map { ($0, ["10.0.0.\($0.split(separator: ":")[1])"]) })
+    }
+
     @Test("three members: the leader and its more advanced follower make the majority")
     func threeMembers() {
-        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2)
+        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2, sources: Self.sources("a:1", "b:2"))
         #expect(quorum.quorumSequence(epoch: 1) == 0)
-        quorum.ack(address: "a:1", node: "a", sequence: 10, epoch: 1, at: now)
+        quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 10, epoch: 1, at: now)
         #expect(quorum.quorumSequence(epoch: 1) == 10)
-        quorum.ack(address: "b:2", node: "b", sequence: 25, epoch: 1, at: now)
+        quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 25, epoch: 1, at: now)
         #expect(quorum.quorumSequence(epoch: 1) == 25)
-        quorum.ack(address: "a:1", node: "a", sequence: 5, epoch: 1, at: now)  // positions never go back
+        quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 5, epoch: 1, at: now)  // positions never go back
         #expect(quorum.followers["a:1"]?.acked == 10)
     }
 
     @Test("five members need two followers; strangers and other epochs do not count")
     func fiveMembers() {
-        var quorum = QuorumState(peers: ["a:1", "b:2", "c:3", "d:4"], majority: 3)
-        quorum.ack(address: "a:1", node: "a", sequence: 40, epoch: 2, at: now)
-        quorum.ack(address: "x:9", node: "x", sequence: 50, epoch: 2, at: now)  // not a member
-        quorum.ack(address: "b:2", node: "b", sequence: 60, epoch: 1, at: now)  // an older epoch
+        var quorum = QuorumState(peers: ["a:1", "b:2", "c:3", "d:4"], majority: 3, sources: Self.sources("a:1", "b:2", "c:3", "d:4"))
+        quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 40, epoch: 2, at: now)
+        quorum.ack(address: "x:9", from: "10.0.0.9", node: "x", sequence: 50, epoch: 2, at: now)  // not a member
+        quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 60, epoch: 1, at: now)  // an older epoch
         #expect(quorum.quorumSequence(epoch: 2) == 0)
-        quorum.ack(address: "c:3", node: "c", sequence: 30, epoch: 2, at: now)
+        quorum.ack(address: "c:3", from: "10.0.0.3", node: "c", sequence: 30, epoch: 2, at: now)
         #expect(quorum.quorumSequence(epoch: 2) == 30)
-        quorum.ack(address: "b:2", node: "b", sequence: 35, epoch: 2, at: now)  // a new epoch starts its count again
+        quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 35, epoch: 2, at: now)  // a new epoch starts its count again
         #expect(quorum.quorumSequence(epoch: 2) == 35)
     }
 
     @Test("a leader alone is a majority of one")
     func alone() {
-        let quorum = QuorumState(peers: [], majority: 1)
+        let quorum = QuorumState(peers: [], majority: 1, sources: [:])
         #expect(quorum.quorumSequence(epoch: 1) == .max)
     }
 
     @Test("streams are counted per follower, and a reset forgets everything")
     func streams() {
-        var quorum = QuorumState(peers: ["a:1"], majority: 2)
+        var quorum = QuorumState(peers: ["a:1"], majority: 2, sources: Self.sources("a:1"))
         quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
         quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
         quorum.stream(address: "a:1", node: "a", delta: -1, at: now)
         #expect(quorum.followers["a:1"]?.streams == 1)
         quorum.reset()
         #expect(quorum.followers.isEmpty)
+    }
+
+    @Test("an acknowledgement counts only for the member its connection comes from; a forged one changes nothing")
+    func forgedAcknowledgement() {
+        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2, sources: Self.sources("a:1", "b:2"))
+        let counted1 = quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 5, epoch: 1, at: now)
+        #expect(counted1)
+        // b is down; a process on a's host (or anywhere else) names b with a later event.
+        let counted2 = quorum.ack(address: "b:2", from: "10.0.0.1", node: "b", sequence: 99, epoch: 1, at: now)
+        #expect(!counted2)
+        let counted3 = quorum.ack(address: "b:2", from: "10.9.9.9", node: "b", sequence: 99, epoch: 1, at: now)
+        #expect(!counted3)
+        #expect(quorum.followers["b:2"] == nil)
+        #expect(quorum.quorumSequence(epoch: 1) == 5)
+        // IPv4 seen through an IPv6 socket is the same address; a non-member may stream
+        // from anywhere, but counts for nothing.
+        let counted4 = quorum.ack(address: "b:2", from: "::ffff:10.0.0.2", node: "b", sequence: 7, epoch: 1, at: now)
+        #expect(counted4)
+        #expect(quorum.mayActAs("x:9", from: "10.9.9.9"))
+        #expect(quorum.quorumSequence(epoch: 1) == 7)
+        // A host that resolves to new addresses.
+        quorum.setSources(["10.0.0.20"], for: "b:2")
+        let counted5 = quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 8, epoch: 1, at: now)
+        #expect(!counted5)
+        let counted6 = quorum.ack(address: "b:2", from: "10.0.0.20", node: "b", sequence: 8, epoch: 1, at: now)
+        #expect(counted6)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The C client (protobuf-c) against a live server: the wire format is language-neutral.

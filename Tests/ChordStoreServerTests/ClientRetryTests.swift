@@ -2,6 +2,7 @@ import ChordStoreClient
 import ChordStoreProto
 import ChordStoreWire
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

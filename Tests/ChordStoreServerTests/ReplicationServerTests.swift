@@ -8,6 +8,7 @@ import ChordStoreWire
 import Foundation
 import Logging
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// A leader and a follower in this process (two servers on 127.0.0.1): the client's move
@@ -49,15 +50,6 @@ struct ReplicationServerTests {
             await server.shutdown(grace: .seconds(1))
             store.close()
         }
-    }
-
-    /// Polls `condition` every 20 ms for at most 10 s.
-    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<500 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
     }
 
     @Test("a write sent to the follower moves the client to the leader; the follower serves it back with min_sequence")
@@ -133,4 +125,70 @@ struct ReplicationServerTests {
         _ = try await add("local", .local)
         #expect(try leader.store.chordsets().map(\.title) == ["on both", "leader only", "local"])
     }
+
+    @Test("an acknowledgement or a Replicate stream naming a member from another host is refused and counts for nothing")
+    func forgedAcknowledgement() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await leader.stop() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        _ = try await client.addChordset(.with { $0.title = "on both" }, timeout: .seconds(5))
+        await follower.stop()
+
+        // A process on another address (127.0.0.2) claims to be the follower.
+        let forger = try RawClient(port: Int(leader.address.split(separator: ":")[1])!, source: "127.0.0.2")
+        try forger.call(1, Method.ackReplication.rawValue, Chordstore_V1_ReplicationAck.with {
+            $0.node = "follower"
+            $0.address = follower.address
+            $0.epoch = leader.store.epoch
+            $0.sequence = 1_000_000
+        })
+        let ack = try await forger.finalStatus(of: 1)?.status
+        #expect(ack?.code == StatusCode.permissionDenied.rawValue, "\(String(describing: ack))")
+        try forger.call(2, Method.replicate.rawValue, Chordstore_V1_ReplicateRequest.with {
+            $0.node = "follower"
+            $0.address = follower.address
+            $0.epoch = leader.store.epoch + 1
+        })
+        #expect(try await forger.finalStatus(of: 2)?.status.code == StatusCode.permissionDenied.rawValue)
+        #expect(leader.node.role == .leader, "a forged epoch made the leader step down")
+
+        // With the only real follower down, a quorum write cannot complete.
+        let error = await #expect(throws: ClientError.self) {
+            _ = try await client.addChordset(.with {
+                $0.title = "needs the follower"
+                $0.context.durability = .quorum
+            }, timeout: .milliseconds(800))
+        }
+        #expect(error?.code == .deadlineExceeded)
+    }
+
+    @Test("Fence with an impossible epoch is refused; at the largest epoch Promote is refused, and the node stays up")
+    func impossibleEpochs() async throws {
+        let (leader, follower, followerPort) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let raw = try await Connection.connect(host: "127.0.0.1", port: followerPort)
+        defer { Task { await raw.close() } }
+        let tooLarge = await #expect(throws: ClientError.self) {
+            let _: Chordstore_V1_NodeStatus = try await raw.call(.fence, Chordstore_V1_FenceRequest.with {
+                $0.epoch = .max
+                $0.leader = "127.0.0.1:1"
+            })
+        }
+        #expect(tooLarge?.code == .invalidArgument)
+        let fenced: Chordstore_V1_NodeStatus = try await raw.call(.fence, Chordstore_V1_FenceRequest.with {
+            $0.epoch = LogPosition.maxEpoch
+            $0.leader = "127.0.0.1:1"
+        })
+        #expect(fenced.epoch == LogPosition.maxEpoch)
+        let promotion = await #expect(throws: ClientError.self) {
+            let _: Chordstore_V1_NodeStatus = try await raw.call(.promote, Chordstore_V1_PromoteRequest.with { $0.force = true })
+        }
+        #expect(promotion?.code == .failedPrecondition)
+        #expect(promotion?.message.contains("no epoch is left") == true)
+        let status: Chordstore_V1_NodeStatus = try await raw.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest())
+        #expect(status.epoch == LogPosition.maxEpoch)
+    }
 }
+

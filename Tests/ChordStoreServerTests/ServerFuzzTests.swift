@@ -4,6 +4,7 @@ import ChordStoreProto
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// Random and mutated frames against a live server: each is answered, or its connection

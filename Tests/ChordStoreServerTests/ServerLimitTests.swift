@@ -4,6 +4,7 @@ import ChordStoreProto
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// Bad input and resource limits: the offending connection gets a status (or is closed),
@@ -123,4 +124,165 @@ struct ServerLimitTests {
         #expect(first?.status.message.contains("did not read its stream") == true)
         try await stillServes(server)
     }
+
+    // MARK: Lock-outs
+
+    /// Opens `count` connections from `source` that send nothing.
+    private func idleConnections(_ count: Int, from source: String, port: Int) throws -> [RawClient] {
+        try (0..<count).map { _ in try RawClient(port: port, source: source) }
+    }
+
+    @Test("idle connections from a few addresses cannot lock out a client from another: per-address limit and reserve")
+    func connectionLockOut() async throws {
+        var limits = WireLimits()
+        limits.maxConnections = 32
+        limits.maxConnectionsPerAddress = 8
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        var attackers: [RawClient] = []
+        for host in 2...5 { attackers += try idleConnections(8, from: "127.0.0.\(host)", port: server.port) }
+        // One more from a full address is closed at once.
+        let extra = try RawClient(port: server.port, source: "127.0.0.2")
+        #expect(try await extra.readUntilClosed() == nil)
+        #expect(server.server.openConnections <= 30)
+        // Clients from addresses that hold no connection are still served.
+        try await stillServes(server)
+        let other = try RawClient(port: server.port, source: "127.0.1.9")
+        try other.call(1, Method.getProfile.rawValue, Chordstore_V1_GetProfileRequest())
+        #expect(try await other.finalStatus(of: 1)?.status.code == 0)
+        _ = attackers
+    }
+
+    @Test("a connection that completes no frame within the handshake timeout is closed with DEADLINE_EXCEEDED")
+    func handshakeTimeout() async throws {
+        var limits = WireLimits()
+        limits.handshakeTimeout = .milliseconds(300)
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        let silent = try RawClient(port: server.port)
+        let goAway = try await silent.readUntilClosed()
+        #expect(goAway?.status.code == StatusCode.deadlineExceeded.rawValue)
+        #expect(goAway?.status.message.contains("handshake") == true)
+        // A client that calls at once is not affected, however long it stays afterwards.
+        let prompt = try RawClient(port: server.port)
+        try prompt.call(1, Method.getProfile.rawValue, Chordstore_V1_GetProfileRequest())
+        #expect(try await prompt.finalStatus(of: 1)?.status.code == 0)
+        try await Task.sleep(for: .milliseconds(600))
+        try prompt.call(2, Method.getProfile.rawValue, Chordstore_V1_GetProfileRequest())
+        #expect(try await prompt.finalStatus(of: 2)?.status.code == 0)
+    }
+
+    @Test("partial frames beyond the buffered-bytes budget are refused with RESOURCE_EXHAUSTED; closing gives the budget back")
+    func bufferedBytesBudget() async throws {
+        var limits = WireLimits()
+        limits.maxBufferedBytes = 2 << 20
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        let megabyte = UInt32(1 << 20)
+        let prefix = withUnsafeBytes(of: megabyte.bigEndian) { Array($0) }
+        let stalled = try (0..<2).map { _ in try RawClient(port: server.port) }
+        for client in stalled { client.send(prefix + [0x0A, 0x05]) }
+        #expect(await eventually { server.server.bufferedBytes == 2 << 20 }, "the partial frames hold \(server.server.bufferedBytes) bytes")
+        let refused = try RawClient(port: server.port)
+        refused.send(prefix)
+        let goAway = try await refused.readUntilClosed()
+        #expect(goAway?.status.code == StatusCode.resourceExhausted.rawValue)
+        #expect(goAway?.status.message.contains("budget") == true)
+        // Small frames are never refused for the budget.
+        try await stillServes(server)
+        // The budget comes back when a stalled connection goes; a large frame then fits.
+        stalled[0].finishSending()
+        _ = try await stalled[0].readUntilClosed()
+        #expect(await eventually { server.server.bufferedBytes == 1 << 20 }, "\(server.server.bufferedBytes) bytes still held")
+        let large = try RawClient(port: server.port)
+        var frame = Chordstore_V1_Frame()
+        frame.call = .with {
+            $0.callID = 1
+            $0.method = Method.getProfile.rawValue
+            $0.metadata = ["padding": String(repeating: "x", count: (1 << 20) - 1_000)]
+        }
+        try large.send(frame)
+        #expect(try await large.finalStatus(of: 1)?.status.code == 0)
+        _ = stalled
+    }
+
+    @Test("a frame stalled half-way is cut by the frame timeout, not by a shorter idle timeout")
+    func frameTimeoutOverIdle() async throws {
+        var limits = WireLimits()
+        limits.idleTimeout = .seconds(1)
+        limits.frameTimeout = .seconds(4)
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        let start = ContinuousClock.now
+        let client = try RawClient(port: server.port)
+        client.send([0, 0, 0, 50, 1, 2, 3])
+        let goAway = try await client.readUntilClosed()
+        #expect(goAway?.status.code == StatusCode.deadlineExceeded.rawValue, "\(String(describing: goAway))")
+        #expect(goAway?.status.message.contains("a frame took longer") == true)
+        #expect(ContinuousClock.now - start >= .milliseconds(3_500))
+    }
+
+    @Test("a cancelled stream's slot is free once its CANCELLED reply is sent: a call right behind the Cancels is taken (50 rounds at the limit)")
+    func slotFreedBeforeReply() async throws {
+        var limits = WireLimits()
+        limits.maxCallsPerConnection = 4
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        let client = try RawClient(port: server.port)
+        var next: UInt64 = 1
+        for round in 0..<50 {
+            let streams = (next..<next + 4).map { $0 }
+            let probe = next + 4
+            next += 5
+            try client.send(streams.map { id in
+                var frame = Chordstore_V1_Frame()
+                frame.call = .with {
+                    $0.callID = id
+                    $0.method = Method.subscribe.rawValue
+                    $0.payload = try! Chordstore_V1_SubscribeRequest.with { $0.fromNow = true }.serializedData()
+                }
+                return frame
+            })
+            // The Cancels and the next call in one write: the server reads them together,
+            // so the call comes before any stream task has wound down.
+            var call = Chordstore_V1_Frame()
+            call.call = .with {
+                $0.callID = probe
+                $0.method = Method.getProfile.rawValue
+            }
+            try client.send(streams.map { id in
+                var frame = Chordstore_V1_Frame()
+                frame.cancel = .with { $0.callID = id }
+                return frame
+            } + [call])
+            for id in streams {
+                let status = try await client.finalStatus(of: id)?.status
+                #expect(status?.code == StatusCode.cancelled.rawValue, "round \(round), call \(id): \(String(describing: status))")
+            }
+            let status = try await client.finalStatus(of: probe)?.status
+            guard status?.code == 0 else {
+                Issue.record("round \(round): the call after four Cancels got \(String(describing: status))")
+                return
+            }
+        }
+    }
+
+    @Test("a live query whose client reads nothing is ended with RESOURCE_EXHAUSTED even when nothing more is sent")
+    func idleSlowWatcher() async throws {
+        var limits = WireLimits()
+        limits.slowReaderTimeout = .seconds(1)
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        for i in 0..<400 { _ = try await server.store.add("a title to fill the window \(i)") }
+        let watcher = try RawClient(port: server.port, receiveBuffer: 4_096)
+        try watcher.call(1, Method.watchQuery.rawValue, Chordstore_V1_QueryRequest.with { $0.limit = 400 })
+        // No commit follows: the query has nothing more to send, and its first message
+        // waits, unread, in the socket.
+        #expect(await eventually { server.server.slowReadersCut == 1 })
+        let final = try await watcher.finalStatus(of: 1)
+        #expect(final?.status.code == StatusCode.resourceExhausted.rawValue)
+        #expect(final?.status.message.contains("did not read") == true)
+        try await stillServes(server)
+    }
 }
+

@@ -5,6 +5,7 @@ import ChordStoreProto
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// Every method of the service over loopback, and the status codes a client can cause.
@@ -207,4 +208,31 @@ struct ServerMethodTests {
         #expect(reply.status.code == 0)
         #expect(try Chordstore_V1_HealthReply(serializedBytes: reply.payload).protocolVersion == 1)
     }
+
+    @Test("ReadLog and Subscribe send the events before a damaged record, then end with DATA_LOSS naming it, never its bytes")
+    func damagedRecordOverTheWire() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-wire-\(UUID().uuidString)")
+        do {
+            let store = try ChordStore.open(at: directory)
+            for i in 1...40 { _ = try await store.add("chordset marker-\(i)-end") }
+            store.close()
+        }
+        #expect(try damage("marker-17-end", in: directory.appendingPathComponent("data.mdb")) > 0)
+        let server = try await TestServer.start(store: try ChordStore.open(at: directory))
+        defer { Task { await server.stop() } }
+        let raw = try RawClient(port: server.port)
+        try raw.call(1, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
+        let read = try await raw.finalStatus(of: 1)
+        #expect(read?.messages == 16)
+        #expect(read?.status.code == StatusCode.dataLoss.rawValue)
+        #expect(read?.status.message.contains("event 17") == true)
+        #expect(read?.status.message.contains("marker") == false)
+        try raw.call(2, Method.subscribe.rawValue, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = 10 })
+        let fed = try await raw.finalStatus(of: 2)
+        #expect(fed?.messages == 7)
+        #expect(fed?.status.code == StatusCode.dataLoss.rawValue)
+        try raw.call(3, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest.with { $0.fromSequence = 18 })
+        #expect(try await raw.finalStatus(of: 3)?.messages == 23)
+    }
 }
+

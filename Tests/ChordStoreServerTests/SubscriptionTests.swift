@@ -5,6 +5,7 @@ import ChordStoreProto
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 /// The change feed: catch-up then live, in order, once each; slow readers cut and resumed.
@@ -121,6 +122,12 @@ struct SubscriptionTests {
             acknowledged += 500
         }
         #expect(server.server.slowReadersCut == 1)
+        // More writes after the cut: the subscriber has events to resume with.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<500 { group.addTask { _ = try await server.store.execute(.addChordset(AddChordset(title: "after \(i)"))) } }
+            try await group.waitForAll()
+        }
+        acknowledged += 500
         let ended = try await reader.finalStatus(of: 1)
         #expect(ended?.status.code == StatusCode.resourceExhausted.rawValue, "\(ended?.status.message ?? "no status")")
         let seen = UInt64(ended?.messages ?? 0)

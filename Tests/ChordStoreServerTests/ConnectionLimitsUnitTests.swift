@@ -1,0 +1,99 @@
+@testable import ChordStoreServer
+import NIOCore
+import Testing
+
+/// The pure parts of the connection limits: admission by address, frame boundaries, and
+/// whether a client takes what it is sent.
+@Suite("Connection limits (pure)")
+struct ConnectionLimitsUnitTests {
+    @Test("one address cannot take more than its share, and the reserve is kept for addresses that hold none")
+    func admission() {
+        var admission = ConnectionAdmission(maxConnections: 32, maxPerAddress: 8)
+        #expect(admission.reserve == 2)
+        for _ in 0..<8 { #expect(admission.admit("10.0.0.1") == nil) }
+        #expect(admission.admit("10.0.0.1") == .perAddress)
+        for host in 2...3 { for _ in 0..<8 { #expect(admission.admit("10.0.0.\(host)") == nil) } }
+        for _ in 0..<6 { #expect(admission.admit("10.0.0.4") == nil) }
+        // 30 taken: the last 2 go only to addresses with no connection.
+        #expect(admission.admit("10.0.0.4") == .reserved)
+        #expect(admission.admit("10.0.0.5") == nil)
+        #expect(admission.admit("10.0.0.6") == nil)
+        #expect(admission.admit("10.0.0.7") == .full)
+        admission.release("10.0.0.1")
+        #expect(admission.total == 31)
+        #expect(admission.admit("10.0.0.1") == .reserved)
+        #expect(admission.admit("10.0.0.8") == nil)
+        admission.release("10.0.0.99")  // never admitted: nothing changes
+        #expect(admission.total == 32)
+    }
+
+    @Test("the trim waits for releases to stop, never past its longest delay, and not more often than its interval")
+    func trimSchedule() {
+        var schedule = TrimSchedule(quiet: .seconds(1), longestDelay: .seconds(10), interval: .seconds(5))
+        let t = ContinuousClock.now
+        #expect(schedule.woke(at: t) == .idle)
+        #expect(schedule.released(at: t) == t + .seconds(1))
+        #expect(schedule.released(at: t + .milliseconds(500)) == nil)  // a wake-up is already set
+        #expect(schedule.woke(at: t + .seconds(1)) == .sleep(until: t + .milliseconds(1_500)))
+        #expect(schedule.woke(at: t + .milliseconds(1_500)) == .trim)
+        #expect(schedule.woke(at: t + .seconds(2)) == .idle)
+        // The next one waits for the interval since the last trim.
+        #expect(schedule.released(at: t + .seconds(2)) == t + .milliseconds(6_500))
+        #expect(schedule.woke(at: t + .milliseconds(6_500)) == .trim)
+        // Releases that never stop: trimmed within the longest delay of the first.
+        let u = t + .seconds(20)
+        #expect(schedule.released(at: u) == u + .seconds(1))
+        for step in 1...30 { _ = schedule.released(at: u + .milliseconds(500 * step)) }
+        #expect(schedule.due == u + .seconds(10))
+    }
+
+    @Test("an IPv4 client counts by its address, an IPv6 one by its /64")
+    func addressKeys() {
+        #expect(ConnectionAdmission.key(for: "10.1.2.3") == "10.1.2.3")
+        #expect(ConnectionAdmission.key(for: "::ffff:10.1.2.3") == "10.1.2.3")
+        #expect(ConnectionAdmission.key(for: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(ConnectionAdmission.key(for: "2001:db8:1:2:bbbb:cccc:dddd:eeee") == "2001:db8:1:2::/64")
+        #expect(ConnectionAdmission.key(for: "2001:db8::1") == "2001:db8:0:0::/64")
+        #expect(ConnectionAdmission.key(for: "::1") == "0:0:0:0::/64")
+        #expect(ConnectionAdmission.key(for: "fe80::1%eth0") == "fe80:0:0:0::/64")
+    }
+
+    @Test("frame boundaries are found however the bytes are split")
+    func frameTracker() {
+        let stream: [UInt8] = [0, 0, 0, 3, 1, 2, 3] + [0, 0, 0, 0] + [0, 1, 0, 0] + Array(repeating: 7, count: 65_536)
+        for split in [1, 2, 3, 5, 7, 100, stream.count] {
+            var tracker = FrameTracker()
+            var steps: [FrameTracker.Step] = []
+            var offset = 0
+            while offset < stream.count {
+                var view = ByteBuffer(bytes: stream[offset..<min(offset + split, stream.count)]).readableBytesView
+                offset += split
+                while true {
+                    let step = tracker.next(&view)
+                    if step == .exhausted { break }
+                    steps.append(step)
+                }
+            }
+            #expect(steps == [.started(length: 3), .completed, .completed, .started(length: 65_536), .completed], "split \(split)")
+            #expect(tracker.completed == 3)
+            #expect(!tracker.isMidFrame)
+        }
+        var partial = FrameTracker()
+        var view = ByteBuffer(bytes: [0, 0]).readableBytesView
+        #expect(partial.next(&view) == .exhausted)
+        #expect(partial.isMidFrame)
+    }
+
+    @Test("a client that takes nothing while bytes wait is stalled from its first such reading; any progress resets it")
+    func readProgress() {
+        var progress = ReadProgress()
+        let start = ContinuousClock.now
+        #expect(progress.observe(taken: 100, waiting: true, at: start) == .zero)
+        #expect(progress.observe(taken: 100, waiting: true, at: start + .seconds(1)) == .zero)
+        #expect(progress.observe(taken: 100, waiting: true, at: start + .seconds(4)) == .seconds(3))
+        #expect(progress.observe(taken: 200, waiting: true, at: start + .seconds(5)) == .zero)
+        #expect(progress.observe(taken: 200, waiting: false, at: start + .seconds(9)) == .zero)
+        #expect(progress.observe(taken: 200, waiting: true, at: start + .seconds(10)) == .zero)
+        #expect(progress.observe(taken: 200, waiting: true, at: start + .seconds(16)) == .seconds(6))
+    }
+}

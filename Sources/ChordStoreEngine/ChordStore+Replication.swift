@@ -26,9 +26,7 @@ extension ChordStore {
     /// refused with `invalidArgument`.
     @discardableResult
     public func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
-        guard epoch <= LogPosition.maxEpoch else {
-            throw ChordStoreError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
-        }
+        try LogPosition.checkEpoch(epoch)
         let backend = self.backend
         let writer = self.writer
         return try await writer.exclusive { () -> Result<UInt64, ChordStoreError> in

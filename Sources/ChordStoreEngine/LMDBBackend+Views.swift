@@ -123,11 +123,12 @@ extension LMDBBackend {
     /// behind a log they cannot catch up with. On a full disk the commit is refused while
     /// less than a quarter of the headroom is left.
     func keepViewsHeadroom() throws(ChordStoreError) {
-        guard viewsEnv.spareBytes < max(Self.viewsHeadroom, viewsEnv.mapSize / 8) else { return }
+        let usage = viewsEnv.usage
+        guard usage.spare < max(Self.viewsHeadroom, usage.mapSize / 8) else { return }
         do {
-            try viewsEnv.grow(by: min(viewsEnv.mapSize, maxMapGrowth))
+            try viewsEnv.grow(by: min(usage.mapSize, maxMapGrowth))
         } catch {
-            if error.isDiskFull, viewsEnv.spareBytes >= Self.viewsHeadroom / 4 { return }
+            if error.isDiskFull, usage.spare >= Self.viewsHeadroom / 4 { return }
             throw ChordStoreError.wrapping(error)
         }
     }

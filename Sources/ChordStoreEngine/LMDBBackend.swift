@@ -201,8 +201,8 @@ final class LMDBBackend: StorageBackend {
         }
         snapshotFiles?.discard(after: sequence)
         // A cut that removed the damaged records lets the store take writes again.
-        viewsFault.withLock { fault in
-            if case .damaged = fault, checkLogTail() == nil { fault = nil }
+        if case .damaged? = viewsFault.withLock({ $0 }), checkLogTail() == nil {
+            viewsFault.withLock { $0 = nil }
         }
         return committedHead.withLock { $0 }
     }

@@ -1,3 +1,5 @@
+public import ChordStoreDomain
+
 /// A position in a log: a record's sequence number, the epoch that wrote it and its
 /// checksum. Because each checksum chains to the one before it, two logs with the same
 /// checksum at the same sequence number hold the same records up to there.
@@ -23,6 +25,13 @@ public struct LogPosition: Sendable, Hashable, CustomStringConvertible {
     /// from a coordinator's revisions (etcd's are 64-bit signed) fits, and a promotion's
     /// next epoch is always a number. Larger ones are refused where they arrive.
     public static let maxEpoch = UInt64(Int64.max)
+    /// Refuses, with `invalidArgument`, an epoch above ``maxEpoch``.
+    public static func checkEpoch(_ epoch: UInt64) throws(ChordStoreError) {
+        guard epoch <= maxEpoch else {
+            throw ChordStoreError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(maxEpoch)")
+        }
+    }
+
     /// The largest sequence number a log holds: a record numbered beyond it is damaged.
     public static let maxSequence = UInt64(Int64.max)
 

@@ -85,17 +85,13 @@ enum LogReplay {
         chunk.reserveCapacity(chunkSize)
         var ids: [(id: String, sequence: UInt64)] = []
         var first: UInt64 = 1
-        var expected: UInt64 = 1
-        var checksum: UInt64 = 0
+        var chain = RecordChain(expecting: 1, previousChecksum: 0)
         var failed = false
         do {
             try backend.forEachLogRecord(from: 1) { sequence, record in
                 guard sequence <= last else { return false }
                 do {
-                    guard sequence == expected else {
-                        throw ChordStoreError(.dataLoss, "the log jumps from event \(expected - 1) to \(sequence)")
-                    }
-                    checksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: checksum)
+                    try chain.check(record, sequence: sequence)
                     let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
                     if !fields.commandID.isEmpty { ids.append((fields.commandID, sequence)) }
                     chunk.append(fields)
@@ -105,10 +101,9 @@ enum LogReplay {
                     _ = channel.send(.failure(.wrapping(error), sequence: sequence))
                     return false
                 }
-                expected += 1
                 if chunk.count == chunkSize {
                     guard channel.send(.events(first: first, chunk, commands: ids)) else { return false }
-                    first = expected
+                    first = chain.expected
                     chunk.removeAll(keepingCapacity: true)
                     ids.removeAll(keepingCapacity: true)
                 }
@@ -116,7 +111,7 @@ enum LogReplay {
             }
         } catch {
             failed = true
-            _ = channel.send(.failure(.wrapping(error), sequence: expected))
+            _ = channel.send(.failure(.wrapping(error), sequence: chain.expected))
         }
         guard !failed else { return }
         if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }

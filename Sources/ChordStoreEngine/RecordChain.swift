@@ -19,15 +19,14 @@ struct RecordChain {
 
     /// Checks the next record; throws `dataLoss` naming the record (never its bytes).
     mutating func check(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) {
-        guard sequence == expected else {
-            throw ChordStoreError(.dataLoss, "event \(expected) is missing from the log (the next record is \(sequence)); run chordstore verify")
-        }
-        do {
-            previousChecksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: previousChecksum)
-        } catch {
-            throw ChordStoreError(.dataLoss, "\(error.message); run chordstore verify", cause: error)
-        }
+        guard sequence == expected else { throw Self.gap(before: expected, next: sequence) }
+        previousChecksum = try RecordCodec.verify(record, sequence: sequence, previousChecksum: previousChecksum)
         expected = sequence &+ 1
+    }
+
+    /// The record `missing` is not in the log; `next` is the one found in its place.
+    private static func gap(before missing: UInt64, next: UInt64) -> ChordStoreError {
+        ChordStoreError(.dataLoss, "the log jumps from event \(missing &- 1) to \(next): event \(missing) is missing")
     }
 
     /// Calls `body` with each record that `records` yields from `sequence` on, checked,
@@ -42,12 +41,9 @@ struct RecordChain {
         try records.forEachRecord(from: start - 1) { found, record in
             guard var current = chain else {
                 // The seed: the record before `start`. A later one means it is missing.
-                guard found == start - 1 else {
-                    throw ChordStoreError(.dataLoss, "event \(start - 1) is missing from the log (the next record is \(found)); run chordstore verify")
-                }
+                guard found == start - 1 else { throw Self.gap(before: start - 1, next: found) }
                 guard let checksum = RecordCodec.storedChecksum(record) else {
-                    throw ChordStoreError(
-                        .dataLoss, "event \(found) is damaged: it does not end with its checksum field; run chordstore verify")
+                    throw ChordStoreError(.dataLoss, "event \(found) is damaged: it does not end with its checksum field")
                 }
                 chain = RecordChain(expecting: start, previousChecksum: checksum)
                 return true

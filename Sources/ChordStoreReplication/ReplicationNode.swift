@@ -436,9 +436,7 @@ public final class ReplicationNode: Sendable {
     /// node refuses the batches of older epochs and acknowledges nothing to their leader.
     /// Refused for an older epoch, or for this node's epoch granted to another leader.
     public func fence(epoch: UInt64, leader: String) async throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
-        guard epoch <= LogPosition.maxEpoch else {
-            throw ChordStoreError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
-        }
+        try LogPosition.checkEpoch(epoch)  // before it is granted
         let refusal = state.withLock { state -> String? in
             if epoch < store.epoch { return "epoch \(epoch) is older than this node's (\(store.epoch))" }
             if let granted = state.granted, granted.epoch == epoch, granted.leader != leader {

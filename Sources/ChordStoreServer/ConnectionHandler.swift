@@ -225,7 +225,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
         } else if method.isServerStreaming {
             let stream = StreamWriter(
-                channel: context.channel, callID: callID, token: token, limits: limits, activity: activity, handler: bound)
+                channel: context.channel, callID: callID, token: token, limits: limits, handler: bound)
             let activity = self.activity
             let isDraining: @Sendable () -> Bool = { activity.isDraining }
             task = Task {
@@ -268,8 +268,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         activity.callEnded()
         // Streams, and calls that ended early (cancelled, past their deadline, cut), may
         // leave large buffers behind.
-        let endedEarly = calls[callID]?.token != token
-        if endedEarly || calls[callID]?.isStream == true { activity.trimmer.released() }
+        let call = calls[callID]
+        if call?.token != token || call?.isStream == true { activity.trimmer.released() }
         end(callID, token: token, with: result)
     }
 
@@ -379,7 +379,6 @@ struct StreamWriter: Sendable {
     let callID: UInt64
     let token: UInt64
     let limits: WireLimits
-    let activity: ServerActivity
     let handler: NIOLoopBound<ConnectionHandler>
 
     /// Writes a page of messages in one hop to the event loop and one flush, then waits

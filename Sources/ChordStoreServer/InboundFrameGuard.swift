@@ -15,8 +15,6 @@ final class InboundFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private let frameTimeout: TimeAmount
-    private let handshakeTimeout: TimeAmount
     private let limits: WireLimits
     private let activity: ServerActivity
     private var tracker = FrameTracker()
@@ -30,18 +28,11 @@ final class InboundFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
     init(limits: WireLimits, activity: ServerActivity) {
         self.limits = limits
         self.activity = activity
-        self.frameTimeout = Self.amount(limits.frameTimeout)
-        self.handshakeTimeout = Self.amount(limits.handshakeTimeout)
-    }
-
-    static func amount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(min(seconds, 365 * 86_400) * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        handshakeTimer = context.eventLoop.scheduleTask(in: handshakeTimeout) {
+        handshakeTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.handshakeTimeout)) {
             let (handler, context) = bound.value
             guard handler.tracker.completed == 0 else { return }
             handler.fail(context, WireError(
@@ -78,7 +69,7 @@ final class InboundFrameGuard: ChannelInboundHandler, RemovableChannelHandler {
             cancelFrameTimer()
             let frame = tracker.completed
             let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-            let task = context.eventLoop.scheduleTask(in: frameTimeout) {
+            let task = context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) {
                 let (handler, context) = bound.value
                 guard handler.tracker.completed == frame, handler.tracker.isMidFrame else { return }
                 handler.frameTimer = nil

@@ -2,6 +2,7 @@
 import CSystemExtras
 #endif
 import Dispatch
+import NIOCore
 import Synchronization
 
 /// Gives the memory that closed connections and ended streams freed back to the system.
@@ -21,9 +22,8 @@ final class MemoryTrimmer: Sendable {
     }
 
     private func wake(at instant: ContinuousClock.Instant) {
-        let (seconds, attoseconds) = max(.zero, instant - .now).components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        let wait = TimeAmount(max(.zero, instant - .now)).nanoseconds
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [self] in
             switch schedule.withLock({ $0.woke(at: .now) }) {
             case .trim: Self.trim()
             case .sleep(let until): wake(at: until)

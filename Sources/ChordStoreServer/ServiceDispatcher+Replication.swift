@@ -116,10 +116,12 @@ extension ServiceDispatcher {
         return try Chordstore_V1_ReplicationAckReply.with { $0.epoch = epoch }.serializedBytes()
     }
 
-    /// Refuses an epoch no member can hold (above ``ChordStoreEngine/LogPosition/maxEpoch``).
+    /// Refuses an epoch no member can hold (``ChordStoreEngine/LogPosition/checkEpoch(_:)``).
     static func checkEpoch(_ epoch: UInt64) throws(WireError) {
-        guard epoch <= LogPosition.maxEpoch else {
-            throw WireError(.invalidArgument, "epoch \(epoch) is above the largest possible epoch, \(LogPosition.maxEpoch)")
+        do {
+            try LogPosition.checkEpoch(epoch)
+        } catch {
+            throw WireError(error)
         }
     }
 

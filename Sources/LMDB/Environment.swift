@@ -99,25 +99,25 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// The current map size in bytes.
-    public var mapSize: Int {
+    public var mapSize: Int { usage.mapSize }
+
+    /// The map's size, and its bytes beyond the last page in use: what commits can still
+    /// allocate before one fails with `MDB_MAP_FULL` (pages freed by earlier commits
+    /// aside). Zeros once the environment is closed.
+    public var usage: (mapSize: Int, spare: Int) {
         resizeLock.withShared {
-            var info = MDB_envinfo()
-            if !isClosed, !broken.load(ordering: .acquiring) { mdb_env_info(handle, &info) }
-            return info.me_mapsize
+            guard !isClosed, !broken.load(ordering: .acquiring) else { return (0, 0) }
+            return unlockedUsage
         }
     }
 
-    /// Bytes of the map beyond the last page in use: what commits can still allocate
-    /// before one fails with `MDB_MAP_FULL` (pages freed by earlier commits aside).
-    public var spareBytes: Int {
-        resizeLock.withShared {
-            guard !isClosed, !broken.load(ordering: .acquiring) else { return 0 }
-            var info = MDB_envinfo()
-            mdb_env_info(handle, &info)
-            var stat = MDB_stat()
-            mdb_env_stat(handle, &stat)
-            return max(0, info.me_mapsize - (info.me_last_pgno + 1) * Int(stat.ms_psize))
-        }
+    /// ``usage`` for callers that hold `resizeLock`.
+    private var unlockedUsage: (mapSize: Int, spare: Int) {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return (info.me_mapsize, max(0, info.me_mapsize - (info.me_last_pgno + 1) * Int(stat.ms_psize)))
     }
 
     /// Grows (or shrinks) the map. Waits until no transaction is active in this process.
@@ -130,24 +130,16 @@ public final class Environment: @unchecked Sendable {
         try resizeLock.withExclusive { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try checkUsable()
-            var info = MDB_envinfo()
-            mdb_env_info(handle, &info)
-            let previous = info.me_mapsize
+            let previous = unlockedUsage.mapSize
             try resize(to: size)
             guard writeMap else { return }
             do throws(LMDBError) {
-                try Self.reserve(handle, bytes: mapSizeNow, directory: directory)
+                try Self.reserve(handle, bytes: unlockedUsage.mapSize, directory: directory)
             } catch {
                 try resize(to: previous)
                 throw error
             }
         }
-    }
-
-    private var mapSizeNow: Int {
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        return info.me_mapsize
     }
 
     /// `mdb_env_set_mapsize`; a failure leaves liblmdb without a map, so it breaks the
@@ -288,8 +280,8 @@ public final class Environment: @unchecked Sendable {
                 throw error
             }
             let rc = mdb_txn_commit(txn.handle)
-            if rc == EIO, freeBytes < Self.nearlyFull {
-                throw LMDBError(code: ENOSPC, operation: "mdb_txn_commit (a short write: \(freeBytes) bytes left on the disk)")
+            if rc == EIO, case let free = freeBytes, free < Self.nearlyFull {
+                throw LMDBError(code: ENOSPC, operation: "mdb_txn_commit (a short write: \(free) bytes left on the disk)")
             }
             try check(rc, "mdb_txn_commit")
             return result

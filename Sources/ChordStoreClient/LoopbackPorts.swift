@@ -1,4 +1,5 @@
 import ChordStoreWire
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,26 +7,45 @@ import Glibc
 /// Free TCP ports on 127.0.0.1, for tests and tools that start servers whose addresses
 /// must be known before they listen (cluster members name each other).
 public enum LoopbackPorts {
-    /// `count` distinct ports that were free a moment ago (bound to port 0 together, then
-    /// released; another process could take one in between).
+    /// `count` distinct ports that were free a moment ago (bound together, then released;
+    /// another process could take one in between). They are taken below the kernel's
+    /// range of ephemeral ports where it leaves room: port 0 would hand out a port from
+    /// that range, which every outgoing connection of the process draws from too, and a
+    /// client socket opened in between could take it.
     public static func free(_ count: Int) throws(ClientError) -> [Int] {
         var sockets: [Int32] = []
         defer { for socket in sockets { close(socket) } }
         var ports: [Int] = []
-        for _ in 0..<count {
+        let low = ephemeralLow
+        let candidates = low > 11_024 ? Array((low - 10_000)..<low).shuffled() : []
+        var next = candidates.makeIterator()
+        while ports.count < count {
+            let wanted = next.next() ?? 0  // 0: any free port, once the candidates are spent
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { throw ClientError(.unavailable, "cannot open a socket") }
-            sockets.append(fd)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(wanted).bigEndian)
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let bound = withUnsafeMutablePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
             }
-            guard bound else { throw ClientError(.unavailable, "cannot bind a socket to 127.0.0.1") }
+            guard bound else {
+                close(fd)
+                if wanted != 0 { continue }  // taken: the next candidate
+                throw ClientError(.unavailable, "cannot bind a socket to 127.0.0.1")
+            }
+            sockets.append(fd)
             ports.append(Int(UInt16(bigEndian: address.sin_port)))
         }
         return ports
+    }
+
+    /// The lowest port the kernel hands out to outgoing connections (Linux's
+    /// `ip_local_port_range`; 32768 where it cannot be read).
+    private static var ephemeralLow: Int {
+        let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        return text?.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } ?? 32_768
     }
 }

@@ -156,6 +156,9 @@ extension Decider {
 
         case .allRestored:
             return .allDeleted(count: try state.chordsetCount())
+
+        case .store:
+            throw ChordStoreError(.internal, "event \(change.sequence) changes the stores, which no session undoes")
         }
     }
 

@@ -24,6 +24,9 @@ public enum Event: Sendable, Hashable {
     /// The chordsets removed by the ``allDeleted(count:)`` event `deletedAt` were put back
     /// with their ids, chords and indexes (the undo of a delete-all).
     case allRestored(deletedAt: UInt64, count: Int)
+    /// A store was created or deleted: an event of the whole server, in no store's
+    /// sequence (the engine's registry of stores folds it; ``Fold`` ignores it).
+    case store(StoreEvent)
 
     /// A short kind name, matching the protobuf field name.
     public var kindName: String {
@@ -37,10 +40,13 @@ public enum Event: Sendable, Hashable {
         case .chordsetMoved: "chordset_moved"
         case .allDeleted: "all_deleted"
         case .allRestored: "all_restored"
+        case .store(.created): "store_created"
+        case .store(.deleted): "store_deleted"
         }
     }
 
-    /// Every ``kindName``.
+    /// Every ``kindName`` of an event in a store (a feed filters on these; the store
+    /// events are in no store).
     public static let kindNames: Set<String> = [
         "chordset_added", "chordset_renamed", "chordset_deleted", "chord_color_set", "chord_bpm_set",
         "controls_chord_set", "chordset_moved", "all_deleted", "all_restored",
@@ -52,7 +58,7 @@ public enum Event: Sendable, Hashable {
         case .chordsetAdded(let c), .chordsetDeleted(let c): c.id
         case .chordsetRenamed(let id, _, _), .chordsetMoved(let id, _, _): id
         case .chordColorSet(_, let id, _, _), .chordBPMSet(_, let id, _, _): id
-        case .controlsChordSet, .allDeleted, .allRestored: nil
+        case .controlsChordSet, .allDeleted, .allRestored, .store: nil
         }
     }
 

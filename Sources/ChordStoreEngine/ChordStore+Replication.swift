@@ -42,20 +42,25 @@ extension ChordStore {
 
     /// The log's last record as a position.
     public func head() throws(ChordStoreError) -> LogPosition {
-        try backend.withSnapshot { snapshot in
-            try Self.position(at: try snapshot.head.sequence, in: snapshot) ?? .start
+        try backend.withStores { try $0.logHead.position }
+    }
+
+    /// The record at log position `sequence` as a position (`.start` for 0), or `nil`
+    /// past the end (of what the views reflect).
+    public func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
+        let backend = self.backend
+        do {
+            guard sequence <= (try backend.withStores { try $0.logHead.sequence }) else { return nil }
+            return try Self.position(at: sequence, in: backend)
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
     }
 
-    /// The record at `sequence` as a position (`.start` for 0), or `nil` past the end.
-    public func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
-        try backend.withSnapshot { try Self.position(at: sequence, in: $0) }
-    }
-
-    static func position(at sequence: UInt64, in snapshot: any StoreSnapshot) throws -> LogPosition? {
+    static func position(at sequence: UInt64, in backend: any StorageBackend) throws -> LogPosition? {
         if sequence == 0 { return .start }
         var found: LogPosition?
-        try snapshot.forEachRecord(from: sequence) { stored, record in
+        try backend.forEachLogRecord(from: sequence) { stored, record in
             guard stored == sequence else { return false }
             found = try RecordCodec.position(record, sequence: stored)
             return false
@@ -92,7 +97,7 @@ extension ChordStore {
             Result { () throws(ChordStoreError) in
                 let parked = try ParkedSuffix.write(from: backend, after: sequence, into: directory)
                 guard parked != nil else {
-                    return (nil, try backend.withSnapshot { try $0.head })
+                    return (nil, try backend.logHead())
                 }
                 return (parked, try backend.truncate(after: sequence))
             }
@@ -121,8 +126,8 @@ public struct ParkedSuffix: Sendable, Hashable {
         var first: UInt64?
         var last: UInt64 = 0
         var epoch: UInt64 = 0
-        try backend.withSnapshot { snapshot in
-            try snapshot.forEachRecord(from: sequence + 1) { stored, record in
+        do {
+            try backend.forEachLogRecord(from: sequence + 1) { stored, record in
                 let envelope = try RecordCodec.envelope(record, sequence: stored)
                 let json = try envelope.jsonString()
                 lines.append(contentsOf: Array("{\"sequence\":\(stored),\"envelope\":\(json),\"record\":\"\(Data(record).base64EncodedString())\"}\n".utf8))
@@ -131,6 +136,8 @@ public struct ParkedSuffix: Sendable, Hashable {
                 epoch = envelope.epoch
                 return true
             }
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
         guard let first else { return nil }
         let file = directory.appendingPathComponent("parked-epoch\(epoch)-events\(first)-\(last)-\(Int(Date().timeIntervalSince1970)).jsonl")

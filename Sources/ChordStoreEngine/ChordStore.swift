@@ -45,6 +45,9 @@ public final class ChordStore: Sendable {
         /// Skips fsync at commit. A crash may then lose acknowledged commands: only for
         /// benchmarks and bulk loads that say so.
         public var unsafeNoSync = false
+        /// Most live stores, `default` included; creating one more fails with
+        /// `resourceExhausted`.
+        public var maxStores = 100_000
 
         /// The default options.
         public init() {}
@@ -65,11 +68,11 @@ public final class ChordStore: Sendable {
     private init(backend: any StorageBackend, directory: URL?, options: Options) {
         self.backend = backend
         self.directory = directory
-        let head = (try? backend.withSnapshot { try $0.head.sequence }) ?? 0
-        let lastEpoch = (try? backend.withSnapshot { snapshot in try Self.position(at: head, in: snapshot)?.epoch }) ?? nil
+        let logHead = (try? backend.logHead()) ?? .empty
+        let head = logHead.sequence
         // Clamped: an older version could persist an epoch above the largest one.
-        let epoch = min(max(options.epoch, (try? backend.storedEpoch()) ?? 0, lastEpoch ?? 0), LogPosition.maxEpoch)
-        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch)
+        let epoch = min(max(options.epoch, (try? backend.storedEpoch()) ?? 0, logHead.epoch), LogPosition.maxEpoch)
+        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch, maxStores: max(1, options.maxStores))
         self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         self.notifier = CommitNotifier(head: head)
         self.writer = GroupCommitWriter(
@@ -115,25 +118,25 @@ public final class ChordStore: Sendable {
     }
 
     /// Chordsets in `order` (creation date by default), at most `limit` of them.
-    public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil) throws(ChordStoreError) -> [Chordset] {
+    public func chordsets(order: ChordsetOrder = .creationDate, limit: Int? = nil, store: String = StoreName.default) throws(ChordStoreError) -> [Chordset] {
         if let limit, limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
-        return try backend.withSnapshot { try $0.chordsets(order: order, limit: limit) }
+        return try backend.withSnapshot(store: store) { try $0.chordsets(order: order, limit: limit) }
     }
 
     /// The chordset with `id`, or `nil`.
-    public func chordset(_ id: UUID) throws(ChordStoreError) -> Chordset? {
-        try backend.withSnapshot { try $0.chordset(id) }
+    public func chordset(_ id: UUID, store: String = StoreName.default) throws(ChordStoreError) -> Chordset? {
+        try backend.withSnapshot(store: store) { try $0.chordset(id) }
     }
 
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message (what
     /// `GetChordset` answers), or `nil`; read from the view without decoding it.
-    public func chordsetMessage(_ id: UUID) throws(ChordStoreError) -> [UInt8]? {
-        try backend.withSnapshot { try $0.chordsetMessage(id) }
+    public func chordsetMessage(_ id: UUID, store: String = StoreName.default) throws(ChordStoreError) -> [UInt8]? {
+        try backend.withSnapshot(store: store) { try $0.chordsetMessage(id) }
     }
 
     /// The chord with `id` and the chordset it belongs to (`nil` for the controls chord).
-    public func chord(_ id: UUID) throws(ChordStoreError) -> (chord: Chord, chordsetID: UUID?)? {
-        try backend.withSnapshot { snapshot -> (Chord, UUID?)? in
+    public func chord(_ id: UUID, store: String = StoreName.default) throws(ChordStoreError) -> (chord: Chord, chordsetID: UUID?)? {
+        try backend.withSnapshot(store: store) { snapshot -> (Chord, UUID?)? in
             switch try snapshot.chordLocation(id) {
             case .chordset(let chordsetID, let position):
                 guard let chordset = try snapshot.chordset(chordsetID), chordset.chords.indices.contains(position) else { return nil }
@@ -147,13 +150,13 @@ public final class ChordStore: Sendable {
     }
 
     /// The stand-alone controls chord, if set.
-    public func controlsChord() throws(ChordStoreError) -> Chord? {
-        try backend.withSnapshot { try $0.controlsChord() }
+    public func controlsChord(store: String = StoreName.default) throws(ChordStoreError) -> Chord? {
+        try backend.withSnapshot(store: store) { try $0.controlsChord() }
     }
 
     /// Counts of chordsets and chords, as the seed app printed on save.
-    public func profile() throws(ChordStoreError) -> Profile {
-        try backend.withSnapshot { snapshot in
+    public func profile(store: String = StoreName.default) throws(ChordStoreError) -> Profile {
+        try backend.withSnapshot(store: store) { snapshot in
             Profile(
                 chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount(),
                 hasControlsChord: try snapshot.controlsChord() != nil, lastSequence: try snapshot.head.sequence)
@@ -164,8 +167,8 @@ public final class ChordStore: Sendable {
     /// the last event committed at or before that time. Built from the newest snapshot
     /// before the point plus a replay of the events after it (bounded by the snapshot
     /// interval); the last state built is kept for the next read.
-    public func state(asOf point: AsOf) throws(ChordStoreError) -> PastState {
-        try timeTravel.state(asOf: point, backend: backend)
+    public func state(asOf point: AsOf, store: String = StoreName.default) throws(ChordStoreError) -> PastState {
+        try timeTravel.state(asOf: point, store: store, backend: backend)
     }
 
     /// Writes a snapshot of the current state now (the writer also takes them every
@@ -176,13 +179,13 @@ public final class ChordStore: Sendable {
         guard let files = backend.snapshotFiles else {
             throw ChordStoreError(.failedPrecondition, "this store takes no snapshots")
         }
-        return try backend.withSnapshot { try files.write($0).sequence }
+        return try backend.withSnapshot(store: StoreName.default) { try files.write($0).sequence }
     }
 
     /// What undo and redo would do next for `session`. The redo depth is counted up to
     /// ``SessionState/maxReportedDepth``.
-    public func session(_ session: String) throws(ChordStoreError) -> SessionState {
-        try backend.withSnapshot { snapshot in
+    public func session(_ session: String, store: String = StoreName.default) throws(ChordStoreError) -> SessionState {
+        try backend.withSnapshot(store: store) { snapshot in
             SessionState(
                 session: session, undoTarget: try snapshot.undoTop(session), redoTarget: try snapshot.redoTop(session),
                 redoDepth: try snapshot.redoDepth(session, atMost: SessionState.maxReportedDepth))
@@ -190,20 +193,20 @@ public final class ChordStore: Sendable {
     }
 
     /// The revision of `key`: the sequence number of its last change (0: never changed).
-    public func revision(_ key: RevisionKey) throws(ChordStoreError) -> UInt64 {
-        try backend.withSnapshot { try $0.revision(key)?.last ?? 0 }
+    public func revision(_ key: RevisionKey, store: String = StoreName.default) throws(ChordStoreError) -> UInt64 {
+        try backend.withSnapshot(store: store) { try $0.revision(key)?.last ?? 0 }
     }
 
     /// Up to `limit` events of the chordset's history after sequence `after`, oldest first.
-    public func history(chordset: UUID, after: UInt64 = 0, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
-        try backend.withSnapshot { snapshot in
+    public func history(chordset: UUID, after: UInt64 = 0, limit: Int = 1_000, store: String = StoreName.default) throws(ChordStoreError) -> [RecordedEvent] {
+        try backend.withSnapshot(store: store) { snapshot in
             try Self.records(try snapshot.history(chordset: chordset, after: after, limit: max(0, limit)), snapshot)
         }
     }
 
     /// Up to `limit` events the session caused after sequence `after`, oldest first.
-    public func history(session: String, after: UInt64 = 0, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
-        try backend.withSnapshot { snapshot in
+    public func history(session: String, after: UInt64 = 0, limit: Int = 1_000, store: String = StoreName.default) throws(ChordStoreError) -> [RecordedEvent] {
+        try backend.withSnapshot(store: store) { snapshot in
             try Self.records(try snapshot.history(session: session, after: after, limit: max(0, limit)), snapshot)
         }
     }
@@ -211,8 +214,8 @@ public final class ChordStore: Sendable {
     private static func records(_ sequences: [UInt64], _ snapshot: any StoreSnapshot) throws -> [RecordedEvent] {
         try sequences.map { sequence in
             var found: RecordedEvent?
-            try RecordChain.forEach(in: snapshot, from: sequence) { stored, record in
-                found = try RecordCodec.decode(record, sequence: stored)
+            try snapshot.forEachRecord(from: sequence) { stored, record in
+                found = try RecordCodec.decodeChecked(record)
                 return false
             }
             guard let found else { throw ChordStoreError(.dataLoss, "a history names event \(sequence), which the log does not hold") }
@@ -221,13 +224,13 @@ public final class ChordStore: Sendable {
     }
 
     /// Up to `limit` events from sequence `from` on.
-    public func events(from sequence: UInt64 = 1, limit: Int = 1_000) throws(ChordStoreError) -> [RecordedEvent] {
+    public func events(from sequence: UInt64 = 1, limit: Int = 1_000, store: String = StoreName.default) throws(ChordStoreError) -> [RecordedEvent] {
         if limit < 0 { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
         if limit == 0 { return [] }
-        return try backend.withSnapshot { snapshot in
+        return try backend.withSnapshot(store: store) { snapshot in
             var events: [RecordedEvent] = []
-            try RecordChain.forEach(in: snapshot, from: sequence) { sequence, record in
-                events.append(try RecordCodec.decode(record, sequence: sequence))
+            try snapshot.forEachRecord(from: sequence) { sequence, record in
+                events.append(try RecordCodec.decodeChecked(record))
                 return events.count < limit
             }
             return events
@@ -239,15 +242,46 @@ public final class ChordStore: Sendable {
     /// record is checked first (its sequence number and checksum chain, ``RecordChain``):
     /// a damaged one ends the read with `dataLoss` naming its sequence number. The buffer
     /// is valid during the call only, and `body` must not call the store.
-    public func forEachRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
-        try backend.withSnapshot { try RecordChain.forEach(in: $0, from: sequence, body) }
+    public func forEachRecord(
+        from sequence: UInt64 = 1, store: String = StoreName.default, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws(ChordStoreError) {
+        try backend.withSnapshot(store: store) { try $0.forEachRecord(from: sequence, body) }
+    }
+
+    /// Up to `limit` events of the whole log from log position `sequence` on (every
+    /// store's, in commit order).
+    public func logEvents(from sequence: UInt64, limit: Int) throws(ChordStoreError) -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        guard limit > 0 else { return events }
+        try forEachLogRecord(from: sequence) { _, record in
+            events.append(try RecordCodec.decodeChecked(record))
+            return events.count < limit
+        }
+        return events
+    }
+
+    /// Calls `body` with each raw record of the whole log (every store's events and the
+    /// store events, in commit order) from log position `sequence` on, until it returns
+    /// `false`: what replication copies. Checked like ``forEachRecord(from:store:_:)``
+    /// (sequence and checksum chain, ``RecordChain``); only records the views have folded.
+    public func forEachLogRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
+        let backend = self.backend
+        do {
+            let last = try backend.withStores { try $0.logHead.sequence }
+            try RecordChain.forEach(in: LogRecords(backend: backend), from: sequence) { position, record in
+                guard position <= last else { return false }
+                return try body(position, record)
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
     }
 
     /// Replays the log into a fresh state and compares it with the live views; see
     /// ``Verifier``.
     public func verify(progress: (UInt64, UInt64) -> Void = { _, _ in }) throws(ChordStoreError) -> VerifyReport {
         let backend = self.backend
-        return try backend.withSnapshot { try Verifier.verify($0, backend: backend, progress: progress) }
+        return try backend.withStores { try Verifier.verify($0, backend: backend, progress: progress) }
     }
 
     /// Replaces the views with a replay of the whole log, in one transaction on the writer
@@ -267,10 +301,26 @@ public final class ChordStore: Sendable {
         backend.close()
     }
 
-    /// Returns when the log holds an event after `sequence`, or after `timeout`, or when
-    /// the store closes or the task is cancelled (so callers re-check their state).
+    /// Returns when the log holds an event after log position `sequence`, or after
+    /// `timeout`, or when the store closes or the task is cancelled (so callers re-check
+    /// their state).
     public func waitForCommit(after sequence: UInt64, timeout: Duration = .seconds(1)) async {
         await notifier.wait(after: sequence, timeout: timeout)
+    }
+
+    /// Returns when store `store` holds an event after its `sequence`, or after `timeout`,
+    /// or when the store closes or the task is cancelled (so callers re-check their state).
+    /// Commits to other stores wake it too, and it goes back to waiting.
+    public func waitForCommit(after sequence: UInt64, store: String, timeout: Duration = .seconds(1)) async {
+        let deadline = ContinuousClock.now + timeout
+        while !Task.isCancelled {
+            let logPosition = notifier.head
+            guard let head = try? lastSequence(store: store), head <= sequence else { return }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            await notifier.wait(after: logPosition, timeout: left)
+            if notifier.head <= logPosition { return }  // timed out, or closed
+        }
     }
 
     /// Why the store refuses commands now, if it does: a full disk (they are taken again
@@ -279,15 +329,20 @@ public final class ChordStore: Sendable {
     /// when it starts.
     public var writeRefusal: ChordStoreError? { backend.writeRefusal }
 
-    /// The last committed event's sequence number (0 for an empty log).
-    public func lastSequence() throws(ChordStoreError) -> UInt64 {
-        try backend.withSnapshot { try $0.head.sequence }
+    /// The last committed event's sequence number in store `store` (0 for none).
+    public func lastSequence(store: String = StoreName.default) throws(ChordStoreError) -> UInt64 {
+        try backend.withSnapshot(store: store) { $0.record.head }
+    }
+
+    /// The whole log's last position the views reflect (0 for an empty log).
+    public func lastLogSequence() throws(ChordStoreError) -> UInt64 {
+        try backend.withStores { try $0.logHead.sequence }
     }
 
     /// One page of `query`'s result, read in one snapshot. A page stops after
     /// `query.limit` matches, or after reading 100,000 index entries (with a cursor to go
     /// on from), so it never reads the whole store at once.
-    public func query(_ query: ChordsetQuery) throws(ChordStoreError) -> QueryPage {
+    public func query(_ query: ChordsetQuery, store: String = StoreName.default) throws(ChordStoreError) -> QueryPage {
         guard query.limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(query.limit) is negative") }
         try Self.checkTitleFilter(query)
         if let cursor = query.cursor {
@@ -300,17 +355,17 @@ public final class ChordStore: Sendable {
                 throw ChordStoreError(.invalidArgument, "the cursor is not one a page of this order (\(query.order.rawValue)) returned")
             }
         }
-        return try backend.withSnapshot { try QueryRunner.page(query, in: $0) }
+        return try backend.withSnapshot(store: store) { try QueryRunner.page(query, in: $0) }
     }
 
     /// How many chordsets match `query`'s filters (its page fields are ignored), and the
     /// log position counted at. With filters, it reads every key of the title index (not
     /// the records).
-    public func count(_ query: ChordsetQuery) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
+    public func count(_ query: ChordsetQuery, store: String = StoreName.default) throws(ChordStoreError) -> (count: Int, sequence: UInt64) {
         try Self.checkTitleFilter(query)
         let backend = self.backend
         return try countsRunning.run(orThrow: ChordStoreError(.resourceExhausted, "2 counts are running; retry shortly")) {
-            () throws(ChordStoreError) in try backend.withSnapshot { try QueryRunner.count(query, in: $0) }
+            () throws(ChordStoreError) in try backend.withSnapshot(store: store) { try QueryRunner.count(query, in: $0) }
         }
     }
 

@@ -21,6 +21,9 @@ final class CommitNotifier: Sendable {
         state.withLock { $0.head = head }
     }
 
+    /// The last log position published.
+    var head: UInt64 { state.withLock { $0.head } }
+
     /// Called by the writer after a commit that ended at `head`.
     func published(_ head: UInt64) {
         wakeAll { $0.head = max($0.head, head) }

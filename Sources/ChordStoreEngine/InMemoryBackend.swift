@@ -3,92 +3,10 @@ import Foundation
 import Synchronization
 
 /// The in-memory backend, like Core Data's in-memory store: the same log records,
-/// checksums and fold as the LMDB backend, kept in arrays and dictionaries and gone when
-/// the store is closed.
+/// checksums and fold as the LMDB backend, kept in arrays and dictionaries
+/// (``StoreSet``) and gone when the store is closed.
 final class InMemoryBackend: StorageBackend {
-    private struct Storage: StoreSnapshot {
-        var state = InMemoryState()
-        var changes = InMemoryChanges()
-        var log = InMemoryLog()
-        var head = LogHead.empty
-
-        var records: [[UInt8]] { log.records }
-
-        func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
-        func chordLocation(_ id: UUID) -> ChordLocation? { state.chordLocation(id) }
-        func controlsChord() -> Chord? { state.controlsChord() }
-        func chordsetCount() -> Int { state.chordsetCount() }
-        func chordCount() -> Int { state.chordCount() }
-        func chordsetID(atIndex index: Int) -> UUID? { state.chordsetID(atIndex: index) }
-        func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
-        func change(at sequence: UInt64) throws -> Change? { try log.change(at: sequence) }
-        func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
-            Array((changes.chordsetHistory[chordset] ?? []).lazy.filter { $0 > after }.prefix(limit))
-        }
-        func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
-            Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))
-        }
-        func changesDump() -> InMemoryChanges { changes }
-
-        func scan(
-            _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
-            _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
-        ) throws {
-            // The same keys as the LMDB indexes, sorted on each call (the in-memory engine
-            // is for tests and embedding, not for large stores).
-            let all = state.chordsetIDsInOrder.compactMap(state.chordset)
-            var keyed: [(key: [UInt8], id: UUID)] = switch order {
-            case .creationDate: all.map { (StoreKeys.creation($0.creationDate, $0.id), $0.id) }
-            case .title: all.map { (StoreKeys.title($0), $0.id) }
-            case .index: all.map { (StoreKeys.index($0.index), $0.id) }
-            }
-            keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
-            var candidates: [(key: [UInt8], id: UUID)]
-            var cursor = cursor
-            if let resume = cursor, let start,
-               descending ? start.lexicographicallyPrecedes(resume) : resume.lexicographicallyPrecedes(start) {
-                cursor = nil  // the start key lies beyond the cursor
-            }
-            let start = start.flatMap { $0.isEmpty ? nil : $0 }
-            if let cursor {
-                candidates = descending
-                    ? keyed.filter { $0.key.lexicographicallyPrecedes(cursor) }.reversed()
-                    : keyed.filter { cursor.lexicographicallyPrecedes($0.key) }
-            } else if let start {
-                candidates = descending
-                    ? keyed.filter { $0.key.lexicographicallyPrecedes(start) }.reversed()
-                    : keyed.filter { !$0.key.lexicographicallyPrecedes(start) }
-            } else {
-                candidates = descending ? keyed.reversed() : keyed
-            }
-            for candidate in candidates {
-                guard try candidate.key.withUnsafeBytes({ try body($0, candidate.id) }) else { return }
-            }
-        }
-        func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
-        func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }
-        func undoTop(_ session: String) -> UInt64? { changes.undoTop(session) }
-        func redoTop(_ session: String) -> UInt64? { changes.redoTop(session) }
-        func redoDepth(_ session: String, atMost limit: Int) -> Int { changes.redoDepth(session, atMost: limit) }
-
-        func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
-            ChordsetSorting.chordsets(of: state, order: order, limit: limit)
-        }
-
-        func sequence(forCommand commandID: String) -> UInt64? { log.sequence(forCommand: commandID) }
-        func commandCount() -> Int { log.commandCount }
-
-        func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-            var next = max(sequence, 1)
-            while next <= UInt64(records.count) {
-                let keepGoing = try records[Int(next - 1)].withUnsafeBytes { try body(next, $0) }
-                if !keepGoing { return }
-                next += 1
-            }
-        }
-    }
-
-    private let storage = Mutex(Storage())
+    private let storage = Mutex(StoreSet(keepsRecords: true))
     /// An in-memory store keeps no snapshots: reads of the past replay from the start.
     var snapshotFiles: SnapshotFiles? { nil }
     /// Memory has no full disk and no damaged records.
@@ -97,41 +15,26 @@ final class InMemoryBackend: StorageBackend {
     private let epoch = Atomic<UInt64>(0)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
-        storage.withLock { storage in
-            let before = storage.records.count
+        storage.withLock { set in
+            let before = set.records.count
             do {
-                return try applier.apply(
-                    batch, to: &storage.state, changes: &storage.changes, log: &storage.log, head: &storage.head,
-                    now: .now, generator: &generator)
+                return try applier.apply(batch, to: &set, now: .now, generator: &generator)
             } catch {
                 // Undo the part of the batch already applied, as an aborted LMDB
                 // transaction would: drop its records and replay the rest (a path only a
                 // bug can take, so its cost does not matter).
-                storage = Self.replayed(Array(storage.records[..<before]))
+                set = (try? StoreSet.replaying(Array(set.records[..<before]), keepsRecords: true)) ?? StoreSet(keepsRecords: true)
                 let failure = ChordStoreError.wrapping(error)
                 return batch.map { _ in .failure(failure) }
             }
         }
     }
 
-    private static func replayed(_ records: [[UInt8]]) -> Storage {
-        var storage = Storage()
-        for (offset, record) in records.enumerated() {
-            let sequence = UInt64(offset + 1)
-            guard let recorded = try? record.withUnsafeBytes({ try RecordCodec.decode($0, sequence: sequence) }),
-                  let touched = try? Fold.apply(recorded.event, sequence: sequence, to: &storage.state) else { break }
-            storage.changes.apply(recorded.change, chordsets: touched)
-            storage.log.append(sequence, record, commandID: recorded.commandID)
-            storage.head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
-        }
-        return storage
-    }
-
-    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+    func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if closed.load(ordering: .relaxed) { throw ChordStoreError(.unavailable, "the store is closed") }
-        let snapshot = storage.withLock { $0 }
+        let set = storage.withLock { $0 }
         do {
-            return try body(snapshot)
+            return try body(InMemoryStores(all: set))
         } catch {
             throw ChordStoreError.wrapping(error)
         }
@@ -139,48 +42,41 @@ final class InMemoryBackend: StorageBackend {
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let records = storage.withLock { $0.records }
-        var state = InMemoryState()
-        var changes = InMemoryChanges()
         let total = UInt64(records.count)
+        let set: StoreSet
         do {
-            for (offset, record) in records.enumerated() {
-                let sequence = UInt64(offset + 1)
-                let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
-                let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
-                changes.apply(recorded.change, chordsets: touched)
-                if sequence % 65_536 == 0 { progress(sequence, total) }
-            }
+            set = try StoreSet.replaying(records, keepsRecords: true)
         } catch {
             throw ChordStoreError.wrapping(error)
         }
         progress(total, total)
-        storage.withLock {
-            $0.state = state
-            $0.changes = changes
-        }
+        storage.withLock { $0 = set }
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
-        try storage.withLock { storage throws(ChordStoreError) -> LogHead in
-            let before = storage.records.count
+        try storage.withLock { set throws(ChordStoreError) -> LogHead in
+            let before = set.records.count
             do {
-                try ReplicaApplier.apply(
-                    records, after: previous, to: &storage.state, changes: &storage.changes, log: &storage.log,
-                    head: &storage.head)
+                try ReplicaApplier.apply(records, after: previous, to: &set)
             } catch {
                 // Applied whole or not at all, as in an aborted LMDB transaction.
-                if storage.records.count != before { storage = Self.replayed(Array(storage.records[..<before])) }
+                if set.records.count != before {
+                    set = (try? StoreSet.replaying(Array(set.records[..<before]), keepsRecords: true)) ?? StoreSet(keepsRecords: true)
+                }
                 throw ChordStoreError.wrapping(error)
             }
-            return storage.head
+            return set.logHead
         }
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        storage.withLock { storage in
-            let kept = Array(storage.records.prefix(Int(clamping: sequence)))
-            storage = Self.replayed(kept)
-            return storage.head
+        try storage.withLock { set throws(ChordStoreError) -> LogHead in
+            do {
+                set = try StoreSet.replaying(Array(set.records.prefix(Int(clamping: sequence))), keepsRecords: true)
+            } catch {
+                throw ChordStoreError.wrapping(error)
+            }
+            return set.logHead
         }
     }
 
@@ -188,32 +84,140 @@ final class InMemoryBackend: StorageBackend {
 
     func storeEpoch(_ epoch: UInt64) { self.epoch.store(epoch, ordering: .relaxed) }
 
+    func logHead() throws(ChordStoreError) -> LogHead { storage.withLock { $0.logHead } }
+
+    func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let records = storage.withLock { $0.records }
+        var next = max(sequence, 1)
+        while next <= UInt64(records.count) {
+            guard try records[Int(next - 1)].withUnsafeBytes({ try body(next, $0) }) else { return }
+            next += 1
+        }
+    }
+
     func close() {
         closed.store(true, ordering: .relaxed)
-        storage.withLock { $0 = Storage() }
+        storage.withLock { $0 = StoreSet(keepsRecords: true) }
     }
 }
 
-/// The in-memory log: its records, and the command ids applied (id → sequence).
-struct InMemoryLog: LogAppending, Sendable {
-    private(set) var records: [[UInt8]] = []
-    private var commands: [String: UInt64] = [:]
+/// Every store of an in-memory backend at one commit.
+private struct InMemoryStores: StoresSnapshot {
+    let all: StoreSet
 
-    func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
-    var commandCount: Int { commands.count }
+    var logHead: LogHead { all.logHead }
+    func store(named name: String) -> StoreRecord? { all.store(named: name) }
+    func storeCount() -> Int { all.storeCount() }
+    func stores(after name: String?, limit: Int) -> [StoreRecord] {
+        // `default` first, then the others by name (as the LMDB registry lists them).
+        let all = all.liveStores.map(\.record)
+        guard let name else { return Array(all.prefix(limit)) }
+        let start = name == StoreName.default ? 1 : all.firstIndex { $0.id != 0 && $0.name > name } ?? all.count
+        return Array(all[min(start, all.count)...].prefix(limit))
+    }
+    func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
+        guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)") }
+        return InMemoryStoreSnapshot(store: stored, records: all.records)
+    }
+}
 
-    func change(at sequence: UInt64) throws -> Change? {
-        guard sequence >= 1, sequence <= UInt64(records.count) else { return nil }
-        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }.change
+/// One store of an in-memory backend at one commit.
+struct InMemoryStoreSnapshot: StoreSnapshot {
+    let store: StoreSet.Store
+    /// The whole log (for the checksum of the record before each of the store's).
+    let records: [[UInt8]]
+
+    private var state: InMemoryState { store.state }
+    private var changes: InMemoryChanges { store.changes }
+
+    /// The store's last event (its checksum is its record's; no epoch).
+    var head: LogHead {
+        let logSequence = store.record.head == 0 ? 0 : store.log.logSequences[Int(store.record.head - 1)]
+        let checksum = logSequence == 0 ? 0 : records[Int(logSequence - 1)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
+        return LogHead(sequence: store.record.head, checksum: checksum, timestamp: store.record.headTimestamp)
+    }
+    var record: StoreRecord { store.record }
+
+    func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
+    func chordLocation(_ id: UUID) -> ChordLocation? { state.chordLocation(id) }
+    func controlsChord() -> Chord? { state.controlsChord() }
+    func chordsetCount() -> Int { state.chordsetCount() }
+    func chordCount() -> Int { state.chordCount() }
+    func chordsetID(atIndex index: Int) -> UUID? { state.chordsetID(atIndex: index) }
+    func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
+    func change(at sequence: UInt64) throws -> Change? { try store.log.change(at: sequence) }
+    func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
+        Array((changes.chordsetHistory[chordset] ?? []).lazy.filter { $0 > after }.prefix(limit))
+    }
+    func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
+        Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))
+    }
+    func changesDump() -> InMemoryChanges { changes }
+
+    func scan(
+        _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
+    ) throws {
+        // The same keys as the LMDB indexes, sorted on each call (the in-memory engine
+        // is for tests and embedding, not for large stores).
+        let all = state.chordsetIDsInOrder.compactMap(state.chordset)
+        var keyed: [(key: [UInt8], id: UUID)] = switch order {
+        case .creationDate: all.map { (StoreKeys.creation($0.creationDate, $0.id), $0.id) }
+        case .title: all.map { (StoreKeys.title($0), $0.id) }
+        case .index: all.map { (StoreKeys.index($0.index), $0.id) }
+        }
+        keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        var candidates: [(key: [UInt8], id: UUID)]
+        var cursor = cursor
+        if let resume = cursor, let start,
+           descending ? start.lexicographicallyPrecedes(resume) : resume.lexicographicallyPrecedes(start) {
+            cursor = nil  // the start key lies beyond the cursor
+        }
+        let start = start.flatMap { $0.isEmpty ? nil : $0 }
+        if let cursor {
+            candidates = descending
+                ? keyed.filter { $0.key.lexicographicallyPrecedes(cursor) }.reversed()
+                : keyed.filter { cursor.lexicographicallyPrecedes($0.key) }
+        } else if let start {
+            candidates = descending
+                ? keyed.filter { $0.key.lexicographicallyPrecedes(start) }.reversed()
+                : keyed.filter { !$0.key.lexicographicallyPrecedes(start) }
+        } else {
+            candidates = descending ? keyed.reversed() : keyed
+        }
+        for candidate in candidates {
+            guard try candidate.key.withUnsafeBytes({ try body($0, candidate.id) }) else { return }
+        }
+    }
+    func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
+    func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }
+    func undoTop(_ session: String) -> UInt64? { changes.undoTop(session) }
+    func redoTop(_ session: String) -> UInt64? { changes.redoTop(session) }
+    func redoDepth(_ session: String, atMost limit: Int) -> Int { changes.redoDepth(session, atMost: limit) }
+
+    func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
+        ChordsetSorting.chordsets(of: state, order: order, limit: limit)
     }
 
-    func event(forCommand commandID: String) throws -> RecordedEvent? {
-        guard let sequence = commands[commandID] else { return nil }
-        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
-    }
+    func sequence(forCommand commandID: String) -> UInt64? { store.log.sequence(forCommand: commandID) }
+    func commandCount() -> Int { store.log.commandCount }
+    func indexedChordCount() -> Int { state.chordCount() }
 
-    mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) {
-        records.append(record)
-        if !commandID.isEmpty { commands[commandID] = sequence }
+    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var next = max(sequence, 1)
+        let logSequences = store.log.logSequences
+        while next <= UInt64(logSequences.count) {
+            let logSequence = logSequences[Int(next - 1)]
+            guard logSequence >= 1, logSequence <= UInt64(records.count) else {
+                throw ChordStoreError(.dataLoss, "the store index names log event \(logSequence), which the log does not hold")
+            }
+            let previous = logSequence == 1 ? 0 : records[Int(logSequence - 2)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
+            let keepGoing = try records[Int(logSequence - 1)].withUnsafeBytes { record in
+                try RecordCodec.checkStoreRecord(record, sequence: next, store: store.record.id, logSequence: logSequence, previousChecksum: previous)
+                return try body(next, record)
+            }
+            if !keepGoing { return }
+            next += 1
+        }
     }
 }

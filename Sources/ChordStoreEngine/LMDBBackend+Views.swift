@@ -180,10 +180,8 @@ extension LMDBBackend {
     func foldMissingEvents() throws {
         try viewsEnv.withWriteTransaction { viewsTxn in
             try logEnv.withReadTransaction { logTxn in
-                var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
-                var changes = view
-                var log = LMDBLog(view: view, storesRecords: false)
-                var head = try AppliedHead.read(viewsTxn, dbs)
+                let head = try AppliedHead.read(viewsTxn, dbs)
+                var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: head, storesRecords: false)
                 var records: [[UInt8]] = []
                 try logTxn.withCursor(dbs.log) { cursor in
                     var entry = try StoreKeys.sequence(head.sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
@@ -192,8 +190,8 @@ extension LMDBBackend {
                         entry = try cursor.next()
                     }
                 }
-                try ReplicaApplier.apply(records, after: head.position, to: &view, changes: &changes, log: &log, head: &head)
-                try AppliedHead.write(head, viewsTxn, dbs)
+                try ReplicaApplier.apply(records, after: head.position, to: &space)
+                try AppliedHead.write(space.logHead, viewsTxn, dbs)
             }
         }
     }
@@ -207,10 +205,9 @@ extension LMDBBackend {
         let total = min(last ?? .max, logHead.sequence)
         do {
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
-            let chordsets = try viewsEnv.withReadTransaction { txn in try txn.stat(dbs.chordsets).entries }
-            let replay: LogReplay.Result
+            let replay: StoreSet
             do {
-                replay = try LogReplay.replay(self, through: total, expectedChordsets: chordsets, progress: progress)
+                replay = try LogReplay.replay(self, through: total, progress: progress)
             } catch {
                 throw error.error
             }
@@ -218,8 +215,7 @@ extension LMDBBackend {
             try withGrowingMap {
                 try viewsEnv.withWriteTransaction { txn in
                     for db in dbs.views { try txn.empty(db) }
-                    try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
-                    try ViewLoader(txn: txn, dbs: dbs).load(replay.state, changes: replay.changes, commands: replay.commands)
+                    try ViewLoader.load(replay, txn: txn, dbs: dbs)
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
                     try AppliedHead.write(head, txn, dbs)
                 }

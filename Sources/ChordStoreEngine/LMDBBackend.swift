@@ -13,12 +13,16 @@ import Synchronization
 /// they are caught up with the log, or rebuilt if that event is not the log's or the
 /// machine went down while they were open (``ViewsMarker``).
 final class LMDBBackend: StorageBackend {
-    /// The on-disk format this code writes and reads: 2 keeps the views in `views/`
-    /// (format 1 kept them in the log's environment; opening one moves them).
-    static let formatVersion: UInt8 = 2
+    /// The on-disk format this code writes and reads: 3 has stores (records may carry a
+    /// store and a log position; format 2's records are all store `default`'s, so opening
+    /// one only raises the number); 2 keeps the views in `views/` (format 1 kept them in
+    /// the log's environment; opening one moves them). An older chordstore refuses a
+    /// newer format, naming it. Every format has a golden fixture under Tests/Fixtures.
+    static let formatVersion: UInt8 = 3
     /// The layout of the view databases. A store whose views have another layout (or
-    /// none) gets them rebuilt from the log when opened.
-    static let viewsVersion: UInt8 = 6
+    /// none) gets them rebuilt from the log when opened. 7: every store's views under its
+    /// 4-byte id, the registry of stores and each store's index into the log.
+    static let viewsVersion: UInt8 = 7
     /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
     static let maxCatchUp: UInt64 = 10_000
 
@@ -104,25 +108,29 @@ final class LMDBBackend: StorageBackend {
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
         do {
-            return try logAndFold { view, changes, log, head in
-                try applier.apply(batch, to: &view, changes: &changes, log: &log, head: &head, now: .now, generator: &generator)
+            return try logAndFold { space in
+                try applier.apply(batch, to: &space, now: .now, generator: &generator)
             }
         } catch {
             return batch.map { _ in .failure(error) }
         }
     }
 
-    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+    func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
         do {
             // Views first: the log then holds at least every event they reflect.
             return try viewsEnv.withReadTransaction { viewsTxn in
-                try logEnv.withReadTransaction { logTxn in try body(LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)) }
+                try logEnv.withReadTransaction { logTxn in
+                    try body(LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: try AppliedHead.read(viewsTxn, dbs)))
+                }
             }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
     }
+
+    func logHead() throws(ChordStoreError) -> LogHead { committedHead.withLock { $0 } }
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         try rebuildViews(through: nil, progress: progress)
@@ -130,8 +138,8 @@ final class LMDBBackend: StorageBackend {
     }
 
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
-        try logAndFold { view, changes, log, head in
-            try ReplicaApplier.apply(records, after: previous, to: &view, changes: &changes, log: &log, head: &head)
+        try logAndFold { space in
+            try ReplicaApplier.apply(records, after: previous, to: &space)
         }
         return committedHead.withLock { $0 }
     }
@@ -140,12 +148,10 @@ final class LMDBBackend: StorageBackend {
     /// views, in a transaction of each; the log commits (durably) first, then the views.
     /// Throws only if the log did not take the batch. If the views' commit fails after
     /// the log's, the views are caught up at once (or before the next commit).
-    private func logAndFold<T>(
-        _ fold: (inout LMDBStateView, inout LMDBStateView, inout LMDBLog, inout LogHead) throws -> T
-    ) throws(ChordStoreError) -> T {
+    private func logAndFold<T>(_ fold: (inout LMDBStoreSpace) throws -> T) throws(ChordStoreError) -> T {
         try prepareViews()
         let start = committedHead.withLock { $0 }
-        var logged: (result: T, head: LogHead)?
+        var logged: (result: T, head: LogHead, defaultHead: UInt64)?
         var viewsCommitted = false
         do {
             try withGrowingMap {
@@ -153,13 +159,10 @@ final class LMDBBackend: StorageBackend {
                 try viewsEnv.withWriteTransaction { viewsTxn in
                     logged = try logEnv.withWriteTransaction { logTxn in
                         try checkViews(viewsTxn, at: start)
-                        var view = LMDBStateView(txn: viewsTxn, logTxn: logTxn, dbs: dbs)
-                        var changes = view
-                        var log = LMDBLog(view: view)
-                        var head = start
-                        let result = try fold(&view, &changes, &log, &head)
-                        if head != start { try AppliedHead.write(head, viewsTxn, dbs) }
-                        return (result, head)
+                        var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: start)
+                        let result = try fold(&space)
+                        if space.logHead != start { try AppliedHead.write(space.logHead, viewsTxn, dbs) }
+                        return (result, space.logHead, try space.store(id: 0)?.head ?? 0)
                     }
                 }
                 viewsCommitted = true
@@ -170,7 +173,7 @@ final class LMDBBackend: StorageBackend {
         guard let logged else { throw ChordStoreError(.internal, "the commit ended without a result") }
         committedHead.withLock { $0 = logged.head }
         if !viewsCommitted { try? repairViews() }
-        snapshotFiles?.maybeTake(head: logged.head.sequence, backend: self)
+        snapshotFiles?.maybeTake(head: logged.defaultHead, backend: self)
         return logged.result
     }
 
@@ -282,10 +285,17 @@ final class LMDBBackend: StorageBackend {
         let meta = try env.openDatabase("meta")
         let stored = try env.withReadTransaction { txn in try txn.get(meta, key: StoreDatabases.formatKey).map(Array.init) }
         if let stored, stored.count != 1 || stored[0] > Self.formatVersion {
+            let shown = stored.count == 1 ? "\(stored[0])" : "\(stored)"
             throw ChordStoreError(
-                .failedPrecondition, "the data directory has format \(stored), newer than this chordstore (\(Self.formatVersion))")
+                .failedPrecondition,
+                "the data directory has format \(shown), newer than this chordstore reads (\(Self.formatVersion)): open it with the chordstore that wrote it, or a newer one")
         }
         if stored == [Self.formatVersion] { return }
+        if stored == [2] {
+            // Format 2's records are format 3's records of store `default`.
+            try env.withWriteTransaction { txn in try txn.put(meta, key: StoreDatabases.formatKey, value: [Self.formatVersion]) }
+            return
+        }
         var old: [Database] = []  // format 1's views, if any (dropping them again after a crash is harmless)
         for name in StoreDatabases.viewNames where name != "meta" {
             do {

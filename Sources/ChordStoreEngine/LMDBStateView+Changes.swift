@@ -12,8 +12,7 @@ import LMDB
 /// commit dirties anyway, instead of one page per session.
 extension LMDBStateView: ChangeWriting, ChangeLogReading {
     func change(at sequence: UInt64) throws -> Change? {
-        guard let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
-        return try RecordCodec.decode(record, sequence: sequence).change
+        try recordedEvent(sequence)?.change
     }
 
     func undoTop(_ session: String) throws -> UInt64? { try nonZero(sessionRecord(session).undoTop) }
@@ -25,7 +24,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     func revision(_ key: RevisionKey) throws -> Revision? {
-        guard let value = try txn.get(dbs.revisions, key: StoreKeys.revision(key)) else { return nil }
+        guard let value = try scoped.get(dbs.revisions, key: StoreKeys.revision(key)) else { return nil }
         return try StoreKeys.revision(value)
     }
 
@@ -74,11 +73,11 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
-        try txn.put(dbs.revisions, key: StoreKeys.revision(key), value: StoreKeys.revision(revision))
+        try scoped.put(dbs.revisions, key: StoreKeys.revision(key), value: StoreKeys.revision(revision))
     }
 
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws {
-        try txn.put(dbs.chordsetHistory, key: StoreKeys.id(chordset) + StoreKeys.sequence(sequence), value: [UInt8]())
+        try scoped.put(dbs.chordsetHistory, key: StoreKeys.id(chordset) + StoreKeys.sequence(sequence), value: [UInt8]())
     }
 
     mutating func noteHistory(session: String, _ sequence: UInt64) throws {
@@ -98,7 +97,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         var result: [UInt64] = []
         guard limit > 0, after < UInt64.max else { return result }
         let start = prefix + StoreKeys.sequence(after + 1)
-        try txn.withCursor(dbs.chordsetHistory) { cursor in
+        try scoped.withCursor(dbs.chordsetHistory) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, current.key.count == 24, current.key.starts(with: prefix), result.count < limit {
                 result.append(try StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: current.key[16...])))
@@ -146,7 +145,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         return result
     }
 
-    func deletedChordsetsCount() throws -> Int { try txn.stat(dbs.graveyard).entries }
+    func deletedChordsetsCount() throws -> Int { try scoped.count(dbs.graveyard) }
 
     /// Everything in the change databases as plain values (what verify compares with a
     /// replay): the stacks and histories walked from each session's record.
@@ -181,7 +180,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     // MARK: Records and links
 
     private func sessionRecord(_ session: String) throws -> SessionRecord {
-        guard let bytes = try txn.get(dbs.sessions, key: StoreKeys.session(session)) else { return SessionRecord() }
+        guard let bytes = try scoped.get(dbs.sessions, key: StoreKeys.session(session)) else { return SessionRecord() }
         guard let record = SessionRecord(bytes) else {
             throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be 40")
         }
@@ -189,11 +188,11 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     private func putSessionRecord(_ session: String, _ record: SessionRecord) throws {
-        try txn.put(dbs.sessions, key: StoreKeys.session(session), value: record.bytes)
+        try scoped.put(dbs.sessions, key: StoreKeys.session(session), value: record.bytes)
     }
 
     private func link(_ sequence: UInt64) throws -> SessionLink {
-        guard let bytes = try txn.get(dbs.links, key: StoreKeys.sequence(sequence)) else {
+        guard let bytes = try scoped.get(dbs.links, key: StoreKeys.sequence(sequence)) else {
             throw ChordStoreError(.dataLoss, "event \(sequence) has no session link")
         }
         guard let link = SessionLink(bytes) else {
@@ -204,9 +203,9 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     private func updateLink(_ sequence: UInt64, _ change: (inout SessionLink) -> Void) throws {
         let key = StoreKeys.sequence(sequence)
-        var link = try txn.get(dbs.links, key: key).flatMap(SessionLink.init) ?? SessionLink()
+        var link = try scoped.get(dbs.links, key: key).flatMap(SessionLink.init) ?? SessionLink()
         change(&link)
-        try txn.put(dbs.links, key: key, value: link.bytes)
+        try scoped.put(dbs.links, key: key, value: link.bytes)
     }
 
     /// The sequence numbers reached from `start` by following `step` (at most the log's
@@ -226,7 +225,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     private func nonZero(_ value: UInt64) -> UInt64? { value == 0 ? nil : value }
 
     private func forEachKey(_ db: Database, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
-        try txn.withCursor(db) { cursor in
+        try scoped.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let current = entry {
                 try body(current.key, current.value)

@@ -44,11 +44,19 @@ struct StoreDatabases: Sendable {
     var graveyard: Database
     /// folded title + 0 + creation key → nothing (title order and title queries).
     var titles: Database
+    /// store id (4 bytes big-endian) → ``StoreRecord`` (the registry of live stores; not
+    /// prefixed, unlike every database above but the log's).
+    var stores: Database
+    /// store name → store id (live stores).
+    var storeNames: Database
+    /// sequence in the store → log position (8 bytes big-endian each): where each of the
+    /// store's events is in the whole log.
+    var storeLog: Database
 
     /// The names of the views environment's databases, in ``init(log:views:)``'s order.
     static let viewNames = [
         "chordsets", "chords", "order", "positions", "created", "commands", "meta", "sessions", "session-links",
-        "revisions", "chordset-history", "graveyard", "titles",
+        "revisions", "chordset-history", "graveyard", "titles", "stores", "store-names", "store-log",
     ]
 
     /// Opens (creating) every database of both environments.
@@ -60,12 +68,16 @@ struct StoreDatabases: Sendable {
             (opened[0], opened[1], opened[2], opened[3], opened[4], opened[5], opened[6])
         (sessions, links, revisions, chordsetHistory, graveyard, titles) =
             (opened[7], opened[8], opened[9], opened[10], opened[11], opened[12])
+        (stores, storeNames, storeLog) = (opened[13], opened[14], opened[15])
     }
 
     /// The databases that hold chordsets and chords (emptied by delete-all).
     var chordsetViews: [Database] { [chordsets, chords, order, positions, created, titles] }
+    /// Every database that holds a store's views under its prefix: emptied when the store
+    /// is deleted.
+    var storeViews: [Database] { chordsetViews + [commands, sessions, links, revisions, chordsetHistory, graveyard, storeLog, meta] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
-    var views: [Database] { chordsetViews + [commands, sessions, links, revisions, chordsetHistory, graveyard] }
+    var views: [Database] { storeViews + [stores, storeNames] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
@@ -73,29 +85,48 @@ struct StoreDatabases: Sendable {
     static let formatKey = Array("format".utf8)
     /// The node's leadership epoch (8 bytes big-endian), raised by promotion.
     static let epochKey = Array("epoch".utf8)
+    /// The views' meta: the largest store id ever given (4 bytes big-endian).
+    static let lastStoreKey = Array("last-store".utf8)
 }
 
-/// The projected state read and written through one transaction on each environment: the
-/// fold's ``StateWriting`` over the view databases, and the log beside them.
+/// One store's projected state read and written through one transaction on each
+/// environment: the fold's ``StateWriting`` over the store's part of the view databases
+/// (``ScopedTransaction``), and the log beside them.
 ///
 /// A snapshot opens its views transaction first, then its log transaction: the log always
 /// holds every event the views reflect (commits write the log first), and may hold a few
-/// more, which ``head`` (the views' applied event) leaves out.
+/// more, which the views' store index leaves out.
 struct LMDBStateView: StoreSnapshot, StateWriting {
-    /// The views environment's transaction.
+    /// The views environment's transaction, scoped to the store.
     let txn: Transaction
+    let scoped: ScopedTransaction
     /// The log environment's transaction.
     let logTxn: Transaction
     let dbs: StoreDatabases
+    /// The store, as the registry had it when the view was made.
+    let record: StoreRecord
 
+    init(txn: Transaction, logTxn: Transaction, dbs: StoreDatabases, store: StoreRecord) {
+        self.txn = txn
+        self.scoped = ScopedTransaction(txn, prefix: store.prefix)
+        self.logTxn = logTxn
+        self.dbs = dbs
+        self.record = store
+    }
+
+    /// The store's last event (its checksum is its record's; no epoch).
     var head: LogHead {
-        get throws { try AppliedHead.read(txn, dbs) }
+        get throws {
+            let checksum = try logSequence(of: record.head)
+                .flatMap { try logTxn.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum)
+            return LogHead(sequence: record.head, checksum: checksum ?? 0, timestamp: record.headTimestamp)
+        }
     }
 
     func chordset(_ id: UUID) throws -> Chordset? {
         let key = StoreKeys.id(id)
-        guard let record = try txn.get(dbs.chordsets, key: key),
-              let index = try txn.get(dbs.positions, key: key) else { return nil }
+        guard let record = try scoped.get(dbs.chordsets, key: key),
+              let index = try scoped.get(dbs.positions, key: key) else { return nil }
         var chordset = try WireCodec.readChordset(record)
         chordset.index = try StoreKeys.index(index)
         return chordset
@@ -104,26 +135,30 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     /// The stored record with the index added: no decoding, no encoding.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
         let key = StoreKeys.id(id)
-        guard let record = try txn.get(dbs.chordsets, key: key),
-              let index = try txn.get(dbs.positions, key: key) else { return nil }
+        guard let record = try scoped.get(dbs.chordsets, key: key),
+              let index = try scoped.get(dbs.positions, key: key) else { return nil }
         return WireCodec.chordsetMessage(record: record, index: try StoreKeys.index(index))
     }
 
     func chordLocation(_ id: UUID) throws -> ChordLocation? {
-        try txn.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
+        try scoped.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
     }
 
     func controlsChord() throws -> Chord? {
-        guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.controlsKey) else { return nil }
+        guard let bytes = try scoped.get(dbs.meta, key: StoreDatabases.controlsKey) else { return nil }
         return try WireCodec.readChord(bytes)
     }
 
-    func chordsetCount() throws -> Int { try txn.stat(dbs.chordsets).entries }
-    func chordCount() throws -> Int { try txn.stat(dbs.chords).entries }
+    /// The user order holds indexes 0..<n: the last one tells the count.
+    func chordsetCount() throws -> Int {
+        try scoped.withCursor(dbs.order) { cursor in try cursor.last().map { try StoreKeys.index($0.key) + 1 } ?? 0 }
+    }
+    /// 8 per chordset, and the controls chord (verify counts the chord index itself).
+    func chordCount() throws -> Int { try chordsetCount() * Chordset.chordCount + (try controlsChord() == nil ? 0 : 1) }
 
     func chordsetID(atIndex index: Int) throws -> UUID? {
         guard index >= 0, index <= UInt32.max else { return nil }
-        return try txn.get(dbs.order, key: StoreKeys.index(index)).map { try StoreKeys.checkedID($0) }
+        return try scoped.get(dbs.order, key: StoreKeys.index(index)).map { try StoreKeys.checkedID($0) }
     }
 
     func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset] {
@@ -131,7 +166,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         var result: [Chordset] = []
         switch order {
         case .creationDate:
-            try txn.withCursor(dbs.created) { cursor in
+            try scoped.withCursor(dbs.created) { cursor in
                 var entry = try cursor.first()
                 while let current = entry, result.count < cap {
                     result.append(try indexed(StoreKeys.idInCreationKey(current.key), in: "created"))
@@ -139,7 +174,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 }
             }
         case .index:
-            try txn.withCursor(dbs.order) { cursor in
+            try scoped.withCursor(dbs.order) { cursor in
                 var entry = try cursor.first()
                 while let current = entry, result.count < cap {
                     result.append(try indexed(StoreKeys.checkedID(current.value), in: "order"))
@@ -147,7 +182,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 }
             }
         case .title:
-            try txn.withCursor(dbs.titles) { cursor in
+            try scoped.withCursor(dbs.titles) { cursor in
                 var entry = try cursor.first()
                 while let current = entry, result.count < cap {
                     result.append(try indexed(StoreKeys.idInTitleKey(current.key), in: "titles"))
@@ -182,7 +217,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             case .index: try StoreKeys.checkedID(entry.value)
             }
         }
-        try txn.withCursor(db) { c in
+        try scoped.withCursor(db) { c in
             var entry: Cursor.Entry?
             // Resume after the cursor, unless the start key lies beyond it.
             var resume = cursor
@@ -209,21 +244,60 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 
     func sequence(forCommand commandID: String) throws -> UInt64? {
-        try txn.get(dbs.commands, key: Array(commandID.utf8)).map { try StoreKeys.sequence($0) }
+        try scoped.get(dbs.commands, key: Array(commandID.utf8)).map { try StoreKeys.sequence($0) }
     }
 
-    func commandCount() throws -> Int { try txn.stat(dbs.commands).entries }
+    func commandCount() throws -> Int { try scoped.count(dbs.commands) }
+    func indexedChordCount() throws -> Int { try scoped.count(dbs.chords) }
 
+    /// The store's records from `sequence` on, each checked (``RecordCodec/checkStoreRecord(_:sequence:store:logSequence:previousChecksum:)``).
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let last = try head.sequence  // the log may hold a few events the views do not yet
-        try logTxn.withCursor(dbs.log) { cursor in
+        try scoped.withCursor(dbs.storeLog) { cursor in
             var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var previous: (logSequence: UInt64, checksum: UInt64)?
             while let current = entry {
                 let sequence = try StoreKeys.sequence(current.key)
-                guard sequence <= last, try body(sequence, current.value) else { return }
+                let logSequence = try StoreKeys.sequence(current.value)
+                guard let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence)) else {
+                    throw Self.missing(logSequence, storeEvent: sequence, of: self.record.name)
+                }
+                let seed: UInt64
+                if logSequence == 1 {
+                    seed = 0
+                } else if let previous, previous.logSequence == logSequence - 1 {
+                    seed = previous.checksum
+                } else {
+                    guard let before = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence - 1)) else {
+                        throw Self.missing(logSequence - 1, storeEvent: nil, of: self.record.name)
+                    }
+                    guard let checksum = RecordCodec.storedChecksum(before) else {
+                        throw ChordStoreError(.dataLoss, "log event \(logSequence - 1) is damaged: it does not end with its checksum field")
+                    }
+                    seed = checksum
+                }
+                try RecordCodec.checkStoreRecord(record, sequence: sequence, store: self.record.id, logSequence: logSequence, previousChecksum: seed)
+                previous = (logSequence, RecordCodec.storedChecksum(record) ?? 0)
+                guard try body(sequence, record) else { return }
                 entry = try cursor.next()
             }
         }
+    }
+
+    private static func missing(_ logSequence: UInt64, storeEvent: UInt64?, of store: String) -> ChordStoreError {
+        let whose = storeEvent.map { " (event \($0) of store \(store))" } ?? " (before an event of store \(store))"
+        return ChordStoreError(.dataLoss, "log event \(logSequence) is missing\(whose): the log is damaged; run chordstore verify")
+    }
+
+    /// Where the store's event `sequence` is in the whole log.
+    func logSequence(of sequence: UInt64) throws -> UInt64? {
+        try scoped.get(dbs.storeLog, key: StoreKeys.sequence(sequence)).map { try StoreKeys.sequence($0) }
+    }
+
+    /// The store's event `sequence`, decoded.
+    func recordedEvent(_ sequence: UInt64) throws -> RecordedEvent? {
+        guard let logSequence = try logSequence(of: sequence),
+              let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence)) else { return nil }
+        return try RecordCodec.decode(record, sequence: sequence, store: self.record.id, logSequence: logSequence)
     }
 
     // MARK: StateWriting
@@ -233,17 +307,17 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         let index = min(chordset.index, count)
         if index < count {
             for i in stride(from: count - 1, through: index, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
-            try txn.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id))
+            try scoped.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id))
         } else {
-            try txn.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id), flags: .append)
+            try scoped.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id), flags: .append)
         }
         let key = StoreKeys.id(chordset.id)
-        try txn.put(dbs.positions, key: key, value: StoreKeys.index(index))
+        try scoped.put(dbs.positions, key: key, value: StoreKeys.index(index))
         try putRecord(chordset)
-        try txn.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
-        try txn.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
+        try scoped.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
+        try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         for chord in chordset.chords {
-            try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
+            try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
         }
     }
 
@@ -255,25 +329,25 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     mutating func retitleChordset(_ id: UUID, to title: String) throws -> Bool {
         guard var chordset = try chordset(id) else { return false }
-        _ = try txn.delete(dbs.titles, key: StoreKeys.title(chordset))
+        _ = try scoped.delete(dbs.titles, key: StoreKeys.title(chordset))
         chordset.title = title
-        try txn.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
+        try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         try putRecord(chordset)
         return true
     }
 
     mutating func removeChordset(_ chordset: Chordset) throws {
         let key = StoreKeys.id(chordset.id)
-        guard let indexBytes = try txn.get(dbs.positions, key: key) else { return }
+        guard let indexBytes = try scoped.get(dbs.positions, key: key) else { return }
         let index = try StoreKeys.index(indexBytes)
         let count = try chordsetCount()
-        try txn.delete(dbs.chordsets, key: key)
-        try txn.delete(dbs.positions, key: key)
-        try txn.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
-        try txn.delete(dbs.titles, key: StoreKeys.title(chordset))
-        for chord in chordset.chords { try txn.delete(dbs.chords, key: StoreKeys.id(chord.id)) }
+        try scoped.delete(dbs.chordsets, key: key)
+        try scoped.delete(dbs.positions, key: key)
+        try scoped.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
+        try scoped.delete(dbs.titles, key: StoreKeys.title(chordset))
+        for chord in chordset.chords { try scoped.delete(dbs.chords, key: StoreKeys.id(chord.id)) }
         for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }
-        try txn.delete(dbs.order, key: StoreKeys.index(count - 1))
+        try scoped.delete(dbs.order, key: StoreKeys.index(count - 1))
     }
 
     mutating func moveChordset(_ id: UUID, from: Int, to: Int) throws {
@@ -283,40 +357,40 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         } else {
             for i in stride(from: from - 1, through: to, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
         }
-        try txn.put(dbs.order, key: StoreKeys.index(to), value: StoreKeys.id(id))
-        try txn.put(dbs.positions, key: StoreKeys.id(id), value: StoreKeys.index(to))
+        try scoped.put(dbs.order, key: StoreKeys.index(to), value: StoreKeys.id(id))
+        try scoped.put(dbs.positions, key: StoreKeys.id(id), value: StoreKeys.index(to))
     }
 
     mutating func setControlsChord(_ chord: Chord?) throws {
         if let previous = try controlsChord() {
-            try txn.delete(dbs.chords, key: StoreKeys.id(previous.id))
+            try scoped.delete(dbs.chords, key: StoreKeys.id(previous.id))
         }
         guard let chord else {
-            try txn.delete(dbs.meta, key: StoreDatabases.controlsKey)
+            try scoped.delete(dbs.meta, key: StoreDatabases.controlsKey)
             return
         }
-        try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(chord))
-        try txn.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
+        try scoped.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(chord))
+        try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
     }
 
     mutating func removeAllChordsets(deletedAt sequence: UInt64) throws -> [UUID] {
         var removed: [UUID] = []
-        try txn.withCursor(dbs.order) { cursor in
+        try scoped.withCursor(dbs.order) { cursor in
             var entry = try cursor.first()
             while let current = entry {
                 let index = try StoreKeys.index(current.key)
                 let id = try StoreKeys.checkedID(current.value)
-                guard let record = try txn.get(dbs.chordsets, key: StoreKeys.id(id)) else {
+                guard let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(id)) else {
                     throw ChordStoreError(.dataLoss, "the order names chordset \(id), which has no record")
                 }
-                try txn.put(dbs.graveyard, key: StoreKeys.sequence(sequence) + StoreKeys.index(index), value: Array(record))
+                try scoped.put(dbs.graveyard, key: StoreKeys.sequence(sequence) + StoreKeys.index(index), value: Array(record))
                 removed.append(id)
                 entry = try cursor.next()
             }
         }
-        for db in dbs.chordsetViews { try txn.empty(db) }
+        for db in dbs.chordsetViews { try scoped.empty(db) }
         if let controls = try controlsChord() {
-            try txn.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
+            try scoped.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
         }
         return removed
     }
@@ -330,7 +404,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     func deletedChordsets(at sequence: UInt64) throws -> [Chordset]? {
         let prefix = StoreKeys.sequence(sequence)
         var result: [Chordset] = []
-        try txn.withCursor(dbs.graveyard) { cursor in
+        try scoped.withCursor(dbs.graveyard) { cursor in
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, current.key.count == 12, current.key.starts(with: prefix) {
                 var chordset = try WireCodec.readChordset(current.value)
@@ -340,51 +414,129 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             }
         }
         if result.isEmpty {
-            guard let record = try logTxn.get(dbs.log, key: prefix),
-                  case .allDeleted = try RecordCodec.decode(record, sequence: sequence).event else { return nil }
+            guard case .allDeleted? = try recordedEvent(sequence)?.event else { return nil }
         }
         return result
     }
 
     /// Moves the chordset at user-order index `from` to `to` (overwriting what was there).
     private func moveOrderEntry(from: Int, to: Int) throws {
-        guard let idBytes = try txn.get(dbs.order, key: StoreKeys.index(from)) else {
+        guard let idBytes = try scoped.get(dbs.order, key: StoreKeys.index(from)) else {
             throw ChordStoreError(.dataLoss, "the user order has no chordset at index \(from)")
         }
         let id = Array(idBytes)
-        try txn.put(dbs.order, key: StoreKeys.index(to), value: id)
-        try txn.put(dbs.positions, key: id, value: StoreKeys.index(to))
+        try scoped.put(dbs.order, key: StoreKeys.index(to), value: id)
+        try scoped.put(dbs.positions, key: id, value: StoreKeys.index(to))
     }
 
     private func putRecord(_ chordset: Chordset) throws {
-        try txn.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
+        try scoped.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
     }
 }
 
-/// The log of a commit: records go to the log environment's transaction, command ids
-/// to the views'.
-struct LMDBLog: LogAppending {
-    let view: LMDBStateView
-    /// Whether `append` stores the record; `false` when the log already holds it and only
-    /// the views take it (catching them up).
+extension LMDBStateView: LogAppending {
+    func event(forCommand commandID: String) throws -> RecordedEvent? {
+        guard let sequence = try sequence(forCommand: commandID) else { return nil }
+        return try recordedEvent(sequence)
+    }
+
+    /// Notes the event in the store's index and its command id (the record itself goes to
+    /// the log through ``LMDBStoreSpace/appendRecord(_:_:)``).
+    mutating func append(_ sequence: UInt64, logSequence: UInt64, _ record: [UInt8], commandID: String) throws {
+        try scoped.put(dbs.storeLog, key: StoreKeys.sequence(sequence), value: StoreKeys.sequence(logSequence))
+        if !commandID.isEmpty {
+            try scoped.put(dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
+        }
+    }
+}
+
+/// Every store of the LMDB backend in one transaction of each environment: the registry
+/// (``StoreDatabases/stores``), each store's view, and the log. A commit writes through
+/// it; a snapshot reads through it.
+struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
+    let txn: Transaction
+    let logTxn: Transaction
+    let dbs: StoreDatabases
+    var logHead: LogHead
+    /// Whether records go to the log (`false` when the log holds them already and only the
+    /// views take them, catching up).
     var storesRecords = true
 
-    func change(at sequence: UInt64) throws -> Change? {
-        try view.change(at: sequence)
+    func store(named name: String) throws -> StoreRecord? {
+        guard let id = try txn.get(dbs.storeNames, key: Array(name.utf8)) else {
+            return name == StoreName.default ? try store(id: 0) : nil
+        }
+        guard id.count == 4 else { throw ChordStoreError(.dataLoss, "the id of store \(name) is \(id.count) bytes; they are 4") }
+        return try store(id: UInt32(bigEndian: id.loadUnaligned(as: UInt32.self)))
     }
 
-    func event(forCommand commandID: String) throws -> RecordedEvent? {
-        guard let sequence = try view.sequence(forCommand: commandID),
-              let record = try view.logTxn.get(view.dbs.log, key: StoreKeys.sequence(sequence)) else { return nil }
-        return try RecordCodec.decode(record, sequence: sequence)
+    func store(id: UInt32) throws -> StoreRecord? {
+        guard let bytes = try txn.get(dbs.stores, key: StoreRecord.prefix(id)) else { return id == 0 ? .initialDefault : nil }
+        return try StoreRecord(id: id, bytes: bytes)
     }
 
-    mutating func append(_ sequence: UInt64, _ record: [UInt8], commandID: String) throws {
-        if storesRecords {
-            try view.logTxn.put(view.dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+    func storeCount() throws -> Int {
+        let entries = try txn.stat(dbs.stores).entries
+        return try txn.get(dbs.stores, key: StoreRecord.prefix(0)) == nil ? entries + 1 : entries
+    }
+
+    func lastStoreID() throws -> UInt32 {
+        guard let bytes = try txn.get(dbs.meta, key: StoreDatabases.lastStoreKey), bytes.count == 4 else { return 0 }
+        return UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))
+    }
+
+    func stores(after name: String?, limit: Int) throws -> [StoreRecord] {
+        var result: [StoreRecord] = []
+        guard limit > 0 else { return result }
+        // `default` first, then the others by name.
+        if name == nil, let first = try store(id: 0) { result.append(first) }
+        let seek = name == nil || name == StoreName.default ? "" : name!
+        var ids: [UInt32] = []
+        try txn.withCursor(dbs.storeNames) { cursor in
+            var entry = seek.isEmpty ? try cursor.first() : try Array(seek.utf8).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, result.count + ids.count < limit {
+                let found = String(decoding: current.key, as: UTF8.self)
+                if found != name, found != StoreName.default, current.value.count == 4 {
+                    ids.append(UInt32(bigEndian: current.value.loadUnaligned(as: UInt32.self)))
+                }
+                entry = try cursor.next()
+            }
         }
-        if !commandID.isEmpty {
-            try view.txn.put(view.dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
+        for id in ids { if let record = try store(id: id) { result.append(record) } }
+        return result
+    }
+
+    func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
+        LMDBStateView(txn: txn, logTxn: logTxn, dbs: dbs, store: store)
+    }
+
+    mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) throws {
+        guard storesRecords else { return }
+        try logTxn.put(dbs.log, key: StoreKeys.sequence(logSequence), value: bytes, flags: .append)
+    }
+
+    mutating func withStore<T>(
+        _ store: StoreRecord, _ body: (inout LMDBStateView, inout LMDBStateView, inout LMDBStateView) throws -> T
+    ) throws -> T {
+        var view = LMDBStateView(txn: txn, logTxn: logTxn, dbs: dbs, store: store)
+        var changes = view
+        var log = view
+        return try body(&view, &changes, &log)
+    }
+
+    mutating func save(_ store: StoreRecord) throws {
+        let key = store.prefix
+        if try txn.get(dbs.stores, key: key) == nil {
+            try txn.put(dbs.storeNames, key: Array(store.name.utf8), value: key)
+            if store.id > (try lastStoreID()) { try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: key) }
         }
+        try txn.put(dbs.stores, key: key, value: store.bytes)
+    }
+
+    mutating func remove(_ store: StoreRecord) throws {
+        let scoped = ScopedTransaction(txn, prefix: store.prefix)
+        for db in dbs.storeViews { try scoped.empty(db) }
+        try txn.delete(dbs.stores, key: store.prefix)
+        try txn.delete(dbs.storeNames, key: Array(store.name.utf8))
     }
 }

@@ -17,28 +17,18 @@ enum LogReplay {
         var replayed: UInt64
     }
 
-    /// What a replay produces: the state, the undo stacks and histories, and every command
-    /// id with its event's sequence.
-    struct Result {
-        var state: InMemoryState
-        var changes: InMemoryChanges
-        var commands: [(id: String, sequence: UInt64)]
-    }
-
     private enum Message: Sendable {
-        case events(first: UInt64, [ReplayFields], commands: [(id: String, sequence: UInt64)])
+        case events(first: UInt64, [ReplayFields])
         case failure(ChordStoreError, sequence: UInt64)
         case end
     }
 
+    /// Replays the log's records up to `last` into every store's state, changes and
+    /// command index (``StoreSet``, without the records).
     static func replay(
-        _ backend: any StorageBackend, through last: UInt64, expectedChordsets: Int,
-        progress: (UInt64, UInt64) -> Void
-    ) throws(Failure) -> Result {
-        var state = InMemoryState(indexingChords: false)
-        var changes = InMemoryChanges()
-        var commands: [(id: String, sequence: UInt64)] = []
-        state.reserveCapacity(chordsets: expectedChordsets)
+        _ backend: any StorageBackend, through last: UInt64, progress: (UInt64, UInt64) -> Void
+    ) throws(Failure) -> StoreSet {
+        var set = StoreSet(keepsRecords: false, indexingChords: false)
         let channel = Channel<Message>(capacity: 4)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -52,14 +42,10 @@ enum LogReplay {
         var replayed: UInt64 = 0
         while true {
             switch channel.receive() {
-            case .events(let first, let events, let ids):
-                commands.append(contentsOf: ids)
+            case .events(let first, let events):
                 for (offset, fields) in events.enumerated() {
-                    let sequence = first + UInt64(offset)
                     do {
-                        let touched = try Fold.apply(fields.event, sequence: sequence, to: &state)
-                        let change = Change(sequence: sequence, session: fields.session, event: fields.event, mark: fields.mark)
-                        try ChangeFold.apply(change, chordsets: touched, to: &changes)
+                        try StoreFold.apply(fields, record: [], to: &set)
                     } catch {
                         throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
                     }
@@ -74,7 +60,7 @@ enum LogReplay {
                         error: ChordStoreError(.dataLoss, "the log ends at event \(replayed); its head is \(last)"),
                         sequence: nil, replayed: replayed)
                 }
-                return Result(state: state, changes: changes, commands: commands)
+                return set
             }
         }
     }
@@ -83,7 +69,6 @@ enum LogReplay {
         let chunkSize = 8_192
         var chunk: [ReplayFields] = []
         chunk.reserveCapacity(chunkSize)
-        var ids: [(id: String, sequence: UInt64)] = []
         var first: UInt64 = 1
         var chain = RecordChain(expecting: 1, previousChecksum: 0)
         var failed = false
@@ -93,19 +78,20 @@ enum LogReplay {
                 do {
                     try chain.check(record, sequence: sequence)
                     let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
-                    if !fields.commandID.isEmpty { ids.append((fields.commandID, sequence)) }
+                    guard fields.logSequence == sequence else {
+                        throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(fields.logSequence)")
+                    }
                     chunk.append(fields)
                 } catch {
                     failed = true
-                    if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
+                    if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk)) }
                     _ = channel.send(.failure(.wrapping(error), sequence: sequence))
                     return false
                 }
                 if chunk.count == chunkSize {
-                    guard channel.send(.events(first: first, chunk, commands: ids)) else { return false }
+                    guard channel.send(.events(first: first, chunk)) else { return false }
                     first = chain.expected
                     chunk.removeAll(keepingCapacity: true)
-                    ids.removeAll(keepingCapacity: true)
                 }
                 return true
             }
@@ -114,7 +100,7 @@ enum LogReplay {
             _ = channel.send(.failure(.wrapping(error), sequence: chain.expected))
         }
         guard !failed else { return }
-        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk, commands: ids)) }
+        if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk)) }
         _ = channel.send(.end)
     }
 }

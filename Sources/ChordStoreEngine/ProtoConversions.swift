@@ -116,6 +116,16 @@ extension Event {
                 $0.deletedAt = deletedAt
                 $0.chordsetCount = UInt64(count)
             }
+        case .store(.created(let id, let name)):
+            envelope.storeCreated = .with {
+                $0.storeID = id
+                $0.name = name
+            }
+        case .store(.deleted(let id, let name)):
+            envelope.storeDeleted = .with {
+                $0.storeID = id
+                $0.name = name
+            }
         }
     }
 }
@@ -184,6 +194,10 @@ extension Event {
             self = .allDeleted(count: Int(clamping: e.chordsetCount))
         case .allRestored(let e):
             self = .allRestored(deletedAt: e.deletedAt, count: Int(clamping: e.chordsetCount))
+        case .storeCreated(let e):
+            self = .store(.created(id: e.storeID, name: e.name))
+        case .storeDeleted(let e):
+            self = .store(.deleted(id: e.storeID, name: e.name))
         case nil:
             throw ChordStoreError(.dataLoss, "event \(envelope.sequence) has no event of a known kind")
         }
@@ -200,7 +214,8 @@ extension RecordedEvent {
         self.init(
             sequence: envelope.sequence, epoch: envelope.epoch, timestamp: Instant(proto: envelope.timestamp),
             session: envelope.session, commandID: envelope.commandID, event: try Event(envelope: envelope),
-            checksum: envelope.checksum, mark: Self.mark(envelope))
+            checksum: envelope.checksum, mark: Self.mark(envelope), store: envelope.store,
+            logSequence: envelope.logSequence == 0 ? envelope.sequence : envelope.logSequence)
     }
 
     private static func mark(_ envelope: Chordstore_V1_EventEnvelope) -> ChangeMark? {
@@ -209,6 +224,132 @@ extension RecordedEvent {
         case .undoes(let target): return .undoes(target)
         case .redoes(let target): return .redoes(target)
         case nil: return nil
+        }
+    }
+}
+
+// Messages of the service that carry engine values, both directions: the server answers
+// with them, the clients read them.
+
+extension ChordsetOrder {
+    /// The wire enum.
+    public var proto: Chordstore_V1_ChordsetOrder {
+        switch self {
+        case .creationDate: .created
+        case .index: .index
+        case .title: .title
+        }
+    }
+
+    /// Reads the wire enum (an unknown value is the default order).
+    public init(proto: Chordstore_V1_ChordsetOrder) {
+        self = switch proto {
+        case .index: .index
+        case .title: .title
+        default: .creationDate
+        }
+    }
+}
+
+extension Profile {
+    /// The wire message.
+    public var proto: Chordstore_V1_Profile {
+        .with {
+            $0.chordsets = UInt64(chordsets)
+            $0.chords = UInt64(chords)
+            $0.controlsChordPresent = hasControlsChord
+            $0.lastSequence = lastSequence
+        }
+    }
+
+    /// Reads the wire message.
+    public init(proto: Chordstore_V1_Profile) {
+        self.init(
+            chordsets: Int(clamping: proto.chordsets), chords: Int(clamping: proto.chords),
+            hasControlsChord: proto.controlsChordPresent, lastSequence: proto.lastSequence)
+    }
+}
+
+extension SessionState {
+    /// The wire message (0: no target).
+    public var proto: Chordstore_V1_SessionState {
+        .with {
+            $0.session = session
+            $0.undoTarget = undoTarget ?? 0
+            $0.redoTarget = redoTarget ?? 0
+            $0.redoDepth = UInt64(redoDepth)
+        }
+    }
+
+    /// Reads the wire message.
+    public init(proto: Chordstore_V1_SessionState) {
+        self.init(
+            session: proto.session, undoTarget: proto.undoTarget == 0 ? nil : proto.undoTarget,
+            redoTarget: proto.redoTarget == 0 ? nil : proto.redoTarget, redoDepth: Int(clamping: proto.redoDepth))
+    }
+}
+
+extension StoreInfo {
+    /// The wire message.
+    public var proto: Chordstore_V1_StoreInfo {
+        .with {
+            $0.name = name
+            $0.id = id
+            if let created { $0.created = created.proto }
+            $0.chordsets = UInt64(chordsets)
+            $0.chords = UInt64(chords)
+            $0.headSequence = headSequence
+            $0.logSequence = logSequence
+        }
+    }
+
+    /// Reads the wire message.
+    public init(proto: Chordstore_V1_StoreInfo) {
+        self.init(
+            name: proto.name, id: proto.id, created: proto.hasCreated ? Instant(proto: proto.created) : nil,
+            chordsets: Int(clamping: proto.chordsets), chords: Int(clamping: proto.chords), headSequence: proto.headSequence,
+            logSequence: proto.logSequence)
+    }
+}
+
+extension ChordsetQuery {
+    /// The wire request.
+    public var proto: Chordstore_V1_QueryRequest {
+        .with { request in
+            if let title {
+                request.title = .with {
+                    $0.match = switch title.match {
+                    case .equals: .equals
+                    case .prefix: .prefix
+                    case .contains: .contains
+                    }
+                    $0.text = title.text
+                }
+            }
+            if let createdFrom { request.createdFrom = .with { $0.micros = createdFrom.microsecondsSince1970 } }
+            if let createdBefore { request.createdBefore = .with { $0.micros = createdBefore.microsecondsSince1970 } }
+            request.order = order.proto
+            request.descending = descending
+            request.limit = UInt32(clamping: limit)
+            if let cursor { request.cursor = Data(cursor) }
+        }
+    }
+
+    /// Reads the wire request, its limit (0: `maxLimit`) capped at `maxLimit`.
+    public init(proto request: Chordstore_V1_QueryRequest, maxLimit: Int) {
+        self.init(
+            createdFrom: request.hasCreatedFrom ? Instant(microsecondsSince1970: request.createdFrom.micros) : nil,
+            createdBefore: request.hasCreatedBefore ? Instant(microsecondsSince1970: request.createdBefore.micros) : nil,
+            order: ChordsetOrder(proto: request.order), descending: request.descending,
+            limit: request.limit == 0 ? maxLimit : min(Int(request.limit), maxLimit),
+            cursor: request.cursor.isEmpty ? nil : Array(request.cursor))
+        if request.hasTitle {
+            let match: TitleMatch = switch request.title.match {
+            case .prefix: .prefix
+            case .contains: .contains
+            default: .equals
+            }
+            title = (match, request.title.text)
         }
     }
 }

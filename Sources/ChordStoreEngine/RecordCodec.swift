@@ -32,6 +32,8 @@ public enum RecordCodec {
         envelope.session = recorded.session
         envelope.commandID = recorded.commandID
         recorded.event.encode(into: &envelope)
+        envelope.store = recorded.store
+        if recorded.logSequence != recorded.sequence { envelope.logSequence = recorded.logSequence }
         switch recorded.mark {
         case .undoes(let target): envelope.mark = .with { $0.undoes = target }
         case .redoes(let target): envelope.mark = .with { $0.redoes = target }
@@ -83,8 +85,49 @@ public enum RecordCodec {
         } catch {
             throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
         }
-        guard recorded.sequence == sequence else {
-            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(recorded.sequence)")
+        guard recorded.logSequence == sequence else {
+            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(recorded.logSequence)")
+        }
+        return recorded
+    }
+
+    /// Checks a record read through a store's index: its checksum chains to
+    /// `previousChecksum` (the record before it in the whole log), and it says it is event
+    /// `sequence` of store `store`, at `logSequence`.
+    static func checkStoreRecord(
+        _ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64, previousChecksum: UInt64
+    ) throws(ChordStoreError) {
+        _ = try verify(record, sequence: logSequence, previousChecksum: previousChecksum)
+        let place: (sequence: UInt64, store: UInt32, logSequence: UInt64)
+        do {
+            place = try WireCodec.readPlace(record)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(logSequence) is damaged: \(error.message)", cause: error)
+        }
+        guard place.sequence == sequence, place.store == store, place.logSequence == logSequence else {
+            throw ChordStoreError(
+                .dataLoss,
+                "the store index names log event \(logSequence) as event \(sequence) of store id \(store); it is event \(place.sequence) of store id \(place.store) at \(place.logSequence)")
+        }
+    }
+
+    /// Decodes a record that a checked read handed over (``RecordChain`` or a store
+    /// snapshot's `forEachRecord`), which tied it to its place already.
+    public static func decodeChecked(_ record: UnsafeRawBufferPointer) throws(ChordStoreError) -> RecordedEvent {
+        do {
+            return try WireCodec.readEnvelope(record)
+        } catch {
+            throw ChordStoreError(.dataLoss, "an event is damaged: \(error.message)", cause: error)
+        }
+    }
+
+    /// Decodes a record read through a store's index: stored at `logSequence`, it must
+    /// say it is event `sequence` of store `store`.
+    static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
+        let recorded = try decode(record, sequence: logSequence)
+        guard recorded.sequence == sequence, recorded.store == store, !recorded.event.isStoreEvent else {
+            throw ChordStoreError(
+                .dataLoss, "the record at log position \(logSequence) is not event \(sequence) of store \(store): the store's index is damaged")
         }
         return recorded
     }

@@ -2,8 +2,15 @@ public import ChordStoreDomain
 
 /// An event as the log stores it: the event plus its envelope.
 public struct RecordedEvent: Sendable, Hashable {
-    /// The global sequence number, 1, 2, 3, ... with no gap.
+    /// The event's number in its store: 1, 2, 3, ... with no gap within the store (for
+    /// store `default`, in a log written before stores, also its place in the log).
     public var sequence: UInt64
+    /// The store the event belongs to (0: `default`; a store event: the store it creates
+    /// or deletes, though it is in no store's sequence).
+    public var store: UInt32 = 0
+    /// The event's place in the whole log (every store's events in commit order): 1, 2,
+    /// 3, ... with no gap. What replication, checksums and epochs count in.
+    public var logSequence: UInt64
     /// The leadership epoch that wrote it.
     public var epoch: UInt64
     /// The commit time.
@@ -22,10 +29,12 @@ public struct RecordedEvent: Sendable, Hashable {
     /// Creates a recorded event.
     public init(
         sequence: UInt64, epoch: UInt64, timestamp: Instant, session: String, commandID: String,
-        event: Event, checksum: UInt64, mark: ChangeMark? = nil
+        event: Event, checksum: UInt64, mark: ChangeMark? = nil, store: UInt32 = 0, logSequence: UInt64? = nil
     ) {
         self.mark = mark
         self.sequence = sequence
+        self.store = store
+        self.logSequence = logSequence ?? sequence
         self.epoch = epoch
         self.timestamp = timestamp
         self.session = session
@@ -49,9 +58,15 @@ public struct CommandContext: Sendable, Hashable {
     /// If set, the revision the command's item must be at, or it fails with `aborted`
     /// (see ``ChordStoreDomain/Decider/revision(for:state:changes:)``).
     public var expectedRevision: UInt64?
+    /// The store the command changes (see ``ChordStoreDomain/StoreName``).
+    public var store: String
 
     /// Creates a context.
-    public init(session: String = "local", commandID: String = "", expectedRevision: UInt64? = nil) {
+    public init(
+        session: String = "local", commandID: String = "", expectedRevision: UInt64? = nil,
+        store: String = StoreName.default
+    ) {
+        self.store = store
         self.session = session
         self.commandID = commandID
         self.expectedRevision = expectedRevision

@@ -6,22 +6,21 @@ import ChordStoreDomain
 ///   number, epoch and checksum), else `failedPrecondition` "diverged";
 /// - each record is the next sequence number and its checksum chains to the record
 ///   before it (a changed byte anywhere fails), else `dataLoss`;
-/// - epochs never go down along the log.
+/// - epochs never go down along the log;
+/// - each is the next event of a live store, or a valid creation or deletion of one.
 ///
 /// Each record is stored byte for byte (same sequence number, epoch and checksum as on
 /// the leader) and folded into the projections like a local commit. A thrown error
 /// means the backend must discard the whole batch.
 enum ReplicaApplier {
-    static func apply<State: StateWriting, Changes: ChangeWriting, Log: LogAppending>(
-        _ records: [[UInt8]], after previous: LogPosition,
-        to state: inout State, changes: inout Changes, log: inout Log, head: inout LogHead
-    ) throws {
-        guard previous == head.position else {
+    static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
+        guard previous == space.logHead.position else {
             throw ChordStoreError(
                 .failedPrecondition,
-                "\(ChordStoreError.divergedPrefix)the batch follows \(previous), but this log's last is \(head.position)")
+                "\(ChordStoreError.divergedPrefix)the batch follows \(previous), but this log's last is \(space.logHead.position)")
         }
         for record in records {
+            let head = space.logHead
             let sequence = try head.nextSequence()
             let recorded = try record.withUnsafeBytes { bytes throws(ChordStoreError) -> RecordedEvent in
                 let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
@@ -36,10 +35,9 @@ enum ReplicaApplier {
                 throw ChordStoreError(
                     .dataLoss, "event \(sequence) has epoch \(recorded.epoch), below the epoch \(head.epoch) of the event before it")
             }
-            try log.append(sequence, record, commandID: recorded.commandID)
-            let touched = try Fold.apply(recorded.event, sequence: sequence, to: &state)
-            try ChangeFold.apply(recorded.change, chordsets: touched, to: &changes)
-            head = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+            try space.appendRecord(sequence, record)
+            try StoreFold.apply(ReplayFields(recorded), record: record, to: &space)
+            space.logHead = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
         }
     }
 }

@@ -59,8 +59,8 @@ final class SnapshotFiles: Sendable {
         for file in doomed { try? FileManager.default.removeItem(at: directory.appendingPathComponent(Self.fileName(file))) }
     }
 
-    /// Starts a snapshot in the background if the log has grown by an interval since the
-    /// last one and none is being written.
+    /// Starts a snapshot of store `default` in the background if it has grown by an
+    /// interval since the last one (`head`: its last event) and none is being written.
     func maybeTake(head: UInt64, backend: any StorageBackend) {
         guard let interval else { return }
         let start = state.withLock { state -> Bool in
@@ -72,7 +72,7 @@ final class SnapshotFiles: Sendable {
         }
         guard start else { return }
         Thread.detachNewThread { [self] in
-            let written = try? backend.withSnapshot { snapshot in try self.write(snapshot) }
+            let written = try? backend.withSnapshot(store: StoreName.default) { snapshot in try self.write(snapshot) }
             state.withLock { state in
                 state.busy = false
                 if let written { state.chordsets = written.chordsets }

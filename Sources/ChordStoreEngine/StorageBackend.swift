@@ -34,11 +34,30 @@ public enum ChordsetOrder: String, Sendable, CaseIterable {
     case title
 }
 
-/// A consistent, read-only view of a store at one committed sequence number: the log up
-/// to that point and the projections that reflect exactly it.
+/// Every store at one committed point of the log: the registry of stores and a snapshot
+/// of each.
+protocol StoresSnapshot {
+    /// The last record of the log the views reflect.
+    var logHead: LogHead { get throws }
+    /// The live store named `name`.
+    func store(named name: String) throws -> StoreRecord?
+    /// How many stores are live, `default` included.
+    func storeCount() throws -> Int
+    /// Up to `limit` live stores after the one named `name` (from the first if `nil`):
+    /// `default` first, then the others by name.
+    func stores(after name: String?, limit: Int) throws -> [StoreRecord]
+    /// The snapshot of one live store.
+    func snapshot(of store: StoreRecord) throws -> any StoreSnapshot
+}
+
+/// A consistent, read-only view of one store at one committed point: its events (through
+/// its index into the log, each checked as it is read) and the projections that reflect
+/// exactly them. Sequence numbers are the store's own.
 protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSource {
-    /// The last record of the log in this snapshot.
+    /// The store's last event (its sequence and time; no checksum or epoch).
     var head: LogHead { get throws }
+    /// The store's registry entry.
+    var record: StoreRecord { get }
     /// Chordsets in `order`, at most `limit` of them.
     func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset]
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message, or `nil`.
@@ -47,6 +66,8 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     func sequence(forCommand commandID: String) throws -> UInt64?
     /// How many command ids are recorded.
     func commandCount() throws -> Int
+    /// How many chords the chord index holds (for verify; ``chordCount()`` may derive it).
+    func indexedChordCount() throws -> Int
     /// Calls `body` with each stored record from `sequence` on, in order, until it returns
     /// `false`. The buffer is valid only during the call.
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
@@ -67,22 +88,18 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool) throws
 }
 
-/// One command waiting for the writer.
-struct SubmittedCommand: Sendable {
-    var command: Command
-    var context: CommandContext
-}
-
 /// Where a store keeps its log and projections: LMDB on disk or plain memory. Every
 /// method that writes is called on the writer thread only.
 protocol StorageBackend: AnyObject, Sendable {
     /// Validates, appends and folds `batch` as one atomic, durable commit. A command that
     /// fails validation gets its error and writes nothing; a storage failure fails them all.
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>]
-    /// Runs `body` on a consistent snapshot. Snapshots do not block commits (only the rare
-    /// growth of the LMDB map waits for open snapshots to end). `body` must not call the
-    /// store again.
-    func withSnapshot<T>(_ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T
+    /// Runs `body` on a consistent snapshot of every store. Snapshots do not block commits
+    /// (only the rare growth of the LMDB map waits for open snapshots to end). `body` must
+    /// not call the backend again.
+    func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T
+    /// The log's last committed record (which the views may not have folded yet).
+    func logHead() throws(ChordStoreError) -> LogHead
     /// Replaces the projections with a replay of the whole log, atomically (writer thread).
     func rebuild(progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
     /// Appends records copied from a leader's log, byte for byte, and folds them, as one
@@ -114,8 +131,16 @@ extension StoreSnapshot {
 }
 
 extension StorageBackend {
-    /// A backend whose views never lag its log reads the log of a snapshot.
-    func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try withSnapshot { try $0.forEachRecord(from: sequence, body) }
+    /// Runs `body` on a consistent snapshot of the store named `name` (empty: `default`);
+    /// `invalidArgument` for a name against the rules, `notFound` for no such store.
+    func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        let name = StoreName.resolved(name)
+        try StoreName.check(name)
+        return try withStores { stores in
+            guard let record = try stores.store(named: name) else {
+                throw ChordStoreError(.notFound, "there is no store named \(name)")
+            }
+            return try body(try stores.snapshot(of: record))
+        }
     }
 }

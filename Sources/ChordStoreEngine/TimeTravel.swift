@@ -7,8 +7,9 @@ import Synchronization
 /// by the snapshot interval and the state's size, not by the log's length.
 final class TimeTravel: Sendable {
     private let snapshots: SnapshotFiles?
-    /// The last state built, reused when the next read is at or after it.
-    private let cache = Mutex<PastState?>(nil)
+    /// The last state built and its store's id, reused when the next read of that store
+    /// is at or after it.
+    private let cache = Mutex<(store: UInt32, past: PastState)?>(nil)
 
     /// Forgets the cached state (the log was truncated under it).
     func forget() { cache.withLock { $0 = nil } }
@@ -21,14 +22,18 @@ final class TimeTravel: Sendable {
         self.building = ConcurrencyLimit(maxConcurrentBuilds)
     }
 
-    func state(asOf point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
+    /// Store `name`'s state at `point` (its sequence numbers). Snapshot files are taken of
+    /// store `default` only: another store's read replays its events from its first (or
+    /// from the last state built of it).
+    func state(asOf point: AsOf, store name: String, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
         try building.run(orThrow: ChordStoreError(
             .resourceExhausted, "\(building.limit) reads of the past are being built; retry shortly")
-        ) { () throws(ChordStoreError) in try build(point, backend: backend) }
+        ) { () throws(ChordStoreError) in try build(point, store: name, backend: backend) }
     }
 
-    private func build(_ point: AsOf, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
-        try backend.withSnapshot { snapshot in
+    private func build(_ point: AsOf, store name: String, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
+        try backend.withSnapshot(store: name) { snapshot in
+            let storeID = snapshot.record.id
             let head = try snapshot.head.sequence
             let target: UInt64
             switch point {
@@ -40,12 +45,12 @@ final class TimeTravel: Sendable {
             case .time(let instant):
                 target = try Self.lastSequence(atOrBefore: instant, in: snapshot, head: head)
             }
-            let cached = cache.withLock { $0 }
+            let cached = cache.withLock { $0 }.flatMap { $0.store == storeID ? $0.past : nil }
             if let cached, cached.sequence == target { return cached }
             var start = (sequence: UInt64(0), state: InMemoryState(indexingChords: false))
             if let cached, cached.sequence < target { start = (cached.sequence, cached.state) }
             // A snapshot file only if it is nearer than the cached state, and of this log.
-            if let loaded = snapshots?.load(after: start.sequence, atMost: target, belongs: { sequence, checksum in
+            if storeID == 0, let loaded = snapshots?.load(after: start.sequence, atMost: target, belongs: { sequence, checksum in
                 var stored: UInt64?
                 try? snapshot.forEachRecord(from: sequence) { found, record in
                     if found == sequence { stored = RecordCodec.storedChecksum(record) }
@@ -57,7 +62,7 @@ final class TimeTravel: Sendable {
             }
             var state = start.state
             if target > start.sequence {
-                try RecordChain.forEach(in: snapshot, from: start.sequence + 1) { sequence, record in
+                try snapshot.forEachRecord(from: start.sequence + 1) { sequence, record in
                     guard sequence <= target else { return false }
                     let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
                     if case .allRestored(let deletedAt, _) = fields.event, state.deletedChordsets(at: deletedAt) == nil {
@@ -69,7 +74,7 @@ final class TimeTravel: Sendable {
                 }
             }
             let past = PastState(sequence: target, state: state)
-            cache.withLock { $0 = past }
+            cache.withLock { $0 = (storeID, past) }
             return past
         }
     }
@@ -82,7 +87,7 @@ final class TimeTravel: Sendable {
             let middle = low + (high - low) / 2
             var timestamp: Instant?
             try snapshot.forEachRecord(from: middle) { sequence, record in
-                timestamp = try RecordCodec.decode(record, sequence: sequence).timestamp
+                timestamp = try RecordCodec.decodeReplayFields(record, sequence: sequence).timestamp
                 return false
             }
             guard let timestamp else { throw ChordStoreError(.dataLoss, "event \(middle) is missing") }

@@ -7,10 +7,32 @@ import LMDB
 /// instead of splitting them, and keys and values are built in place, without an
 /// allocation per entry (a million-event log has about a million view entries).
 struct ViewLoader {
-    let txn: Transaction
+    let txn: ScopedTransaction
     let dbs: StoreDatabases
 
-    func load(_ state: InMemoryState, changes: InMemoryChanges, commands: [(id: String, sequence: UInt64)]) throws {
+    /// Loads every store of `replay` into empty views: each store's views in id order (so
+    /// that `MDB_APPEND` holds across stores), the registry and the last id given.
+    static func load(_ replay: StoreSet, txn: Transaction, dbs: StoreDatabases) throws {
+        var space = LMDBStoreSpace(txn: txn, logTxn: txn, dbs: dbs, logHead: .empty, storesRecords: false)
+        for store in replay.liveStores.sorted(by: { $0.record.id < $1.record.id }) {
+            let loader = ViewLoader(txn: ScopedTransaction(txn, prefix: store.record.prefix), dbs: dbs)
+            try loader.load(store.state, changes: store.changes, log: store.log)
+            if store.record.id != 0 || store.record.head != 0 { try space.save(store.record) }
+        }
+        if replay.lastID > 0 {
+            try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: StoreRecord.prefix(replay.lastID))
+        }
+    }
+
+    private func load(_ state: InMemoryState, changes: InMemoryChanges, log: InMemoryLog) throws {
+        try append(to: dbs.storeLog) { put in
+            for (offset, logSequence) in log.logSequences.enumerated() {
+                try withUnsafeBytes(of: UInt64(offset + 1).bigEndian) { key in
+                    try withUnsafeBytes(of: logSequence.bigEndian) { try put(key, $0) }
+                }
+            }
+        }
+        let commands = log.commands.map { (id: $0.key, sequence: $0.value) }
         try loadChanges(changes)
         var graveyard: [(key: [UInt8], value: [UInt8])] = []
         for (sequence, chordsets) in state.allDeletedChordsets {

@@ -87,6 +87,8 @@ enum WireCodec {
         case .redoes(let target): w.message(14) { $0.uint(2, target) }
         case nil: break
         }
+        if recorded.store != 0 { w.uint(17, UInt64(recorded.store)) }
+        if recorded.logSequence != recorded.sequence { w.uint(18, recorded.logSequence) }
         return w.bytes
     }
 
@@ -133,6 +135,12 @@ enum WireCodec {
             w.message(16) {
                 $0.uint(1, deletedAt)
                 $0.uint(2, UInt64(count))
+            }
+        case .store(let change):
+            let field = if case .created = change { 19 } else { 20 }
+            w.message(field) {
+                $0.uint(1, UInt64(change.id))
+                $0.string(2, change.name)
             }
         }
     }
@@ -235,18 +243,41 @@ enum WireCodec {
         var r = ProtoReader(raw)
         var event: Event?
         var fields = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
+        var logSequence: UInt64?
         while let (field, wire) = try r.next() {
             switch field {
+            case 1: try r.expect(wire, 0, field: 1); fields.sequence = try r.varint()
+            case 3: try r.expect(wire, 2, field: 3); fields.timestamp = try readInstant(try r.lengthDelimited())
+            case 17: try r.expect(wire, 0, field: 17); fields.store = try readStoreID(try r.varint())
+            case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
             case 4: try r.expect(wire, 2, field: 4); fields.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); fields.commandID = try r.string()
-            case 6...13, 16: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 6...13, 16, 19, 20: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             case 14: try r.expect(wire, 2, field: 14); fields.mark = try readMark(try r.lengthDelimited())
             default: try r.skip(wire)
             }
         }
         guard let event else { throw ChordStoreError(.dataLoss, "a record has no event of a known kind") }
         fields.event = event
+        fields.logSequence = logSequence ?? fields.sequence
         return fields
+    }
+
+    /// A record's place: its sequence in its store, its store and its log position (fields
+    /// 1, 17 and 18; the last is field 1 when absent), skipping every other field.
+    static func readPlace(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (sequence: UInt64, store: UInt32, logSequence: UInt64) {
+        var r = ProtoReader(raw)
+        var sequence: UInt64 = 0, store: UInt32 = 0
+        var logSequence: UInt64?
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 0, field: 1); sequence = try r.varint()
+            case 17: try r.expect(wire, 0, field: 17); store = try readStoreID(try r.varint())
+            case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
+            default: try r.skip(wire)
+            }
+        }
+        return (sequence, store, logSequence ?? sequence)
     }
 
     /// A record's epoch (field 2; 0 if absent), read up to that field only.
@@ -283,6 +314,7 @@ enum WireCodec {
             sequence: 0, epoch: 0, timestamp: Instant(microsecondsSince1970: 0), session: "", commandID: "",
             event: .allDeleted(count: 0), checksum: 0)
         var event: Event?
+        var logSequence: UInt64?
         while let (field, wire) = try r.next() {
             switch field {
             case 1: try r.expect(wire, 0, field: 1); recorded.sequence = try r.varint()
@@ -290,9 +322,11 @@ enum WireCodec {
             case 3: try r.expect(wire, 2, field: 3); recorded.timestamp = try readInstant(try r.lengthDelimited())
             case 4: try r.expect(wire, 2, field: 4); recorded.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); recorded.commandID = try r.string()
-            case 6...13, 16: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 6...13, 16, 19, 20: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             case 14: try r.expect(wire, 2, field: 14); recorded.mark = try readMark(try r.lengthDelimited())
             case 15: try r.expect(wire, 1, field: 15); recorded.checksum = try r.fixed64()
+            case 17: try r.expect(wire, 0, field: 17); recorded.store = try readStoreID(try r.varint())
+            case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
             default: try r.skip(wire)
             }
         }
@@ -300,6 +334,7 @@ enum WireCodec {
             throw ChordStoreError(.dataLoss, "event \(recorded.sequence) has no event of a known kind")
         }
         recorded.event = event
+        recorded.logSequence = logSequence ?? recorded.sequence
         return recorded
     }
 
@@ -330,7 +365,8 @@ enum WireCodec {
             case (10, 4, 1): double4 = try r.double()
             case (11, 1, 2): chord1 = try readChord(try r.lengthDelimited())
             case (11, 2, 2): chord2 = try readChord(try r.lengthDelimited())
-            case (13, 1, 0), (16, 1, 0): number1 = try r.varint()
+            case (13, 1, 0), (16, 1, 0), (19, 1, 0), (20, 1, 0): number1 = try r.varint()
+            case (19, 2, 2), (20, 2, 2): string2 = try r.string()
             case (16, 2, 0): number2 = try r.varint()
             case (12, 2, 0): number2 = try r.varint()
             case (12, 3, 0): number3 = try r.varint()
@@ -353,8 +389,18 @@ enum WireCodec {
                 id: try required(id1, "chordset id"), from: Int(UInt32(truncatingIfNeeded: number2)),
                 to: Int(UInt32(truncatingIfNeeded: number3)))
         case 16: return .allRestored(deletedAt: number1, count: Int(clamping: number2))
+        case 19, 20:
+            let id = try readStoreID(number1)
+            try StoreName.check(string2)
+            return .store(kind == 19 ? .created(id: id, name: string2) : .deleted(id: id, name: string2))
         default: return .allDeleted(count: Int(clamping: number1))
         }
+    }
+
+    /// A store id as the log holds it (a varint), checked to fit.
+    private static func readStoreID(_ value: UInt64) throws(ChordStoreError) -> UInt32 {
+        guard let id = UInt32(exactly: value) else { throw ChordStoreError(.dataLoss, "a record names store \(value), past the largest store id") }
+        return id
     }
 }
 
@@ -364,9 +410,21 @@ struct ReplayFields: Sendable {
     var session: String
     var commandID: String
     var mark: ChangeMark?
+    /// The store (0: `default`), the event's sequence in it and its place in the log.
+    var store: UInt32 = 0
+    var sequence: UInt64 = 0
+    var logSequence: UInt64 = 0
+    /// The commit time.
+    var timestamp = Instant(microsecondsSince1970: 0)
 }
 
 extension Event {
+    /// Whether this is a store's creation or deletion (an event of no store).
+    var isStoreEvent: Bool {
+        if case .store = self { return true }
+        return false
+    }
+
     /// Whether this event carries a whole chordset (and so encodes large).
     var isAdd: Bool {
         switch self {

@@ -270,6 +270,40 @@ public nonisolated struct Chordstore_V1_ChangeMark: Sendable {
   public init() {}
 }
 
+/// A store was created (docs/PROTOCOL.md, "Stores"). Written by CreateStore; it belongs to
+/// no store's sequence (the envelope's `store` is 0 and its `sequence` is the log's).
+public nonisolated struct Chordstore_V1_StoreCreated: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1, 2, 3, ... in the order stores are created; never reused
+  public var storeID: UInt32 = 0
+
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A store was deleted: its views are gone and its name is free; its events stay in the
+/// log (for replication and audit) and are never shown again, not even under a new store
+/// of the same name, which gets a new `store_id`.
+public nonisolated struct Chordstore_V1_StoreDeleted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var storeID: UInt32 = 0
+
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// One stored event.
 ///
 /// Integrity: `checksum` is a hash chain. It is XXH64 (seed = the previous record's
@@ -283,7 +317,8 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// 1, 2, 3, ... with no gap
+  /// The event's number in its store: 1, 2, 3, ... with no gap within the store. Store
+  /// `default` (0) numbers its events exactly as the whole log did before stores.
   public var sequence: UInt64 {
     get {_storage._sequence}
     set {_uniqueStorage()._sequence = newValue}
@@ -394,6 +429,37 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     set {_uniqueStorage()._event = .allRestored(newValue)}
   }
 
+  public var storeCreated: Chordstore_V1_StoreCreated {
+    get {
+      if case .storeCreated(let v)? = _storage._event {return v}
+      return Chordstore_V1_StoreCreated()
+    }
+    set {_uniqueStorage()._event = .storeCreated(newValue)}
+  }
+
+  public var storeDeleted: Chordstore_V1_StoreDeleted {
+    get {
+      if case .storeDeleted(let v)? = _storage._event {return v}
+      return Chordstore_V1_StoreDeleted()
+    }
+    set {_uniqueStorage()._event = .storeDeleted(newValue)}
+  }
+
+  /// The store the event belongs to: 0 (absent) is store `default`, others are the
+  /// `store_id` a StoreCreated event gave them.
+  public var store: UInt32 {
+    get {_storage._store}
+    set {_uniqueStorage()._store = newValue}
+  }
+
+  /// The event's place in the whole log (every store's events in commit order, the order
+  /// replication copies and the checksum chains): 1, 2, 3, ... with no gap. Absent when
+  /// it equals `sequence` (every event of a log written before stores).
+  public var logSequence: UInt64 {
+    get {_storage._logSequence}
+    set {_uniqueStorage()._logSequence = newValue}
+  }
+
   /// Present on events written by Undo and Redo.
   public var mark: Chordstore_V1_ChangeMark {
     get {_storage._mark ?? Chordstore_V1_ChangeMark()}
@@ -423,6 +489,8 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     case chordsetMoved(Chordstore_V1_ChordsetMoved)
     case allDeleted(Chordstore_V1_AllDeleted)
     case allRestored(Chordstore_V1_AllRestored)
+    case storeCreated(Chordstore_V1_StoreCreated)
+    case storeDeleted(Chordstore_V1_StoreDeleted)
 
   }
 
@@ -838,9 +906,79 @@ nonisolated extension Chordstore_V1_ChangeMark: SwiftProtobuf.Message, SwiftProt
   }
 }
 
+nonisolated extension Chordstore_V1_StoreCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StoreCreated"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}store_id\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.storeID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.storeID != 0 {
+      try visitor.visitSingularUInt32Field(value: self.storeID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_StoreCreated, rhs: Chordstore_V1_StoreCreated) -> Bool {
+    if lhs.storeID != rhs.storeID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_StoreDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StoreDeleted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}store_id\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.storeID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.storeID != 0 {
+      try visitor.visitSingularUInt32Field(value: self.storeID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_StoreDeleted, rhs: Chordstore_V1_StoreDeleted) -> Bool {
+    if lhs.storeID != rhs.storeID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EventEnvelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0\u{1}store\0\u{3}log_sequence\0\u{3}store_created\0\u{3}store_deleted\0")
 
   fileprivate class _StorageClass {
     var _sequence: UInt64 = 0
@@ -849,6 +987,8 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
     var _session: String = String()
     var _commandID: String = String()
     var _event: Chordstore_V1_EventEnvelope.OneOf_Event?
+    var _store: UInt32 = 0
+    var _logSequence: UInt64 = 0
     var _mark: Chordstore_V1_ChangeMark? = nil
     var _checksum: UInt64 = 0
 
@@ -867,6 +1007,8 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       _session = source._session
       _commandID = source._commandID
       _event = source._event
+      _store = source._store
+      _logSequence = source._logSequence
       _mark = source._mark
       _checksum = source._checksum
     }
@@ -1011,6 +1153,34 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
             _storage._event = .allRestored(v)
           }
         }()
+        case 17: try { try decoder.decodeSingularUInt32Field(value: &_storage._store) }()
+        case 18: try { try decoder.decodeSingularUInt64Field(value: &_storage._logSequence) }()
+        case 19: try {
+          var v: Chordstore_V1_StoreCreated?
+          var hadOneofValue = false
+          if let current = _storage._event {
+            hadOneofValue = true
+            if case .storeCreated(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._event = .storeCreated(v)
+          }
+        }()
+        case 20: try {
+          var v: Chordstore_V1_StoreDeleted?
+          var hadOneofValue = false
+          if let current = _storage._event {
+            hadOneofValue = true
+            if case .storeDeleted(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._event = .storeDeleted(v)
+          }
+        }()
         default: break
         }
       }
@@ -1082,6 +1252,23 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       try { if case .allRestored(let v)? = _storage._event {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
       } }()
+      if _storage._store != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._store, fieldNumber: 17)
+      }
+      if _storage._logSequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._logSequence, fieldNumber: 18)
+      }
+      switch _storage._event {
+      case .storeCreated?: try {
+        guard case .storeCreated(let v)? = _storage._event else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      }()
+      case .storeDeleted?: try {
+        guard case .storeDeleted(let v)? = _storage._event else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      default: break
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1097,6 +1284,8 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         if _storage._session != rhs_storage._session {return false}
         if _storage._commandID != rhs_storage._commandID {return false}
         if _storage._event != rhs_storage._event {return false}
+        if _storage._store != rhs_storage._store {return false}
+        if _storage._logSequence != rhs_storage._logSequence {return false}
         if _storage._mark != rhs_storage._mark {return false}
         if _storage._checksum != rhs_storage._checksum {return false}
         return true

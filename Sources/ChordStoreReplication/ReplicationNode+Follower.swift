@@ -37,7 +37,7 @@ extension ReplicationNode {
                 try? await Task.sleep(for: config.probeInterval)
                 continue
             }
-            let before = (try? store.lastSequence()) ?? 0
+            let before = (try? store.lastLogSequence()) ?? 0
             do {
                 try await followOnce(leader)
             } catch {
@@ -59,7 +59,7 @@ extension ReplicationNode {
                 }
             }
             if Task.isCancelled { return }
-            if ((try? store.lastSequence()) ?? 0) != before { failures = 0 }  // it made progress
+            if ((try? store.lastLogSequence()) ?? 0) != before { failures = 0 }  // it made progress
             failures += 1
             if failures >= 3, let found = await findLeader(), found != leader {
                 setLeader(found)

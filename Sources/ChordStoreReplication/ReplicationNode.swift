@@ -351,7 +351,7 @@ public final class ReplicationNode: Sendable {
             entry.address = address
             entry.ackedSequence = min(follower.acked, head.sequence)
             entry.lagEvents = head.sequence - entry.ackedSequence
-            if entry.lagEvents > 0, let oldest = try store.events(from: entry.ackedSequence + 1, limit: 1).first {
+            if entry.lagEvents > 0, let oldest = try store.logEvents(from: entry.ackedSequence + 1, limit: 1).first {
                 entry.lagMillis = UInt64(max(0, wallNow.microsecondsSince1970 - oldest.timestamp.microsecondsSince1970) / 1_000)
             }
             entry.lastSeenMillis = UInt64(max(0, (now - follower.lastSeen) / .milliseconds(1)))

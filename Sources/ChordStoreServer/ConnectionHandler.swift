@@ -150,40 +150,35 @@ final class ConnectionHandler: ChannelInboundHandler {
             send(.reply(callID: callID, status: .init(WireError(.unavailable, "the server is shutting down"))))
             return
         }
-        guard let method = Method(rawValue: call.method) else {
+        guard let method = Method(rawValue: call.method), let handler = ServiceDispatcher.registry[method] else {
             send(.reply(callID: callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'"))))
             return
         }
         guard let context else { return }
-        if method.isPointRead && call.minSequence == 0 {
+        let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
+        let callContext = CallContext(session: session, peerAddress: peerAddress, store: call.store)
+        if case .pointRead(let read) = handler, call.minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
-            let result: Result<[UInt8]?, WireError>
             do {
-                result = .success(try dispatcher.pointRead(method, payload: call.payload))
+                send(.reply(callID: callID, payload: try read(dispatcher, call.payload, callContext), status: .ok))
             } catch {
-                result = .failure(error)
-            }
-            switch result {
-            case .success(let payload): send(.reply(callID: callID, payload: payload, status: .ok))
-            case .failure(let error): send(.reply(callID: callID, status: .init(error)))
+                send(.reply(callID: callID, status: .init(WireError.wrapping(error))))
             }
             return
         }
         var parsed: ParsedCommand?
-        if method.isCommand {
+        if case .command(let parse) = handler {
             do {
-                parsed = try dispatcher.parseCommand(method, payload: call.payload)
+                parsed = try parse(dispatcher, call.payload)
             } catch {
-                send(.reply(callID: callID, status: .init(error)))
+                send(.reply(callID: callID, status: .init(WireError.wrapping(error))))
                 return
             }
         }
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         let dispatcher = self.dispatcher
-        let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
         let payload = call.payload
-        let callContext = CallContext(session: session, peerAddress: peerAddress)
         nextToken += 1
         let token = nextToken
         running += 1
@@ -201,11 +196,12 @@ final class ConnectionHandler: ChannelInboundHandler {
             deadline = (timer, .now() + timeout)
         }
         let task: Task<Void, Never>?
-        if let parsed, dispatcher.answersAtLocalCommit(parsed) {
+        switch handler {
+        case .command where dispatcher.answersAtLocalCommit(parsed!):
             // Straight to the writer and back to this loop (one wake-up per loop and batch).
             task = nil
             let inbox = self.inbox
-            dispatcher.submit(parsed, session: session) { result in
+            dispatcher.submit(parsed!, context: callContext) { result in
                 inbox.post {
                     let reply = result.flatMap { recorded in
                         Result { () throws(WireError) -> [UInt8]? in try ServiceDispatcher.commandReply(recorded) }
@@ -213,17 +209,18 @@ final class ConnectionHandler: ChannelInboundHandler {
                     bound.value.finished(callID, token: token, with: reply)
                 }
             }
-        } else if let parsed {
+        case .command:
+            let parsed = parsed!
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    result = .success(try await dispatcher.command(parsed, session))
+                    result = .success(try await dispatcher.command(parsed, callContext))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
-        } else if method.isServerStreaming {
+        case .serverStream(let run):
             let stream = StreamWriter(
                 channel: context.channel, callID: callID, token: token, limits: limits, handler: bound)
             let activity = self.activity
@@ -231,34 +228,40 @@ final class ConnectionHandler: ChannelInboundHandler {
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    let emit: ([[UInt8]]) async throws(WireError) -> Void = { page throws(WireError) in try await stream.send(page) }
-                    switch method {
-                    case .subscribe: try await dispatcher.subscribe(payload: payload, isDraining: isDraining, emit: emit)
-                    case .watchQuery: try await dispatcher.watchQuery(payload: payload, isDraining: isDraining, emit: emit)
-                    case .replicate: try await dispatcher.replicate(payload: payload, context: callContext, isDraining: isDraining, emit: emit)
-                    default: try await dispatcher.readLog(payload: payload, emit: emit)
-                    }
+                    try await run(dispatcher, payload, callContext, isDraining) { page throws(WireError) in try await stream.send(page) }
                     result = .success(nil)
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
-        } else {
+        case .pointRead(let read):
             let minSequence = call.minSequence
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    if minSequence > 0 { try await dispatcher.waitForSequence(minSequence) }
-                    result = .success(try await dispatcher.unary(method, payload: payload, context: callContext))
+                    try await dispatcher.waitForSequence(minSequence, store: callContext.store)
+                    result = .success(try read(dispatcher, payload, callContext))
+                } catch {
+                    result = .failure(WireError.wrapping(error))
+                }
+                loop.execute { bound.value.finished(callID, token: token, with: result) }
+            }
+        case .unary(let run):
+            let minSequence = call.minSequence
+            task = Task {
+                let result: Result<[UInt8]?, WireError>
+                do {
+                    if minSequence > 0 { try await dispatcher.waitForSequence(minSequence, store: callContext.store) }
+                    result = .success(try await run(dispatcher, payload, callContext))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         }
-        calls[callID] = InFlight(token: token, task: task, deadline: deadline, isStream: method.isServerStreaming)
-        if method.isServerStreaming { watchProgress() }
+        calls[callID] = InFlight(token: token, task: task, deadline: deadline, isStream: handler.isStream)
+        if handler.isStream { watchProgress() }
     }
 
     /// A call's task is done: its result answers the call unless the call already ended

@@ -47,7 +47,7 @@ extension ServiceDispatcher {
             guard let mine = try store.position(at: from - 1) else {
                 throw WireError(
                     .failedPrecondition,
-                    "\(ChordStoreError.divergedPrefix)the follower has event \(from - 1); this leader's log ends at \(try store.lastSequence())")
+                    "\(ChordStoreError.divergedPrefix)the follower has event \(from - 1); this leader's log ends at \(try store.lastLogSequence())")
             }
             guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
                 throw WireError(
@@ -70,13 +70,13 @@ extension ServiceDispatcher {
             var bytes = 0
             var last = previous
             do {
-                try store.forEachRecord(from: previous.sequence + 1) { sequence, record in
+                try store.forEachLogRecord(from: previous.sequence + 1) { sequence, record in
                     last = try RecordCodec.position(record, sequence: sequence)
                     batch.records.append(Data(record))
                     bytes += record.count
                     return batch.records.count < Self.maxBatchRecords && bytes < Self.maxBatchBytes
                 }
-                batch.leaderLastSequence = try store.lastSequence()
+                batch.leaderLastSequence = try store.lastLogSequence()
             } catch {
                 // The records before a damaged one still reach the follower.
                 if !batch.records.isEmpty, let bytes = try? batch.serializedBytes() as [UInt8] { try await emit([bytes]) }
@@ -164,23 +164,24 @@ extension ServiceDispatcher {
         }
     }
 
-    /// Read your writes: returns once this node has applied event `sequence`; fails with
-    /// UNAVAILABLE after `limit` (the call's deadline, if sooner, ends it first).
-    public func waitForSequence(_ sequence: UInt64, limit: Duration = .seconds(30)) async throws(WireError) {
+    /// Read your writes: returns once this node has applied event `sequence` of the
+    /// call's store; fails with UNAVAILABLE after `limit` (the call's deadline, if sooner,
+    /// ends it first).
+    public func waitForSequence(_ sequence: UInt64, store name: String, limit: Duration = .seconds(30)) async throws(WireError) {
         let deadline = ContinuousClock.now + limit
         while true {
             let last: UInt64
             do {
-                last = try store.lastSequence()
+                last = try store.lastSequence(store: name)
             } catch {
                 throw WireError(error)
             }
             if last >= sequence { return }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             guard ContinuousClock.now < deadline else {
-                throw WireError(.unavailable, "this node has applied events up to \(last), not yet \(sequence)")
+                throw WireError(.unavailable, "this node has applied events up to \(last) of store \(StoreName.resolved(name)), not yet \(sequence)")
             }
-            await store.waitForCommit(after: last, timeout: .milliseconds(200))
+            await store.waitForCommit(after: last, store: name, timeout: .milliseconds(200))
         }
     }
 

@@ -13,7 +13,7 @@ extension ServiceDispatcher {
     /// whenever the writer commits, the new ones. Ends with `UNAVAILABLE` when
     /// `isDraining()` turns true (the server is shutting down).
     public func subscribe(
-        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: ([[UInt8]]) async throws(WireError) -> Void
     ) async throws(WireError) {
         let request: Chordstore_V1_SubscribeRequest
@@ -32,7 +32,7 @@ extension ServiceDispatcher {
         let filtered = chordset != nil || !kinds.isEmpty
         var next: UInt64
         do {
-            next = request.fromNow ? try store.lastSequence() + 1 : max(request.fromSequence, 1)
+            next = request.fromNow ? try store.lastSequence(store: context.store) + 1 : max(request.fromSequence, 1)
         } catch {
             throw WireError(error)
         }
@@ -47,7 +47,7 @@ extension ServiceDispatcher {
             var batch: [[UInt8]] = []
             var scanned = 0
             do {
-                try store.forEachRecord(from: next) { sequence, record in
+                try store.forEachRecord(from: next, store: context.store) { sequence, record in
                     next = sequence + 1
                     scanned += 1
                     if !filtered || Self.passes(record, sequence: sequence, chordset: chordset, kinds: kinds) {
@@ -68,12 +68,12 @@ extension ServiceDispatcher {
                 continue
             }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
-            await store.waitForCommit(after: next - 1)
+            await store.waitForCommit(after: next - 1, store: context.store)
         }
     }
 
     private static func passes(_ record: UnsafeRawBufferPointer, sequence: UInt64, chordset: UUID?, kinds: Set<String>) -> Bool {
-        guard let event = try? RecordCodec.decode(record, sequence: sequence).event else { return true }
+        guard let event = try? RecordCodec.decodeChecked(record).event else { return true }
         if !kinds.isEmpty, !kinds.contains(event.kindName) { return false }
         if let chordset, event.chordsetID != chordset, !event.isCollectionWide { return false }
         return true
@@ -83,7 +83,7 @@ extension ServiceDispatcher {
     /// after commits, the deltas that turn the previous result into the new one, each
     /// message tagged with the log position it reflects.
     public func watchQuery(
-        payload: Data, isDraining: @escaping @Sendable () -> Bool,
+        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: ([[UInt8]]) async throws(WireError) -> Void
     ) async throws(WireError) {
         let query: ChordsetQuery
@@ -101,7 +101,7 @@ extension ServiceDispatcher {
         }
         defer { liveQueries.leave() }
         do {
-            var current = try store.query(query)
+            var current = try store.query(query, store: context.store)
             try await emit([try Chordstore_V1_QueryUpdate.with {
                 $0.sequence = current.sequence
                 $0.isInitial = true
@@ -110,10 +110,10 @@ extension ServiceDispatcher {
             while true {
                 if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
                 if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
-                await store.waitForCommit(after: current.sequence)
-                guard try store.lastSequence() > current.sequence else { continue }
+                await store.waitForCommit(after: current.sequence, store: context.store)
+                guard try store.lastSequence(store: context.store) > current.sequence else { continue }
                 try? await Task.sleep(for: limits.liveQueryInterval)  // fold a burst of commits into one message
-                let next = try store.query(query)
+                let next = try store.query(query, store: context.store)
                 let deltas = ListDelta.changes(from: current.chordsets, to: next.chordsets)
                 current = next
                 guard !deltas.isEmpty else { continue }

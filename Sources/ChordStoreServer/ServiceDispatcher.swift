@@ -27,125 +27,88 @@ public struct ServiceDispatcher: Sendable {
         self.liveQueries = ConcurrencyLimit(limits.maxLiveQueries)
     }
 
-    /// Answers a unary call with its serialized response.
-    public func unary(_ method: Method, payload: Data, context: CallContext) async throws(WireError) -> [UInt8] {
-        let session = context.session
-        do {
-            switch method {
-            case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM, .setControlsChord,
-                 .moveChordset, .deleteAll, .undo, .redo:
-                return try await command(try parseCommand(method, payload: payload), session)
-            case .listChordsets:
-                let request = try parse(Chordstore_V1_ListChordsetsRequest.self, payload, method)
-                let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
-                let chordsets = try store.chordsets(order: order(request.order), limit: limit)
-                return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
-            case .getSession:
-                let request = try parse(Chordstore_V1_GetSessionRequest.self, payload, method)
-                let state = try store.session(request.session.isEmpty ? session : request.session)
-                return try Chordstore_V1_SessionState.with {
-                    $0.session = state.session
-                    $0.undoTarget = state.undoTarget ?? 0
-                    $0.redoTarget = state.redoTarget ?? 0
-                    $0.redoDepth = UInt64(state.redoDepth)
-                }.serializedBytes()
-            case .getHistory:
-                return try history(try parse(Chordstore_V1_GetHistoryRequest.self, payload, method))
-            case .readAsOf:
-                return try await readAsOf(try parse(Chordstore_V1_ReadAsOfRequest.self, payload, method))
-            case .queryChordsets:
-                let request = try parse(Chordstore_V1_QueryRequest.self, payload, method)
-                let page = try store.query(try query(request, maxLimit: limits.maxListSize))
-                return try Chordstore_V1_QueryPage.with {
-                    $0.chordsets = page.chordsets.map(\.proto)
-                    $0.nextCursor = page.nextCursor.map { Data($0) } ?? Data()
-                    $0.sequence = page.sequence
-                }.serializedBytes()
-            case .countChordsets:
-                let request = try parse(Chordstore_V1_QueryRequest.self, payload, method)
-                let counted = try await offLoop { [store] in try store.count(try query(request, maxLimit: limits.maxListSize)) }
-                return try Chordstore_V1_CountReply.with {
-                    $0.count = UInt64(counted.count)
-                    $0.sequence = counted.sequence
-                }.serializedBytes()
-            case .getChordset, .getChord, .getControlsChord, .getProfile, .health:
-                return try pointRead(method, payload: payload)
-            case .ackReplication:
-                return try acknowledge(try parse(Chordstore_V1_ReplicationAck.self, payload, method), from: context.peerAddress)
-            case .getNodeStatus:
-                _ = try parse(Chordstore_V1_NodeStatusRequest.self, payload, method)
-                return try nodeStatus().serializedBytes()
-            case .promote:
-                let request = try parse(Chordstore_V1_PromoteRequest.self, payload, method)
-                guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster: it always leads") }
-                return try await replication.promote(force: request.force).serializedBytes()
-            case .fence:
-                let request = try parse(Chordstore_V1_FenceRequest.self, payload, method)
-                guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
-                return try await replication.fence(epoch: request.epoch, leader: request.leader).serializedBytes()
-            case .readLog, .subscribe, .watchQuery, .replicate:
-                throw WireError(.internal, "\(method.rawValue) is a streaming method")
-            }
-        } catch {
-            throw WireError.wrapping(error)
+    // MARK: Reads of the call's store (see ``registry``)
+
+    func getChordset(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, .getChordset)
+        let chordsetID = try id(request.chordsetID, "chordset_id")
+        guard let message = try store.chordsetMessage(chordsetID, store: context.store) else {
+            throw WireError(.notFound, "no chordset has id \(chordsetID)")
         }
+        return message
     }
 
-    /// Answers the reads of one item (a chordset, a chord, the controls chord, the
-    /// profile, health) synchronously: each is one short LMDB snapshot read, so the
-    /// server runs them on the connection's event loop instead of hopping to a task.
-    public func pointRead(_ method: Method, payload: Data) throws(WireError) -> [UInt8] {
-        do {
-            switch method {
-            case .getChordset:
-                let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, method)
-                let chordsetID = try id(request.chordsetID, "chordset_id")
-                guard let message = try store.chordsetMessage(chordsetID) else {
-                    throw WireError(.notFound, "no chordset has id \(chordsetID)")
-                }
-                return message
-            case .getChord:
-                let request = try parse(Chordstore_V1_GetChordRequest.self, payload, method)
-                let chordID = try id(request.chordID, "chord_id")
-                guard let found = try store.chord(chordID) else { throw WireError(.notFound, "no chord has id \(chordID)") }
-                return try Chordstore_V1_ChordView.with {
-                    $0.chord = found.chord.proto
-                    if let owner = found.chordsetID { $0.chordsetID = owner.protoBytes }
-                }.serializedBytes()
-            case .getControlsChord:
-                _ = try parse(Chordstore_V1_GetControlsChordRequest.self, payload, method)
-                guard let chord = try store.controlsChord() else { throw WireError(.notFound, "the controls chord is not set") }
-                return try chord.proto.serializedBytes()
-            case .getProfile:
-                _ = try parse(Chordstore_V1_GetProfileRequest.self, payload, method)
-                let profile = try store.profile()
-                return try Chordstore_V1_Profile.with {
-                    $0.chordsets = UInt64(profile.chordsets)
-                    $0.chords = UInt64(profile.chords)
-                    $0.controlsChordPresent = profile.hasControlsChord
-                    $0.lastSequence = profile.lastSequence
-                }.serializedBytes()
-            case .health:
-                _ = try parse(Chordstore_V1_HealthRequest.self, payload, method)
-                let last = try store.profile().lastSequence
-                return try Chordstore_V1_HealthReply.with {
-                    $0.server = "chordstore \(ServerInfo.version)"
-                    $0.protocolVersion = Method.protocolVersion
-                    $0.node = node
-                    $0.lastSequence = last
-                }.serializedBytes()
-            default:
-                throw WireError(.internal, "\(method.rawValue) is not a point read")
-            }
-        } catch {
-            throw WireError.wrapping(error)
-        }
+    func getChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_GetChordRequest.self, payload, .getChord)
+        let chordID = try id(request.chordID, "chord_id")
+        guard let found = try store.chord(chordID, store: context.store) else { throw WireError(.notFound, "no chord has id \(chordID)") }
+        return try Chordstore_V1_ChordView.with {
+            $0.chord = found.chord.proto
+            if let owner = found.chordsetID { $0.chordsetID = owner.protoBytes }
+        }.serializedBytes()
+    }
+
+    func getControlsChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        _ = try parse(Chordstore_V1_GetControlsChordRequest.self, payload, .getControlsChord)
+        guard let chord = try store.controlsChord(store: context.store) else { throw WireError(.notFound, "the controls chord is not set") }
+        return try chord.proto.serializedBytes()
+    }
+
+    func getProfile(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        _ = try parse(Chordstore_V1_GetProfileRequest.self, payload, .getProfile)
+        return try store.profile(store: context.store).proto.serializedBytes()
+    }
+
+    /// The server's health: its version, protocol, node, and the last event of store
+    /// `default` (as before stores; `GetStoreInfo` tells any store's).
+    func health(_ payload: Data) throws -> [UInt8] {
+        _ = try parse(Chordstore_V1_HealthRequest.self, payload, .health)
+        let last = try store.lastSequence()
+        return try Chordstore_V1_HealthReply.with {
+            $0.server = "chordstore \(ServerInfo.version)"
+            $0.protocolVersion = Method.protocolVersion
+            $0.node = node
+            $0.lastSequence = last
+        }.serializedBytes()
+    }
+
+    func listChordsets(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_ListChordsetsRequest.self, payload, .listChordsets)
+        let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
+        let chordsets = try store.chordsets(order: ChordsetOrder(proto: request.order), limit: limit, store: context.store)
+        return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
+    }
+
+    func getSession(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_GetSessionRequest.self, payload, .getSession)
+        let state = try store.session(request.session.isEmpty ? context.session : request.session, store: context.store)
+        return try state.proto.serializedBytes()
+    }
+
+    func queryChordsets(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_QueryRequest.self, payload, .queryChordsets)
+        let page = try store.query(try query(request, maxLimit: limits.maxListSize), store: context.store)
+        return try Chordstore_V1_QueryPage.with {
+            $0.chordsets = page.chordsets.map(\.proto)
+            $0.nextCursor = page.nextCursor.map { Data($0) } ?? Data()
+            $0.sequence = page.sequence
+        }.serializedBytes()
+    }
+
+    func countChordsets(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_QueryRequest.self, payload, .countChordsets)
+        let query = try query(request, maxLimit: limits.maxListSize)
+        let counted = try await offLoop { [store] in try store.count(query, store: context.store) }
+        return try Chordstore_V1_CountReply.with {
+            $0.count = UInt64(counted.count)
+            $0.sequence = counted.sequence
+        }.serializedBytes()
     }
 
     /// Answers `ReadLog`: calls `emit` with pages of `EventEnvelope`s, in order, each sent
     /// as the bytes stored in the log (no decode and re-encode; the checksum chain can be
     /// checked by the client).
-    public func readLog(payload: Data, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
+    public func readLog(payload: Data, context: CallContext, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
         let request: Chordstore_V1_ReadLogRequest
         do {
             request = try parse(Chordstore_V1_ReadLogRequest.self, payload, .readLog)
@@ -158,7 +121,7 @@ public struct ServiceDispatcher: Sendable {
         while remaining > 0 {
             var batch: [[UInt8]] = []
             do {
-                try store.forEachRecord(from: next) { sequence, record in
+                try store.forEachRecord(from: next, store: context.store) { sequence, record in
                     batch.append(Array(record))
                     next = sequence + 1
                     return batch.count < min(page, Int(clamping: remaining))
@@ -174,14 +137,14 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
-    private func history(_ request: Chordstore_V1_GetHistoryRequest) throws -> [UInt8] {
+    func history(_ request: Chordstore_V1_GetHistoryRequest, _ context: CallContext) throws -> [UInt8] {
         let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
         let events: [RecordedEvent]
         switch request.subject {
         case .chordsetID(let bytes):
-            events = try store.history(chordset: try id(bytes, "chordset_id"), after: request.afterSequence, limit: limit)
+            events = try store.history(chordset: try id(bytes, "chordset_id"), after: request.afterSequence, limit: limit, store: context.store)
         case .session(let session):
-            events = try store.history(session: session, after: request.afterSequence, limit: limit)
+            events = try store.history(session: session, after: request.afterSequence, limit: limit, store: context.store)
         case nil:
             throw WireError(.invalidArgument, "GetHistory needs a chordset_id or a session")
         }
@@ -191,20 +154,20 @@ public struct ServiceDispatcher: Sendable {
         }.serializedBytes()
     }
 
-    private func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest) async throws -> [UInt8] {
+    func readAsOf(_ request: Chordstore_V1_ReadAsOfRequest, _ context: CallContext) async throws -> [UInt8] {
         let point: AsOf = switch request.asOf.point {
         case .sequence(let sequence): .sequence(sequence)
         case .timeMicros(let micros): .time(Instant(microsecondsSince1970: micros))
         case nil: throw WireError(.invalidArgument, "as_of needs a sequence or a time")
         }
         // Off the cooperative pool: a build replays up to an interval of events.
-        let past = try await offLoop { [store] in try store.state(asOf: point) }
+        let past = try await offLoop { [store] in try store.state(asOf: point, store: context.store) }
         return try Chordstore_V1_AsOfReply.with { reply in
             reply.sequence = past.sequence
             switch request.query {
             case .list(let list):
                 let limit = list.limit == 0 ? limits.maxListSize : min(Int(list.limit), limits.maxListSize)
-                reply.list = .with { $0.chordsets = past.chordsets(order: order(list.order), limit: limit).map(\.proto) }
+                reply.list = .with { $0.chordsets = past.chordsets(order: ChordsetOrder(proto: list.order), limit: limit).map(\.proto) }
             case .chordset(let get):
                 let chordsetID = try id(get.chordsetID, "chordset_id")
                 guard let chordset = past.chordset(chordsetID) else {
@@ -212,13 +175,7 @@ public struct ServiceDispatcher: Sendable {
                 }
                 reply.chordset = chordset.proto
             case .profile:
-                let profile = past.profile
-                reply.profile = .with {
-                    $0.chordsets = UInt64(profile.chordsets)
-                    $0.chords = UInt64(profile.chords)
-                    $0.controlsChordPresent = profile.hasControlsChord
-                    $0.lastSequence = profile.lastSequence
-                }
+                reply.profile = past.profile.proto
             case nil:
                 throw WireError(.invalidArgument, "ReadAsOf needs a query: list, chordset or profile")
             }
@@ -227,7 +184,7 @@ public struct ServiceDispatcher: Sendable {
 
     /// Runs long, blocking work (a replay, a full count) on a thread of its own instead of
     /// the cooperative pool that answers the other calls.
-    private func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
@@ -235,29 +192,7 @@ public struct ServiceDispatcher: Sendable {
 
     /// The engine query of a request, its limit capped at `maxLimit`.
     func query(_ request: Chordstore_V1_QueryRequest, maxLimit: Int) throws -> ChordsetQuery {
-        var query = ChordsetQuery(
-            createdFrom: request.hasCreatedFrom ? Instant(microsecondsSince1970: request.createdFrom.micros) : nil,
-            createdBefore: request.hasCreatedBefore ? Instant(microsecondsSince1970: request.createdBefore.micros) : nil,
-            order: order(request.order), descending: request.descending,
-            limit: request.limit == 0 ? maxLimit : min(Int(request.limit), maxLimit),
-            cursor: request.cursor.isEmpty ? nil : Array(request.cursor))
-        if request.hasTitle {
-            let match: ChordsetQuery.TitleMatch = switch request.title.match {
-            case .prefix: .prefix
-            case .contains: .contains
-            default: .equals
-            }
-            query.title = (match, request.title.text)
-        }
-        return query
-    }
-
-    private func order(_ order: Chordstore_V1_ChordsetOrder) -> ChordsetOrder {
-        switch order {
-        case .index: .index
-        case .title: .title
-        default: .creationDate
-        }
+        ChordsetQuery(proto: request, maxLimit: maxLimit)
     }
 
     func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: Data, _ method: Method) throws -> M {
@@ -273,16 +208,12 @@ public struct ServiceDispatcher: Sendable {
         return try UUID(protoBytes: bytes)
     }
 
-    func color(_ message: Chordstore_V1_Color) -> ChordColor {
-        ChordColor(hue: message.hue, purity: message.purity, brightness: message.brightness, alpha: message.alpha)
-    }
-
     func addCommand(_ request: Chordstore_V1_AddChordsetRequest) throws -> AddChordset {
         var specs: [ChordSpec] = []
         for spec in request.chords {
             specs.append(ChordSpec(
                 id: spec.id.isEmpty ? nil : try id(spec.id, "chords.id"), position: Int(spec.position),
-                bpm: spec.bpm == 0 ? nil : spec.bpm, color: spec.hasColor ? color(spec.color) : nil))
+                bpm: spec.bpm == 0 ? nil : spec.bpm, color: spec.hasColor ? ChordColor(proto: spec.color) : nil))
         }
         return AddChordset(
             id: request.id.isEmpty ? nil : try id(request.id, "id"), title: request.title,

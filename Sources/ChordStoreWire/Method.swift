@@ -29,24 +29,13 @@ public enum Method: String, Sendable, CaseIterable {
     case getNodeStatus = "chordstore.v1.ChordStore/GetNodeStatus"
     case promote = "chordstore.v1.ChordStore/Promote"
     case fence = "chordstore.v1.ChordStore/Fence"
+    case createStore = "chordstore.v1.ChordStore/CreateStore"
+    case deleteStore = "chordstore.v1.ChordStore/DeleteStore"
+    case listStores = "chordstore.v1.ChordStore/ListStores"
+    case getStoreInfo = "chordstore.v1.ChordStore/GetStoreInfo"
 
-    /// Whether the server answers with a stream of messages.
-    public var isServerStreaming: Bool {
-        switch self {
-        case .readLog, .subscribe, .watchQuery, .replicate: true
-        default: false
-        }
-    }
-
-    /// Whether the method reads one item (answered without leaving the event loop).
-    public var isPointRead: Bool {
-        switch self {
-        case .getChordset, .getChord, .getControlsChord, .getProfile, .health: true
-        default: false
-        }
-    }
-
-    /// Whether the method changes the store (and takes a command id).
+    /// Whether the method changes a store's chordsets (and takes a command id, so a client
+    /// may retry it). How the server runs each method is its registry's business.
     public var isCommand: Bool {
         switch self {
         case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,

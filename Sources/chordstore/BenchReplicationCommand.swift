@@ -157,7 +157,7 @@ private final class Pair: Sendable {
         var seen = after
         while seen < last, ContinuousClock.now < deadline {
             await store.waitForCommit(after: seen, timeout: .milliseconds(100))
-            let head = (try? store.lastSequence()) ?? seen
+            let head = (try? store.lastLogSequence()) ?? seen
             let now = ContinuousClock.now
             if head > seen {
                 for sequence in (seen + 1)...head { times[sequence] = now }
@@ -170,7 +170,7 @@ private final class Pair: Sendable {
     /// Adds at `rate` events/s for `seconds`; returns the rate reached and the lag.
     func lag(rate: Int, seconds: Int) async throws -> (Double, Latencies) {
         guard let follower = follower.withLock({ $0 }) else { return (0, Latencies()) }
-        let start = try leader.store.lastSequence()
+        let start = try leader.store.lastLogSequence()
         let total = rate * seconds
         let last = start + UInt64(total)
         let deadline = ContinuousClock.now + .seconds(seconds * 3 + 30)
@@ -220,15 +220,15 @@ private final class Pair: Sendable {
 
     /// Starts an empty follower and waits until it holds the leader's whole log.
     func copyToNewFollower() async throws -> Duration {
-        let target = try leader.store.lastSequence()
+        let target = try leader.store.lastLogSequence()
         let began = ContinuousClock.now
         let member = try await Member.start(name: "follower", port: ports[1], peer: ports[0], follow: ports[0], directory: Self.directory())
         follower.withLock { $0 = member }
         let progress = ProgressReporter(label: "copying to the new follower")
         defer { progress.finish() }
-        while try member.store.lastSequence() < target {
-            await member.store.waitForCommit(after: try member.store.lastSequence(), timeout: .milliseconds(200))
-            progress.report(try member.store.lastSequence(), target)
+        while try member.store.lastLogSequence() < target {
+            await member.store.waitForCommit(after: try member.store.lastLogSequence(), timeout: .milliseconds(200))
+            progress.report(try member.store.lastLogSequence(), target)
             guard ContinuousClock.now - began < .seconds(3_600) else { throw ChordStoreError(.unavailable, "the copy took over an hour") }
         }
         return ContinuousClock.now - began

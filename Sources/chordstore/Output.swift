@@ -94,6 +94,8 @@ enum Output {
         case .chordsetMoved(let id, let from, let to): "moved \(id.uuidString) from index \(from) to \(to)"
         case .allDeleted(let n): "deleted all chordsets (\(n))"
         case .allRestored(let at, let n): "put back \(count(n, "chordset")) deleted by event \(at)"
+        case .store(.created(let id, let name)): "created store \(name) (id \(id))"
+        case .store(.deleted(let id, let name)): "deleted store \(name) (id \(id))"
         }
     }
 

@@ -145,9 +145,7 @@ struct RemoteAccess: StoreAccess {
         let profile: Chordstore_V1_Profile = try await remote {
             try await connection.call(.getProfile, Chordstore_V1_GetProfileRequest())
         }
-        return Profile(
-            chordsets: Int(profile.chordsets), chords: Int(profile.chords), hasControlsChord: profile.controlsChordPresent,
-            lastSequence: profile.lastSequence)
+        return Profile(proto: profile)
     }
 
     func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
@@ -164,9 +162,7 @@ struct RemoteAccess: StoreAccess {
         let state: Chordstore_V1_SessionState = try await remote {
             try await connection.call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session })
         }
-        return SessionState(
-            session: state.session, undoTarget: state.undoTarget == 0 ? nil : state.undoTarget,
-            redoTarget: state.redoTarget == 0 ? nil : state.redoTarget, redoDepth: Int(state.redoDepth))
+        return SessionState(proto: state)
     }
 
     func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent] {
@@ -209,8 +205,7 @@ struct RemoteAccess: StoreAccess {
         case .list(let list): return .list(try list.chordsets.map { try Chordset(proto: $0) }, sequence: reply.sequence)
         case .chordset(let chordset): return .chordset(try Chordset(proto: chordset), sequence: reply.sequence)
         case .profile(let p):
-            return .profile(Profile(
-                chordsets: Int(p.chordsets), chords: Int(p.chords), hasControlsChord: p.controlsChordPresent, lastSequence: p.lastSequence))
+            return .profile(Profile(proto: p))
         case nil: throw ChordStoreError(.internal, "the server answered ReadAsOf without a result")
         }
     }
@@ -317,41 +312,6 @@ enum RemoteCommand {
             return (.undo, Chordstore_V1_UndoRequest.with { $0.context = wireContext })
         case .redo:
             return (.redo, Chordstore_V1_RedoRequest.with { $0.context = wireContext })
-        }
-    }
-}
-
-extension ChordsetOrder {
-    /// The wire enum.
-    var proto: Chordstore_V1_ChordsetOrder {
-        switch self {
-        case .creationDate: .created
-        case .index: .index
-        case .title: .title
-        }
-    }
-}
-
-extension ChordsetQuery {
-    /// The wire request.
-    var proto: Chordstore_V1_QueryRequest {
-        .with { request in
-            if let title {
-                request.title = .with {
-                    $0.match = switch title.match {
-                    case .equals: .equals
-                    case .prefix: .prefix
-                    case .contains: .contains
-                    }
-                    $0.text = title.text
-                }
-            }
-            if let createdFrom { request.createdFrom = .with { $0.micros = createdFrom.microsecondsSince1970 } }
-            if let createdBefore { request.createdBefore = .with { $0.micros = createdBefore.microsecondsSince1970 } }
-            request.order = order.proto
-            request.descending = descending
-            request.limit = UInt32(clamping: limit)
-            if let cursor { request.cursor = Data(cursor) }
         }
     }
 }

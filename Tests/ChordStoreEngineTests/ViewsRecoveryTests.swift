@@ -26,7 +26,8 @@ struct ViewsRecoveryTests {
         let env = try Environment(directory: views)
         let commands = try env.openDatabase("commands")
         try env.withWriteTransaction { txn in
-            try txn.put(commands, key: Array("probe".utf8), value: withUnsafeBytes(of: UInt64(1).bigEndian) { Array($0) })
+            // Store `default`'s keys start with its id, 0, as 4 bytes.
+            try txn.put(commands, key: [0, 0, 0, 0] + Array("probe".utf8), value: withUnsafeBytes(of: UInt64(1).bigEndian) { Array($0) })
         }
     }
 
@@ -162,6 +163,6 @@ struct ViewsRecoveryTests {
         let env = try Environment(directory: directory)
         #expect(throws: LMDBError.self) { try env.openDatabase("chordsets", create: false) }
         let meta = try env.openDatabase("meta")
-        #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [2])
+        #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [3])
     }
 }

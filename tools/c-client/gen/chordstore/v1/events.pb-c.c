@@ -457,6 +457,96 @@ void   chordstore__v1__change_mark__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__change_mark__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__store_created__init
+                     (Chordstore__V1__StoreCreated         *message)
+{
+  static const Chordstore__V1__StoreCreated init_value = CHORDSTORE__V1__STORE_CREATED__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__store_created__get_packed_size
+                     (const Chordstore__V1__StoreCreated *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_created__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__store_created__pack
+                     (const Chordstore__V1__StoreCreated *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_created__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__store_created__pack_to_buffer
+                     (const Chordstore__V1__StoreCreated *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_created__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__StoreCreated *
+       chordstore__v1__store_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__StoreCreated *)
+     protobuf_c_message_unpack (&chordstore__v1__store_created__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__store_created__free_unpacked
+                     (Chordstore__V1__StoreCreated *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__store_created__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__store_deleted__init
+                     (Chordstore__V1__StoreDeleted         *message)
+{
+  static const Chordstore__V1__StoreDeleted init_value = CHORDSTORE__V1__STORE_DELETED__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__store_deleted__get_packed_size
+                     (const Chordstore__V1__StoreDeleted *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_deleted__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__store_deleted__pack
+                     (const Chordstore__V1__StoreDeleted *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_deleted__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__store_deleted__pack_to_buffer
+                     (const Chordstore__V1__StoreDeleted *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_deleted__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__StoreDeleted *
+       chordstore__v1__store_deleted__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__StoreDeleted *)
+     protobuf_c_message_unpack (&chordstore__v1__store_deleted__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__store_deleted__free_unpacked
+                     (Chordstore__V1__StoreDeleted *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__store_deleted__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message)
 {
@@ -1051,7 +1141,109 @@ const ProtobufCMessageDescriptor chordstore__v1__change_mark__descriptor =
   (ProtobufCMessageInit) chordstore__v1__change_mark__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[16] =
+static const ProtobufCFieldDescriptor chordstore__v1__store_created__field_descriptors[2] =
+{
+  {
+    "store_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreCreated, store_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreCreated, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__store_created__field_indices_by_name[] = {
+  1,   /* field[1] = name */
+  0,   /* field[0] = store_id */
+};
+static const ProtobufCIntRange chordstore__v1__store_created__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__store_created__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.StoreCreated",
+  "StoreCreated",
+  "Chordstore__V1__StoreCreated",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__StoreCreated),
+  2,
+  chordstore__v1__store_created__field_descriptors,
+  chordstore__v1__store_created__field_indices_by_name,
+  1,  chordstore__v1__store_created__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__store_created__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__store_deleted__field_descriptors[2] =
+{
+  {
+    "store_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreDeleted, store_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreDeleted, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__store_deleted__field_indices_by_name[] = {
+  1,   /* field[1] = name */
+  0,   /* field[0] = store_id */
+};
+static const ProtobufCIntRange chordstore__v1__store_deleted__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__store_deleted__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.StoreDeleted",
+  "StoreDeleted",
+  "Chordstore__V1__StoreDeleted",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__StoreDeleted),
+  2,
+  chordstore__v1__store_deleted__field_descriptors,
+  chordstore__v1__store_deleted__field_indices_by_name,
+  1,  chordstore__v1__store_deleted__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__store_deleted__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[20] =
 {
   {
     "sequence",
@@ -1245,6 +1437,54 @@ static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_desc
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "store",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__EventEnvelope, store),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "log_sequence",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__EventEnvelope, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store_created",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__EventEnvelope, event_case),
+    offsetof(Chordstore__V1__EventEnvelope, store_created),
+    &chordstore__v1__store_created__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store_deleted",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__EventEnvelope, event_case),
+    offsetof(Chordstore__V1__EventEnvelope, store_deleted),
+    &chordstore__v1__store_deleted__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = {
   12,   /* field[12] = all_deleted */
@@ -1259,15 +1499,19 @@ static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = 
   4,   /* field[4] = command_id */
   10,   /* field[10] = controls_chord_set */
   1,   /* field[1] = epoch */
+  17,   /* field[17] = log_sequence */
   13,   /* field[13] = mark */
   0,   /* field[0] = sequence */
   3,   /* field[3] = session */
+  16,   /* field[16] = store */
+  18,   /* field[18] = store_created */
+  19,   /* field[19] = store_deleted */
   2,   /* field[2] = timestamp */
 };
 static const ProtobufCIntRange chordstore__v1__event_envelope__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 16 }
+  { 0, 20 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
 {
@@ -1277,7 +1521,7 @@ const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
   "Chordstore__V1__EventEnvelope",
   "chordstore.v1",
   sizeof(Chordstore__V1__EventEnvelope),
-  16,
+  20,
   chordstore__v1__event_envelope__field_descriptors,
   chordstore__v1__event_envelope__field_indices_by_name,
   1,  chordstore__v1__event_envelope__number_ranges,

@@ -27,6 +27,8 @@ typedef struct Chordstore__V1__ChordsetMoved Chordstore__V1__ChordsetMoved;
 typedef struct Chordstore__V1__AllDeleted Chordstore__V1__AllDeleted;
 typedef struct Chordstore__V1__AllRestored Chordstore__V1__AllRestored;
 typedef struct Chordstore__V1__ChangeMark Chordstore__V1__ChangeMark;
+typedef struct Chordstore__V1__StoreCreated Chordstore__V1__StoreCreated;
+typedef struct Chordstore__V1__StoreDeleted Chordstore__V1__StoreDeleted;
 typedef struct Chordstore__V1__EventEnvelope Chordstore__V1__EventEnvelope;
 
 
@@ -208,6 +210,40 @@ struct  Chordstore__V1__ChangeMark
     , CHORDSTORE__V1__CHANGE_MARK__KIND__NOT_SET, {0} }
 
 
+/*
+ * A store was created (docs/PROTOCOL.md, "Stores"). Written by CreateStore; it belongs to
+ * no store's sequence (the envelope's `store` is 0 and its `sequence` is the log's).
+ */
+struct  Chordstore__V1__StoreCreated
+{
+  ProtobufCMessage base;
+  /*
+   * 1, 2, 3, ... in the order stores are created; never reused
+   */
+  uint32_t store_id;
+  char *name;
+};
+#define CHORDSTORE__V1__STORE_CREATED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__store_created__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A store was deleted: its views are gone and its name is free; its events stay in the
+ * log (for replication and audit) and are never shown again, not even under a new store
+ * of the same name, which gets a new `store_id`.
+ */
+struct  Chordstore__V1__StoreDeleted
+{
+  ProtobufCMessage base;
+  uint32_t store_id;
+  char *name;
+};
+#define CHORDSTORE__V1__STORE_DELETED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__store_deleted__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
 typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET = 0,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORDSET_ADDED = 6,
@@ -218,7 +254,9 @@ typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CONTROLS_CHORD_SET = 11,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORDSET_MOVED = 12,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_DELETED = 13,
-  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_RESTORED = 16
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_RESTORED = 16,
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_STORE_CREATED = 19,
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_STORE_DELETED = 20
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__CASE)
 } Chordstore__V1__EventEnvelope__EventCase;
 
@@ -235,7 +273,8 @@ struct  Chordstore__V1__EventEnvelope
 {
   ProtobufCMessage base;
   /*
-   * 1, 2, 3, ... with no gap
+   * The event's number in its store: 1, 2, 3, ... with no gap within the store. Store
+   * `default` (0) numbers its events exactly as the whole log did before stores.
    */
   uint64_t sequence;
   /*
@@ -254,6 +293,17 @@ struct  Chordstore__V1__EventEnvelope
    * client-supplied command id
    */
   char *command_id;
+  /*
+   * The store the event belongs to: 0 (absent) is store `default`, others are the
+   * `store_id` a StoreCreated event gave them.
+   */
+  uint32_t store;
+  /*
+   * The event's place in the whole log (every store's events in commit order, the order
+   * replication copies and the checksum chains): 1, 2, 3, ... with no gap. Absent when
+   * it equals `sequence` (every event of a log written before stores).
+   */
+  uint64_t log_sequence;
   /*
    * Present on events written by Undo and Redo.
    */
@@ -274,11 +324,13 @@ struct  Chordstore__V1__EventEnvelope
     Chordstore__V1__ChordsetMoved *chordset_moved;
     Chordstore__V1__AllDeleted *all_deleted;
     Chordstore__V1__AllRestored *all_restored;
+    Chordstore__V1__StoreCreated *store_created;
+    Chordstore__V1__StoreDeleted *store_deleted;
   };
 };
 #define CHORDSTORE__V1__EVENT_ENVELOPE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__event_envelope__descriptor) \
-    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
+    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
 
 
 /* Chordstore__V1__ChordsetAdded methods */
@@ -471,6 +523,44 @@ Chordstore__V1__ChangeMark *
 void   chordstore__v1__change_mark__free_unpacked
                      (Chordstore__V1__ChangeMark *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__StoreCreated methods */
+void   chordstore__v1__store_created__init
+                     (Chordstore__V1__StoreCreated         *message);
+size_t chordstore__v1__store_created__get_packed_size
+                     (const Chordstore__V1__StoreCreated   *message);
+size_t chordstore__v1__store_created__pack
+                     (const Chordstore__V1__StoreCreated   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__store_created__pack_to_buffer
+                     (const Chordstore__V1__StoreCreated   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__StoreCreated *
+       chordstore__v1__store_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__store_created__free_unpacked
+                     (Chordstore__V1__StoreCreated *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__StoreDeleted methods */
+void   chordstore__v1__store_deleted__init
+                     (Chordstore__V1__StoreDeleted         *message);
+size_t chordstore__v1__store_deleted__get_packed_size
+                     (const Chordstore__V1__StoreDeleted   *message);
+size_t chordstore__v1__store_deleted__pack
+                     (const Chordstore__V1__StoreDeleted   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__store_deleted__pack_to_buffer
+                     (const Chordstore__V1__StoreDeleted   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__StoreDeleted *
+       chordstore__v1__store_deleted__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__store_deleted__free_unpacked
+                     (Chordstore__V1__StoreDeleted *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__EventEnvelope methods */
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message);
@@ -522,6 +612,12 @@ typedef void (*Chordstore__V1__AllRestored_Closure)
 typedef void (*Chordstore__V1__ChangeMark_Closure)
                  (const Chordstore__V1__ChangeMark *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__StoreCreated_Closure)
+                 (const Chordstore__V1__StoreCreated *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__StoreDeleted_Closure)
+                 (const Chordstore__V1__StoreDeleted *message,
+                  void *closure_data);
 typedef void (*Chordstore__V1__EventEnvelope_Closure)
                  (const Chordstore__V1__EventEnvelope *message,
                   void *closure_data);
@@ -541,6 +637,8 @@ extern const ProtobufCMessageDescriptor chordstore__v1__chordset_moved__descript
 extern const ProtobufCMessageDescriptor chordstore__v1__all_deleted__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__all_restored__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__change_mark__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__store_created__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__store_deleted__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor;
 
 PROTOBUF_C__END_DECLS

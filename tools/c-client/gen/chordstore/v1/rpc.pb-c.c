@@ -2353,6 +2353,321 @@ void   chordstore__v1__promote_request__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__promote_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__create_store_request__init
+                     (Chordstore__V1__CreateStoreRequest         *message)
+{
+  static const Chordstore__V1__CreateStoreRequest init_value = CHORDSTORE__V1__CREATE_STORE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__create_store_request__get_packed_size
+                     (const Chordstore__V1__CreateStoreRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_store_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__create_store_request__pack
+                     (const Chordstore__V1__CreateStoreRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_store_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__create_store_request__pack_to_buffer
+                     (const Chordstore__V1__CreateStoreRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_store_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__CreateStoreRequest *
+       chordstore__v1__create_store_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__CreateStoreRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__create_store_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__create_store_request__free_unpacked
+                     (Chordstore__V1__CreateStoreRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__create_store_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__delete_store_request__init
+                     (Chordstore__V1__DeleteStoreRequest         *message)
+{
+  static const Chordstore__V1__DeleteStoreRequest init_value = CHORDSTORE__V1__DELETE_STORE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__delete_store_request__get_packed_size
+                     (const Chordstore__V1__DeleteStoreRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__delete_store_request__pack
+                     (const Chordstore__V1__DeleteStoreRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__delete_store_request__pack_to_buffer
+                     (const Chordstore__V1__DeleteStoreRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__DeleteStoreRequest *
+       chordstore__v1__delete_store_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__DeleteStoreRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__delete_store_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__delete_store_request__free_unpacked
+                     (Chordstore__V1__DeleteStoreRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__delete_store_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__delete_store_reply__init
+                     (Chordstore__V1__DeleteStoreReply         *message)
+{
+  static const Chordstore__V1__DeleteStoreReply init_value = CHORDSTORE__V1__DELETE_STORE_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__delete_store_reply__get_packed_size
+                     (const Chordstore__V1__DeleteStoreReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__delete_store_reply__pack
+                     (const Chordstore__V1__DeleteStoreReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__delete_store_reply__pack_to_buffer
+                     (const Chordstore__V1__DeleteStoreReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__delete_store_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__DeleteStoreReply *
+       chordstore__v1__delete_store_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__DeleteStoreReply *)
+     protobuf_c_message_unpack (&chordstore__v1__delete_store_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__delete_store_reply__free_unpacked
+                     (Chordstore__V1__DeleteStoreReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__delete_store_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__list_stores_request__init
+                     (Chordstore__V1__ListStoresRequest         *message)
+{
+  static const Chordstore__V1__ListStoresRequest init_value = CHORDSTORE__V1__LIST_STORES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__list_stores_request__get_packed_size
+                     (const Chordstore__V1__ListStoresRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_stores_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__list_stores_request__pack
+                     (const Chordstore__V1__ListStoresRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_stores_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__list_stores_request__pack_to_buffer
+                     (const Chordstore__V1__ListStoresRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_stores_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ListStoresRequest *
+       chordstore__v1__list_stores_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ListStoresRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__list_stores_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__list_stores_request__free_unpacked
+                     (Chordstore__V1__ListStoresRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__list_stores_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__store_list__init
+                     (Chordstore__V1__StoreList         *message)
+{
+  static const Chordstore__V1__StoreList init_value = CHORDSTORE__V1__STORE_LIST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__store_list__get_packed_size
+                     (const Chordstore__V1__StoreList *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_list__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__store_list__pack
+                     (const Chordstore__V1__StoreList *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_list__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__store_list__pack_to_buffer
+                     (const Chordstore__V1__StoreList *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_list__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__StoreList *
+       chordstore__v1__store_list__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__StoreList *)
+     protobuf_c_message_unpack (&chordstore__v1__store_list__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__store_list__free_unpacked
+                     (Chordstore__V1__StoreList *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__store_list__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__get_store_info_request__init
+                     (Chordstore__V1__GetStoreInfoRequest         *message)
+{
+  static const Chordstore__V1__GetStoreInfoRequest init_value = CHORDSTORE__V1__GET_STORE_INFO_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__get_store_info_request__get_packed_size
+                     (const Chordstore__V1__GetStoreInfoRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_store_info_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__get_store_info_request__pack
+                     (const Chordstore__V1__GetStoreInfoRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_store_info_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__get_store_info_request__pack_to_buffer
+                     (const Chordstore__V1__GetStoreInfoRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__get_store_info_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__GetStoreInfoRequest *
+       chordstore__v1__get_store_info_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__GetStoreInfoRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__get_store_info_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__get_store_info_request__free_unpacked
+                     (Chordstore__V1__GetStoreInfoRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__get_store_info_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__store_info__init
+                     (Chordstore__V1__StoreInfo         *message)
+{
+  static const Chordstore__V1__StoreInfo init_value = CHORDSTORE__V1__STORE_INFO__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__store_info__get_packed_size
+                     (const Chordstore__V1__StoreInfo *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_info__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__store_info__pack
+                     (const Chordstore__V1__StoreInfo *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_info__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__store_info__pack_to_buffer
+                     (const Chordstore__V1__StoreInfo *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__store_info__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__StoreInfo *
+       chordstore__v1__store_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__StoreInfo *)
+     protobuf_c_message_unpack (&chordstore__v1__store_info__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__store_info__free_unpacked
+                     (Chordstore__V1__StoreInfo *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__store_info__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor chordstore__v1__frame__field_descriptors[4] =
 {
   {
@@ -2481,7 +2796,7 @@ const ProtobufCMessageDescriptor chordstore__v1__call__metadata_entry__descripto
   (ProtobufCMessageInit) chordstore__v1__call__metadata_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[6] =
+static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[7] =
 {
   {
     "call_id",
@@ -2555,6 +2870,18 @@ static const ProtobufCFieldDescriptor chordstore__v1__call__field_descriptors[6]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "store",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__Call, store),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__call__field_indices_by_name[] = {
   0,   /* field[0] = call_id */
@@ -2562,12 +2889,13 @@ static const unsigned chordstore__v1__call__field_indices_by_name[] = {
   1,   /* field[1] = method */
   5,   /* field[5] = min_sequence */
   4,   /* field[4] = payload */
+  6,   /* field[6] = store */
   3,   /* field[3] = timeout_micros */
 };
 static const ProtobufCIntRange chordstore__v1__call__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__call__descriptor =
 {
@@ -2577,7 +2905,7 @@ const ProtobufCMessageDescriptor chordstore__v1__call__descriptor =
   "Chordstore__V1__Call",
   "chordstore.v1",
   sizeof(Chordstore__V1__Call),
-  6,
+  7,
   chordstore__v1__call__field_descriptors,
   chordstore__v1__call__field_indices_by_name,
   1,  chordstore__v1__call__number_ranges,
@@ -5727,6 +6055,376 @@ const ProtobufCMessageDescriptor chordstore__v1__promote_request__descriptor =
   (ProtobufCMessageInit) chordstore__v1__promote_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor chordstore__v1__create_store_request__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CreateStoreRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__create_store_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__create_store_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__create_store_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.CreateStoreRequest",
+  "CreateStoreRequest",
+  "Chordstore__V1__CreateStoreRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__CreateStoreRequest),
+  1,
+  chordstore__v1__create_store_request__field_descriptors,
+  chordstore__v1__create_store_request__field_indices_by_name,
+  1,  chordstore__v1__create_store_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__create_store_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__delete_store_request__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__DeleteStoreRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__delete_store_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__delete_store_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__delete_store_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.DeleteStoreRequest",
+  "DeleteStoreRequest",
+  "Chordstore__V1__DeleteStoreRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__DeleteStoreRequest),
+  1,
+  chordstore__v1__delete_store_request__field_descriptors,
+  chordstore__v1__delete_store_request__field_indices_by_name,
+  1,  chordstore__v1__delete_store_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__delete_store_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__delete_store_reply__field_descriptors[1] =
+{
+  {
+    "log_sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__DeleteStoreReply, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__delete_store_reply__field_indices_by_name[] = {
+  0,   /* field[0] = log_sequence */
+};
+static const ProtobufCIntRange chordstore__v1__delete_store_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__delete_store_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.DeleteStoreReply",
+  "DeleteStoreReply",
+  "Chordstore__V1__DeleteStoreReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__DeleteStoreReply),
+  1,
+  chordstore__v1__delete_store_reply__field_descriptors,
+  chordstore__v1__delete_store_reply__field_indices_by_name,
+  1,  chordstore__v1__delete_store_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__delete_store_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__list_stores_request__field_descriptors[2] =
+{
+  {
+    "page_size",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListStoresRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListStoresRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__list_stores_request__field_indices_by_name[] = {
+  0,   /* field[0] = page_size */
+  1,   /* field[1] = page_token */
+};
+static const ProtobufCIntRange chordstore__v1__list_stores_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__list_stores_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ListStoresRequest",
+  "ListStoresRequest",
+  "Chordstore__V1__ListStoresRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ListStoresRequest),
+  2,
+  chordstore__v1__list_stores_request__field_descriptors,
+  chordstore__v1__list_stores_request__field_indices_by_name,
+  1,  chordstore__v1__list_stores_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__list_stores_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__store_list__field_descriptors[2] =
+{
+  {
+    "stores",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__StoreList, n_stores),
+    offsetof(Chordstore__V1__StoreList, stores),
+    &chordstore__v1__store_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreList, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__store_list__field_indices_by_name[] = {
+  1,   /* field[1] = next_page_token */
+  0,   /* field[0] = stores */
+};
+static const ProtobufCIntRange chordstore__v1__store_list__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__store_list__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.StoreList",
+  "StoreList",
+  "Chordstore__V1__StoreList",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__StoreList),
+  2,
+  chordstore__v1__store_list__field_descriptors,
+  chordstore__v1__store_list__field_indices_by_name,
+  1,  chordstore__v1__store_list__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__store_list__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__get_store_info_request__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__GetStoreInfoRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__get_store_info_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__get_store_info_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__get_store_info_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.GetStoreInfoRequest",
+  "GetStoreInfoRequest",
+  "Chordstore__V1__GetStoreInfoRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__GetStoreInfoRequest),
+  1,
+  chordstore__v1__get_store_info_request__field_descriptors,
+  chordstore__v1__get_store_info_request__field_indices_by_name,
+  1,  chordstore__v1__get_store_info_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__get_store_info_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__store_info__field_descriptors[7] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, created),
+    &google__protobuf__timestamp__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chordsets",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, chordsets),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "chords",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, chords),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "head_sequence",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, head_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "log_sequence",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__StoreInfo, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__store_info__field_indices_by_name[] = {
+  4,   /* field[4] = chords */
+  3,   /* field[3] = chordsets */
+  2,   /* field[2] = created */
+  5,   /* field[5] = head_sequence */
+  1,   /* field[1] = id */
+  6,   /* field[6] = log_sequence */
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__store_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__store_info__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.StoreInfo",
+  "StoreInfo",
+  "Chordstore__V1__StoreInfo",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__StoreInfo),
+  7,
+  chordstore__v1__store_info__field_descriptors,
+  chordstore__v1__store_info__field_indices_by_name,
+  1,  chordstore__v1__store_info__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__store_info__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue chordstore__v1__durability__enum_values_by_number[3] =
 {
   { "DURABILITY_DEFAULT", "CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT", 0 },
@@ -5787,7 +6485,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[29] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[33] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -5818,13 +6516,19 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "GetNodeStatus", &chordstore__v1__node_status_request__descriptor, &chordstore__v1__node_status__descriptor },
   { "Promote", &chordstore__v1__promote_request__descriptor, &chordstore__v1__node_status__descriptor },
   { "Fence", &chordstore__v1__fence_request__descriptor, &chordstore__v1__node_status__descriptor },
+  { "CreateStore", &chordstore__v1__create_store_request__descriptor, &chordstore__v1__store_info__descriptor },
+  { "DeleteStore", &chordstore__v1__delete_store_request__descriptor, &chordstore__v1__delete_store_reply__descriptor },
+  { "ListStores", &chordstore__v1__list_stores_request__descriptor, &chordstore__v1__store_list__descriptor },
+  { "GetStoreInfo", &chordstore__v1__get_store_info_request__descriptor, &chordstore__v1__store_info__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   25,        /* AckReplication */
   0,        /* AddChordset */
   22,        /* CountChordsets */
+  29,        /* CreateStore */
   7,        /* DeleteAll */
   2,        /* DeleteChordset */
+  30,        /* DeleteStore */
   28,        /* Fence */
   10,        /* GetChord */
   9,        /* GetChordset */
@@ -5833,8 +6537,10 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   26,        /* GetNodeStatus */
   12,        /* GetProfile */
   17,        /* GetSession */
+  32,        /* GetStoreInfo */
   14,        /* Health */
   8,        /* ListChordsets */
+  31,        /* ListStores */
   6,        /* MoveChordset */
   27,        /* Promote */
   21,        /* QueryChordsets */
@@ -5857,7 +6563,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  29,
+  33,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -6092,6 +6798,38 @@ void chordstore__v1__chord_store__fence(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 28, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__create_store(ProtobufCService *service,
+                                               const Chordstore__V1__CreateStoreRequest *input,
+                                               Chordstore__V1__StoreInfo_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 29, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__delete_store(ProtobufCService *service,
+                                               const Chordstore__V1__DeleteStoreRequest *input,
+                                               Chordstore__V1__DeleteStoreReply_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 30, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__list_stores(ProtobufCService *service,
+                                              const Chordstore__V1__ListStoresRequest *input,
+                                              Chordstore__V1__StoreList_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 31, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__get_store_info(ProtobufCService *service,
+                                                 const Chordstore__V1__GetStoreInfoRequest *input,
+                                                 Chordstore__V1__StoreInfo_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 32, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

@@ -1,0 +1,63 @@
+public import ChordStoreDomain
+
+/// The stores of a server: isolated collections of chordsets on one log (see
+/// ``ChordStoreDomain/StoreName``). Every read and command names its store (`default`
+/// unless told otherwise); these create, delete and list them.
+extension ChordStore {
+    /// Creates the store `name` and returns its description once its creation is
+    /// durable. `invalidArgument` for a name against the rules, `alreadyExists` if it
+    /// exists, `resourceExhausted` past ``Options/maxStores``.
+    @discardableResult
+    public func createStore(_ name: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> StoreInfo {
+        let recorded = try await writer.submit(SubmittedCommand(store: .create(name), context: context)).get()
+        return try storeInfo(name, at: recorded.logSequence)
+    }
+
+    /// Deletes the store `name`: its views go and its name is free; its events stay in the
+    /// log (replication and audit) and are never shown again, not even by a new store of
+    /// the same name. Returns the deletion's event. `notFound` if there is no such store,
+    /// `failedPrecondition` for `default`.
+    @discardableResult
+    public func deleteStore(_ name: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> RecordedEvent {
+        try await writer.submit(SubmittedCommand(store: .delete(name), context: context)).get()
+    }
+
+    /// Up to `limit` live stores after the one named `name` (from the first if `nil`):
+    /// `default` first, then the others by name.
+    public func stores(after name: String? = nil, limit: Int = 100) throws(ChordStoreError) -> [StoreInfo] {
+        guard limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
+        return try backend.withStores { stores in
+            let logSequence = try stores.logHead.sequence
+            return try stores.stores(after: name, limit: limit).map { try Self.info(stores.snapshot(of: $0), logSequence: logSequence) }
+        }
+    }
+
+    /// How many stores are live, `default` included.
+    public func storeCount() throws(ChordStoreError) -> Int {
+        try backend.withStores { try $0.storeCount() }
+    }
+
+    /// The store `name`'s description: `notFound` if there is none.
+    public func storeInfo(_ name: String) throws(ChordStoreError) -> StoreInfo {
+        try storeInfo(name, at: nil)
+    }
+
+    private func storeInfo(_ name: String, at logSequence: UInt64?) throws(ChordStoreError) -> StoreInfo {
+        try backend.withStores { stores in
+            let name = StoreName.resolved(name)
+            try StoreName.check(name)
+            guard let record = try stores.store(named: name) else {
+                throw ChordStoreError(.notFound, "there is no store named \(name)")
+            }
+            return try Self.info(try stores.snapshot(of: record), logSequence: max(logSequence ?? 0, try stores.logHead.sequence))
+        }
+    }
+
+    private static func info(_ snapshot: any StoreSnapshot, logSequence: UInt64) throws -> StoreInfo {
+        let record = snapshot.record
+        return StoreInfo(
+            name: record.name, id: record.id, created: record.created.microsecondsSince1970 == 0 ? nil : record.created,
+            chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount(), headSequence: record.head,
+            logSequence: logSequence)
+    }
+}

@@ -1,0 +1,102 @@
+public import ChordStoreDomain
+
+/// A store in the registry of stores: its id and name, when it was created, and its last
+/// event. The registry is a projection of the log like the other views: the store events
+/// (``ChordStoreDomain/StoreEvent``) add and remove entries, every other event advances
+/// its store's head.
+struct StoreRecord: Sendable, Hashable {
+    /// 0 for `default`, else the id its creation gave it.
+    var id: UInt32
+    var name: String
+    /// When it was created: its creation event's commit time (`default`: its first
+    /// event's, zero before it has one).
+    var created: Instant
+    /// The log position of its creation event (0 for `default`).
+    var createdAt: UInt64
+    /// Its last event's sequence in the store (0: none yet).
+    var head: UInt64 = 0
+    /// Its last event's commit time.
+    var headTimestamp = Instant(microsecondsSince1970: 0)
+    /// Its last event's place in the whole log.
+    var headLogSequence: UInt64 = 0
+
+    /// Store `default` before its first event.
+    static let initialDefault = StoreRecord(id: 0, name: StoreName.default, created: Instant(microsecondsSince1970: 0), createdAt: 0)
+
+    /// The largest store id; creating a store past it is refused (a store a second for 68
+    /// years).
+    static let maxID = UInt32(Int32.max)
+
+    /// The registry's value bytes: five 8-byte big-endian fields, then the name.
+    var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(40 + name.utf8.count)
+        for value in [UInt64(bitPattern: created.microsecondsSince1970), createdAt, head,
+                      UInt64(bitPattern: headTimestamp.microsecondsSince1970), headLogSequence] {
+            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        }
+        bytes.append(contentsOf: name.utf8)
+        return bytes
+    }
+
+    /// Reads a registry entry of store `id`.
+    init(id: UInt32, bytes: UnsafeRawBufferPointer) throws(ChordStoreError) {
+        guard bytes.count > 40 else { throw ChordStoreError(.dataLoss, "the registry entry of store \(id) is \(bytes.count) bytes; more than 40") }
+        func field(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+        self.id = id
+        name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[40...]), as: UTF8.self)
+        created = Instant(microsecondsSince1970: Int64(bitPattern: field(0)))
+        createdAt = field(1)
+        head = field(2)
+        headTimestamp = Instant(microsecondsSince1970: Int64(bitPattern: field(3)))
+        headLogSequence = field(4)
+    }
+
+    init(id: UInt32, name: String, created: Instant, createdAt: UInt64) {
+        self.id = id
+        self.name = name
+        self.created = created
+        self.createdAt = createdAt
+    }
+
+    /// The 4-byte prefix of the store's keys in every view database (big-endian id).
+    var prefix: [UInt8] { Self.prefix(id) }
+
+    static func prefix(_ id: UInt32) -> [UInt8] { withUnsafeBytes(of: id.bigEndian) { Array($0) } }
+
+    /// Notes `event`, the store's next event, as its head (and `default`'s first event as
+    /// its creation).
+    mutating func advance(to sequence: UInt64, at timestamp: Instant, logSequence: UInt64) {
+        head = sequence
+        headTimestamp = timestamp
+        headLogSequence = logSequence
+        if id == 0, created.microsecondsSince1970 == 0 { created = timestamp }
+    }
+}
+
+/// What ``ChordStore/storeInfo(_:)`` and ``ChordStore/stores(after:limit:)`` tell of a store.
+public struct StoreInfo: Sendable, Hashable {
+    /// The store's name.
+    public var name: String
+    /// Its id in the log (0 for `default`; a deleted and re-created name gets a new one).
+    public var id: UInt32
+    /// When it was created (`nil` for a `default` store that has no event yet).
+    public var created: Instant?
+    /// Its chordsets and chords (the controls chord included).
+    public var chordsets: Int, chords: Int
+    /// Its last event's sequence number in the store (0: none).
+    public var headSequence: UInt64
+    /// The whole log's last position when this was read.
+    public var logSequence: UInt64
+
+    /// Creates a store description.
+    public init(name: String, id: UInt32, created: Instant?, chordsets: Int, chords: Int, headSequence: UInt64, logSequence: UInt64) {
+        self.name = name
+        self.id = id
+        self.created = created
+        self.chordsets = chordsets
+        self.chords = chords
+        self.headSequence = headSequence
+        self.logSequence = logSequence
+    }
+}

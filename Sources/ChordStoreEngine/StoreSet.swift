@@ -1,0 +1,120 @@
+import ChordStoreDomain
+import Foundation
+
+/// Every store as plain Swift values: the in-memory backend's storage, and what a replay
+/// of the log produces (for rebuild, verify and reads of the past).
+struct StoreSet: StoreSpace, Sendable {
+    /// One store's projections and log.
+    struct Store: Sendable {
+        var record: StoreRecord
+        var state: InMemoryState
+        var changes = InMemoryChanges()
+        var log: InMemoryLog
+    }
+
+    private(set) var stores: [UInt32: Store]
+    private(set) var names: [String: UInt32] = [StoreName.default: 0]
+    private(set) var lastID: UInt32 = 0
+    var logHead = LogHead.empty
+    /// The whole log (kept by the in-memory backend; a replay keeps none).
+    private(set) var records: [[UInt8]] = []
+    let keepsRecords: Bool
+    /// Whether states index chords by id (a replay for verify and rebuild skips it).
+    private let indexingChords: Bool
+
+    init(keepsRecords: Bool, indexingChords: Bool = true) {
+        self.keepsRecords = keepsRecords
+        self.indexingChords = indexingChords
+        stores = [0: Store(record: .initialDefault, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))]
+    }
+
+    func store(named name: String) -> StoreRecord? { names[name].flatMap { stores[$0]?.record } }
+    func store(id: UInt32) -> StoreRecord? { stores[id]?.record }
+    func storeCount() -> Int { stores.count }
+    func lastStoreID() -> UInt32 { lastID }
+
+    /// The live stores, `default` first, then by name.
+    var liveStores: [Store] {
+        stores.values.sorted { a, b in
+            if (a.record.id == 0) != (b.record.id == 0) { return a.record.id == 0 }
+            return a.record.name < b.record.name
+        }
+    }
+
+    subscript(id: UInt32) -> Store? { stores[id] }
+
+    mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) {
+        if keepsRecords { records.append(bytes) }
+    }
+
+    mutating func withStore<T>(
+        _ store: StoreRecord, _ body: (inout InMemoryState, inout InMemoryChanges, inout InMemoryLog) throws -> T
+    ) throws -> T {
+        // Taken out and put back, so that the three are borrowed apart without a copy.
+        guard var taken = stores.removeValue(forKey: store.id) else {
+            throw ChordStoreError(.internal, "store \(store.name) is not live")
+        }
+        defer { stores[store.id] = taken }
+        return try body(&taken.state, &taken.changes, &taken.log)
+    }
+
+    mutating func save(_ store: StoreRecord) {
+        if stores[store.id] == nil {
+            stores[store.id] = Store(
+                record: store, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
+            names[store.name] = store.id
+            lastID = max(lastID, store.id)
+        } else {
+            stores[store.id]?.record = store
+        }
+    }
+
+    mutating func remove(_ store: StoreRecord) {
+        stores[store.id] = nil
+        names[store.name] = nil
+    }
+
+    /// Applies records read from a log, without checks (a replay of records checked as
+    /// they were read, or of this set's own log).
+    static func replaying(_ records: [[UInt8]], keepsRecords: Bool) throws -> StoreSet {
+        var set = StoreSet(keepsRecords: keepsRecords)
+        for (offset, record) in records.enumerated() {
+            let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: UInt64(offset + 1)) }
+            set.appendRecord(recorded.logSequence, record)
+            try StoreFold.apply(ReplayFields(recorded), record: record, to: &set)
+            set.logHead = LogHead(sequence: recorded.logSequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+        }
+        return set
+    }
+}
+
+/// A store's log in memory: its records (if kept), where each is in the whole log, and
+/// the command ids applied (id → the store's sequence).
+struct InMemoryLog: LogAppending, Sendable {
+    private(set) var records: [[UInt8]] = []
+    /// The log position of each event of the store (index: sequence − 1).
+    private(set) var logSequences: [UInt64] = []
+    private(set) var commands: [String: UInt64] = [:]
+    let keepsRecords: Bool
+
+    init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
+
+    func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
+    var commandCount: Int { commands.count }
+
+    func change(at sequence: UInt64) throws -> Change? {
+        guard sequence >= 1, sequence <= UInt64(records.count) else { return nil }
+        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: logSequences[Int(sequence - 1)]) }.change
+    }
+
+    func event(forCommand commandID: String) throws -> RecordedEvent? {
+        guard let sequence = commands[commandID], sequence <= UInt64(records.count) else { return nil }
+        return try records[Int(sequence - 1)].withUnsafeBytes { try RecordCodec.decode($0, sequence: logSequences[Int(sequence - 1)]) }
+    }
+
+    mutating func append(_ sequence: UInt64, logSequence: UInt64, _ record: [UInt8], commandID: String) {
+        if keepsRecords { records.append(record) }
+        logSequences.append(logSequence)
+        if !commandID.isEmpty { commands[commandID] = sequence }
+    }
+}

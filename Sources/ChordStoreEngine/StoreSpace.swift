@@ -1,0 +1,80 @@
+import ChordStoreDomain
+
+/// Every store of a backend during one commit (or a replay): the registry of stores, each
+/// store's state, changes and log, and the whole log's head. Both backends implement it
+/// (``StoreSet`` in memory, ``LMDBStoreSpace`` over LMDB), so that the commit logic
+/// (``BatchApplier``), the follower's (``ReplicaApplier``) and the replay all route events
+/// through one ``StoreFold``.
+protocol StoreSpace {
+    associatedtype State: StateWriting
+    associatedtype Changes: ChangeWriting
+    associatedtype Log: LogAppending
+    /// The log's last record.
+    var logHead: LogHead { get set }
+    /// The live store named `name` (`default` always is).
+    func store(named name: String) throws -> StoreRecord?
+    /// The live store with `id`.
+    func store(id: UInt32) throws -> StoreRecord?
+    /// How many stores are live, `default` included.
+    func storeCount() throws -> Int
+    /// The largest id any store was ever given (0 before the first creation).
+    func lastStoreID() throws -> UInt32
+    /// Appends a record to the whole log (a backend catching its views up skips it).
+    mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) throws
+    /// Runs `body` on the state, changes and log of `store`.
+    mutating func withStore<T>(_ store: StoreRecord, _ body: (inout State, inout Changes, inout Log) throws -> T) throws -> T
+    /// Records `store` in the registry (new, or its head advanced).
+    mutating func save(_ store: StoreRecord) throws
+    /// Deletes `store`'s views and registry entry; its name becomes free.
+    mutating func remove(_ store: StoreRecord) throws
+}
+
+/// How one recorded event changes a ``StoreSpace``: a store event changes the registry,
+/// any other event is folded into its store (which must exist and be at the event's
+/// sequence minus one). A thrown error is `dataLoss` (an event no valid log holds) or a
+/// storage failure.
+enum StoreFold {
+    static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace) throws {
+        switch event.event {
+        case .store(.created(let id, let name)):
+            guard try space.store(named: name) == nil else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates store \(name), which exists")
+            }
+            let last = try space.lastStoreID()
+            guard id > last, id <= StoreRecord.maxID else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates store \(name) with id \(id); the last id given was \(last)")
+            }
+            try space.save(StoreRecord(id: id, name: name, created: event.timestamp, createdAt: event.logSequence))
+        case .store(.deleted(let id, let name)):
+            guard id != 0, let store = try space.store(named: name), store.id == id else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) deletes store \(name) (id \(id)), which is not live")
+            }
+            try space.remove(store)
+        default:
+            guard var store = try space.store(id: event.store) else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) belongs to store id \(event.store), which is not live")
+            }
+            guard event.sequence == store.head &+ 1 else {
+                throw ChordStoreError(
+                    .dataLoss, "event \(event.logSequence) says it is event \(event.sequence) of store \(store.name), whose last is \(store.head)")
+            }
+            try space.withStore(store) { state, changes, log in
+                try log.append(event.sequence, logSequence: event.logSequence, record, commandID: event.commandID)
+                let touched = try Fold.apply(event.event, sequence: event.sequence, to: &state)
+                let change = Change(sequence: event.sequence, session: event.session, event: event.event, mark: event.mark)
+                try ChangeFold.apply(change, chordsets: touched, to: &changes)
+            }
+            store.advance(to: event.sequence, at: event.timestamp, logSequence: event.logSequence)
+            try space.save(store)
+        }
+    }
+}
+
+extension ReplayFields {
+    /// The fields of an event decided by this node.
+    init(_ recorded: RecordedEvent) {
+        self.init(
+            event: recorded.event, session: recorded.session, commandID: recorded.commandID, mark: recorded.mark,
+            store: recorded.store, sequence: recorded.sequence, logSequence: recorded.logSequence, timestamp: recorded.timestamp)
+    }
+}

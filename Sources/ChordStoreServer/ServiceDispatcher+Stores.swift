@@ -1,0 +1,53 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+
+/// The store methods: creating, deleting, listing and describing the server's stores.
+/// They work on the whole server; creating and deleting are writes (the leader's, as
+/// durable as the server's default durability).
+extension ServiceDispatcher {
+    func createStore(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_CreateStoreRequest.self, payload, .createStore)
+        try checkLeading()
+        let info: StoreInfo
+        do {
+            info = try await store.createStore(request.name, context: CommandContext(session: context.session))
+        } catch {
+            throw Self.commandError(error, leader: replication)
+        }
+        try await awaitDurability(.default, of: info.logSequence)
+        return try info.proto.serializedBytes()
+    }
+
+    func deleteStore(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_DeleteStoreRequest.self, payload, .deleteStore)
+        try checkLeading()
+        let recorded: RecordedEvent
+        do {
+            recorded = try await store.deleteStore(request.name, context: CommandContext(session: context.session))
+        } catch {
+            throw Self.commandError(error, leader: replication)
+        }
+        try await awaitDurability(.default, of: recorded.logSequence)
+        return try Chordstore_V1_DeleteStoreReply.with { $0.logSequence = recorded.logSequence }.serializedBytes()
+    }
+
+    func listStores(_ payload: Data) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_ListStoresRequest.self, payload, .listStores)
+        let size = request.pageSize == 0 ? min(100, limits.maxListSize) : min(Int(request.pageSize), limits.maxListSize)
+        if !request.pageToken.isEmpty { try StoreName.check(request.pageToken) }
+        let stores = try store.stores(after: request.pageToken.isEmpty ? nil : request.pageToken, limit: size + 1)
+        return try Chordstore_V1_StoreList.with {
+            $0.stores = stores.prefix(size).map(\.proto)
+            $0.nextPageToken = stores.count > size ? stores[size - 1].name : ""
+        }.serializedBytes()
+    }
+
+    func getStoreInfo(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+        let request = try parse(Chordstore_V1_GetStoreInfoRequest.self, payload, .getStoreInfo)
+        return try store.storeInfo(request.name.isEmpty ? context.store : request.name).proto.serializedBytes()
+    }
+}

@@ -131,3 +131,33 @@ extension Client {
         try await call(.readAsOf, request, timeout: timeout)
     }
 }
+
+/// The stores of the server (docs/PROTOCOL.md, "Stores"): these work on the whole server,
+/// whatever ``Client/store`` the client works on.
+extension Client {
+    /// Creates a store; ALREADY_EXISTS if it exists, INVALID_ARGUMENT for a name against
+    /// the rules, RESOURCE_EXHAUSTED past the server's `--max-stores`.
+    public func createStore(_ name: String, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_StoreInfo {
+        try await call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = name }, timeout: timeout)
+    }
+
+    /// Deletes a store (its events stay in the log); returns the deletion's log position.
+    public func deleteStore(_ name: String, timeout: Duration? = nil) async throws(ClientError) -> UInt64 {
+        let reply: Chordstore_V1_DeleteStoreReply = try await call(
+            .deleteStore, Chordstore_V1_DeleteStoreRequest.with { $0.name = name }, timeout: timeout)
+        return reply.logSequence
+    }
+
+    /// One page of the stores after `pageToken` (`default` first, then by name).
+    public func listStores(pageSize: UInt32 = 0, pageToken: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_StoreList {
+        try await call(.listStores, Chordstore_V1_ListStoresRequest.with {
+            $0.pageSize = pageSize
+            $0.pageToken = pageToken
+        }, timeout: timeout)
+    }
+
+    /// A store's description (`name` empty: the client's store).
+    public func storeInfo(_ name: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_StoreInfo {
+        try await call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name }, timeout: timeout)
+    }
+}

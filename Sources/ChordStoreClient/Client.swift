@@ -46,19 +46,24 @@ public final class Client: Sendable {
     private let retry: RetryPolicy
     private let localAddress: String?
     private let current = Mutex<Connection?>(nil)
+    /// The store the client's calls work on (empty: `default`; see docs/PROTOCOL.md,
+    /// "Stores").
+    public let store: String
 
     /// Creates a client; nothing connects until the first call. Its connections come from
-    /// `localAddress` (an IP address of this machine) when given.
-    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil) {
+    /// `localAddress` (an IP address of this machine) when given, and its calls work on
+    /// `store` (empty: `default`).
+    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "") {
         self.target = Mutex((host, port))
         self.retry = retry
         self.localAddress = localAddress
+        self.store = store
     }
 
     /// Creates a client for `HOST:PORT`; `nil` if the address has no numeric port.
-    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil) {
+    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "") {
         guard let (host, port) = Self.split(address) else { return nil }
-        self.init(host: host, port: port, retry: retry, localAddress: localAddress)
+        self.init(host: host, port: port, retry: retry, localAddress: localAddress, store: store)
     }
 
     /// Where calls go now (`host:port`): the address given, or the leader a follower named.
@@ -179,7 +184,7 @@ public final class Client: Sendable {
     func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
         let (host, port) = target.withLock { $0 }
-        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress)
+        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress, store: store)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
             current = fresh

@@ -18,18 +18,24 @@ public final class Connection: Sendable {
     private let router: ReplyRouter
     private let nextCallID = Atomic<UInt64>(1)
     private let group: MultiThreadedEventLoopGroup?
+    /// The store every call of this connection works on (empty: `default`); calls of the
+    /// whole server (health, stores, replication) ignore it.
+    public let store: String
 
-    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?) {
+    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?, store: String) {
         self.channel = channel
         self.router = router
         self.group = group
+        self.store = store
     }
 
     /// Connects to `host:port`, from `localAddress` (an IP address of this machine) when
     /// given: a cluster member connects from the address it advertises, which is how the
-    /// leader tells who it is (see docs/REPLICATION.md).
+    /// leader tells who it is (see docs/REPLICATION.md). Its calls work on `store` (empty:
+    /// `default`).
     public static func connect(
-        host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil
+        host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil,
+        store: String = ""
     ) async throws(ClientError) -> Connection {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let router = ReplyRouter()
@@ -48,7 +54,7 @@ public final class Connection: Sendable {
                     if on { channel.read() }
                 }
             }
-            return Connection(channel: channel, router: router, group: group)
+            return Connection(channel: channel, router: router, group: group, store: store)
         } catch {
             try? await group.shutdownGracefully()
             throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
@@ -171,6 +177,7 @@ public final class Connection: Sendable {
         call.method = method
         call.metadata = metadata
         call.minSequence = minSequence
+        call.store = store
         if let timeout {
             let (seconds, attoseconds) = timeout.components
             let (micros, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)

@@ -34,12 +34,14 @@ public enum Method: String, Sendable, CaseIterable {
     case listStores = "chordstore.v1.ChordStore/ListStores"
     case getStoreInfo = "chordstore.v1.ChordStore/GetStoreInfo"
 
-    /// Whether the method changes a store's chordsets (and takes a command id, so a client
-    /// may retry it). How the server runs each method is its registry's business.
+    /// Whether the method changes data: a store's chordsets (these take a command id, so
+    /// a client may retry them) or the set of stores (never retried: a repeat would fail
+    /// with ALREADY_EXISTS or NOT_FOUND). How the server runs each method is its
+    /// registry's business.
     public var isCommand: Bool {
         switch self {
         case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
-             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo: true
+             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo, .createStore, .deleteStore: true
         default: false
         }
     }

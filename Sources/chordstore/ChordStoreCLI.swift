@@ -11,7 +11,9 @@ struct ChordStoreCLI: AsyncParsableCommand {
             projections of that log; undo and redo append compensating events. The verbs
             talk to a server (--server, default 127.0.0.1:7420; start one with 'serve'),
             or with --data open a data directory directly, which only one process may
-            open at a time.
+            open at a time. A server or directory holds isolated stores: --store NAME (or
+            $CHORDSTORE_STORE) picks one, 'default' when none is named; 'chordstore store'
+            creates, lists and deletes them.
 
             Ids may be given as UUIDs (6F1C…-…) or as the base64 form that --json prints.
             Exit status: 0 on success, 1 when the store refused or failed, 64 for usage errors.
@@ -21,7 +23,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
             HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
-            StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
+            StoreCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )
 
@@ -32,7 +34,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
     }
 
     static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
-        let valued: Set<String> = ["--data", "--session", "--server"]
+        let valued: Set<String> = ["--data", "--session", "--server", "--store"]
         let flags: Set<String> = ["--json"]
         var leading: [String] = []
         var rest = arguments[...]

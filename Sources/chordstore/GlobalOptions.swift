@@ -19,8 +19,28 @@ struct GlobalOptions: ParsableArguments {
         valueName: "NAME"))
     var session: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The store to work on: an isolated collection of chordsets in the server or data directory (1–64 characters of a-z, 0-9, '.', '_', '-'). Default: $CHORDSTORE_STORE, or 'default'.",
+        valueName: "NAME"))
+    var store: String?
+
     @Flag(name: .long, help: "Print results in protobuf's canonical JSON mapping.")
     var json = false
+
+    /// The store the verb works on: `--store`, `$CHORDSTORE_STORE`, or `default`.
+    var storeName: String {
+        if let store { return store }
+        if let named = ProcessInfo.processInfo.environment["CHORDSTORE_STORE"], !named.isEmpty { return named }
+        return StoreName.default
+    }
+
+    func validate() throws {
+        do {
+            try StoreName.check(storeName)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
 
     /// The data directory for verbs that always work on one (`--data`, or the default).
     var dataDirectory: String { data ?? ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data" }
@@ -36,7 +56,7 @@ struct GlobalOptions: ParsableArguments {
     var sessionName: String { session ?? SessionFile.stableSession() }
 
     /// The context recorded with a command: a fresh command id, so a retry applies once.
-    var context: CommandContext { CommandContext(session: sessionName, commandID: UUID().uuidString) }
+    var context: CommandContext { CommandContext(session: sessionName, commandID: UUID().uuidString, store: storeName) }
 }
 
 /// Runs `body` with an open store in the data directory, closing it afterwards, and
@@ -62,9 +82,9 @@ func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async thro
     let access: any StoreAccess
     do {
         if global.data != nil {
-            access = LocalAccess(store: try global.openStore())
+            access = LocalAccess(store: try global.openStore(), name: global.storeName)
         } else {
-            access = try await RemoteAccess.connect(global.server)
+            access = try await RemoteAccess.connect(global.server, store: global.storeName)
         }
     } catch let error as ChordStoreError {
         throw Failure(error)

@@ -57,6 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
     var durability = "local"
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
     var quorumTimeout = 10
+    @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
+    var maxStores = ChordStore.Options().maxStores
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -74,6 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability is local or quorum, not '\(durability)'") }
         guard (1...3_600).contains(quorumTimeout) else { throw ValidationError("--quorum-timeout must be 1...3600") }
+        guard maxStores >= 1 else { throw ValidationError("--max-stores must be at least 1 (store default)") }
         for address in peers + [follow, advertise].compactMap({ $0 }) {
             do { _ = try serverAddress(address) } catch { throw ValidationError("\(address) is not HOST:PORT") }
         }
@@ -100,7 +103,9 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let progress = ProgressReporter(label: "rebuilding the views")
             defer { progress.finish() }
-            store = try ChordStore.open(at: URL(fileURLWithPath: data), progress: progress.report)
+            var options = ChordStore.Options()
+            options.maxStores = maxStores
+            store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)
         }

@@ -24,6 +24,11 @@ protocol StoreAccess: Sendable {
     func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer
     func query(_ query: ChordsetQuery) async throws -> QueryPage
     func count(_ query: ChordsetQuery) async throws -> Int
+    /// The stores of the server or directory.
+    func createStore(_ name: String) async throws -> StoreInfo
+    func deleteStore(_ name: String) async throws -> UInt64
+    func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?)
+    func storeInfo(_ name: String) async throws -> StoreInfo
     func close() async
 }
 
@@ -44,34 +49,36 @@ enum PastAnswer: Sendable {
 /// A store opened in this process.
 struct LocalAccess: StoreAccess {
     let store: ChordStore
+    /// The store worked on.
+    let name: String
 
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
         try await store.execute(command, context: context)
     }
-    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] { try store.chordsets(order: order, limit: limit) }
-    func chordset(_ id: UUID) async throws -> Chordset? { try store.chordset(id) }
-    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? { try store.chord(id) }
-    func controlsChord() async throws -> Chord? { try store.controlsChord() }
-    func profile() async throws -> Profile { try store.profile() }
+    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] { try store.chordsets(order: order, limit: limit, store: name) }
+    func chordset(_ id: UUID) async throws -> Chordset? { try store.chordset(id, store: name) }
+    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? { try store.chord(id, store: name) }
+    func controlsChord() async throws -> Chord? { try store.controlsChord(store: name) }
+    func profile() async throws -> Profile { try store.profile(store: name) }
 
     func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
         var printed = 0
-        try store.forEachRecord(from: sequence) { sequence, record in
+        try store.forEachRecord(from: sequence, store: name) { sequence, record in
             try body(try RecordCodec.envelope(record, sequence: sequence))
             printed += 1
             return limit == 0 || printed < limit
         }
     }
 
-    func sessionState(_ session: String) async throws -> SessionState { try store.session(session) }
+    func sessionState(_ session: String) async throws -> SessionState { try store.session(session, store: name) }
 
     func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent] {
-        if let chordset { return try store.history(chordset: chordset, after: after, limit: limit) }
-        return try store.history(session: session, after: after, limit: limit)
+        if let chordset { return try store.history(chordset: chordset, after: after, limit: limit, store: name) }
+        return try store.history(session: session, after: after, limit: limit, store: name)
     }
 
     func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer {
-        let past = try store.state(asOf: point)
+        let past = try store.state(asOf: point, store: name)
         switch read {
         case .list(let order, let limit): return .list(past.chordsets(order: order, limit: limit), sequence: past.sequence)
         case .chordset(let id): return .chordset(past.chordset(id), sequence: past.sequence)
@@ -79,8 +86,16 @@ struct LocalAccess: StoreAccess {
         }
     }
 
-    func query(_ query: ChordsetQuery) async throws -> QueryPage { try store.query(query) }
-    func count(_ query: ChordsetQuery) async throws -> Int { try store.count(query).count }
+    func query(_ query: ChordsetQuery) async throws -> QueryPage { try store.query(query, store: name) }
+    func count(_ query: ChordsetQuery) async throws -> Int { try store.count(query, store: name).count }
+
+    func createStore(_ name: String) async throws -> StoreInfo { try await store.createStore(name) }
+    func deleteStore(_ name: String) async throws -> UInt64 { try await store.deleteStore(name).logSequence }
+    func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?) {
+        let page = try store.stores(after: name, limit: limit + 1)
+        return (Array(page.prefix(limit)), page.count > limit ? page[limit - 1].name : nil)
+    }
+    func storeInfo(_ name: String) async throws -> StoreInfo { try store.storeInfo(name) }
 
     func close() async { store.close() }
 }
@@ -89,10 +104,10 @@ struct LocalAccess: StoreAccess {
 struct RemoteAccess: StoreAccess {
     let connection: Connection
 
-    static func connect(_ address: String) async throws -> RemoteAccess {
+    static func connect(_ address: String, store: String) async throws -> RemoteAccess {
         let (host, port) = try serverAddress(address)
         do {
-            return RemoteAccess(connection: try await Connection.connect(host: host, port: port))
+            return RemoteAccess(connection: try await Connection.connect(host: host, port: port, store: store))
         } catch {
             throw ChordStoreError(
                 .unavailable,
@@ -222,6 +237,37 @@ struct RemoteAccess: StoreAccess {
     func count(_ query: ChordsetQuery) async throws -> Int {
         let reply: Chordstore_V1_CountReply = try await remote { try await connection.call(.countChordsets, query.proto) }
         return Int(reply.count)
+    }
+
+    func createStore(_ name: String) async throws -> StoreInfo {
+        let info: Chordstore_V1_StoreInfo = try await remote {
+            try await connection.call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = name })
+        }
+        return StoreInfo(proto: info)
+    }
+
+    func deleteStore(_ name: String) async throws -> UInt64 {
+        let reply: Chordstore_V1_DeleteStoreReply = try await remote {
+            try await connection.call(.deleteStore, Chordstore_V1_DeleteStoreRequest.with { $0.name = name })
+        }
+        return reply.logSequence
+    }
+
+    func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?) {
+        let list: Chordstore_V1_StoreList = try await remote {
+            try await connection.call(.listStores, Chordstore_V1_ListStoresRequest.with {
+                $0.pageSize = UInt32(clamping: limit)
+                $0.pageToken = name ?? ""
+            })
+        }
+        return (list.stores.map(StoreInfo.init(proto:)), list.nextPageToken.isEmpty ? nil : list.nextPageToken)
+    }
+
+    func storeInfo(_ name: String) async throws -> StoreInfo {
+        let info: Chordstore_V1_StoreInfo = try await remote {
+            try await connection.call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name })
+        }
+        return StoreInfo(proto: info)
     }
 
     func close() async { await connection.close() }

@@ -37,7 +37,7 @@ struct WatchCommand: AsyncParsableCommand {
         let chordsetID = try chordset.map { try parseID($0, what: "chordset id") }
         let (host, port): (String, Int)
         do { (host, port) = try serverAddress(global.server) } catch { throw Failure(error) }
-        let client = Client(host: host, port: port)
+        let client = Client(host: host, port: port, store: global.storeName)
         defer { Task { await client.close() } }
         var printed = 0
         do {

@@ -165,4 +165,27 @@ struct ViewsRecoveryTests {
         let meta = try env.openDatabase("meta")
         #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [3])
     }
+
+    @Test("a format newer than this version is refused with a message naming both, and its files are left as they were")
+    func newerFormatRefused() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try ChordStore.open(at: directory)
+            _ = try await store.add("kept")
+            store.close()
+        }
+        do {
+            let env = try Environment(directory: directory)
+            let meta = try env.openDatabase("meta")
+            try env.withWriteTransaction { txn in try txn.put(meta, key: Array("format".utf8), value: [9]) }
+        }
+        let log = directory.appendingPathComponent("data.mdb")
+        let views = directory.appendingPathComponent("views/data.mdb")
+        let before = (try Data(contentsOf: log), try Data(contentsOf: views))
+        let error = #expect(throws: ChordStoreError.self) { try ChordStore.open(at: directory) }
+        #expect(error?.code == .failedPrecondition)
+        #expect(error?.message.contains("has format 9, newer than this chordstore reads (3)") == true, "\(String(describing: error))")
+        #expect(try Data(contentsOf: log) == before.0)
+        #expect(try Data(contentsOf: views) == before.1)
+    }
 }

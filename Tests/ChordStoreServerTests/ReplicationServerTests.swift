@@ -101,6 +101,43 @@ struct ReplicationServerTests {
         await reader.close()
     }
 
+    @Test("a follower copies every store: it serves each store's reads, and the store methods go to the leader")
+    func followerServesEveryStore() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let admin = try #require(Client(address: leader.address))
+        _ = try await admin.createStore("a")
+        _ = try await admin.createStore("b")
+        let a = try #require(Client(address: leader.address, store: "a"))
+        let b = try #require(Client(address: leader.address, store: "b"))
+        let x = try await a.addChordset(.with { $0.title = "X" })
+        let z = try await b.addChordset(.with { $0.title = "Z" })
+        _ = try await b.addChordset(.with { $0.title = "Z2" })
+        _ = try await admin.deleteStore("b")
+        _ = try await admin.createStore("b")
+        let fresh = try await b.addChordset(.with { $0.title = "new b" })
+        #expect(z.sequence == 1 && fresh.sequence == 1)
+        // The follower answers each store's reads once it has the events.
+        let readerA = try #require(Client(address: follower.address, store: "a"))
+        let readerB = try #require(Client(address: follower.address, store: "b"))
+        let listA: Chordstore_V1_ChordsetList = try await readerA.call(
+            .listChordsets, Chordstore_V1_ListChordsetsRequest(), timeout: .seconds(5), minSequence: x.sequence)
+        #expect(listA.chordsets.map(\.title) == ["X"])
+        #expect(try await eventually { try follower.store.chordsets(store: "b").map(\.title) == ["new b"] })
+        #expect(try await readerB.listChordsets().map(\.title) == ["new b"])
+        #expect(try follower.store.stores().map(\.name) == leader.store.stores().map(\.name))
+        #expect(try follower.store.head() == leader.store.head())
+        #expect(try follower.store.verify().isSound)
+        // Creating a store through the follower is refused with the leader's address.
+        let raw = try await Connection.connect(host: "127.0.0.1", port: Int(follower.address.split(separator: ":")[1])!)
+        let refusal = await #expect(throws: ClientError.self) {
+            try await raw.call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = "c" }, as: Chordstore_V1_StoreInfo.self)
+        }
+        #expect(refusal?.leader == leader.address)
+        await raw.close()
+        for client in [admin, a, b, readerA, readerB] { await client.close() }
+    }
+
     @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
     func quorumWrites() async throws {
         let (leader, follower, _) = try await Member.startPair()

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// Golden fixtures of every on-disk format: a data directory each format's chordstore
+/// wrote (Tests/Fixtures/formatN), and what that chordstore printed when reading it
+/// (Tests/Fixtures/formatN-expected). Every later version must open it and print the
+/// same, in store `default`; a format change adds its own fixture (docs/STORAGE.md).
+@Suite("On-disk format fixtures")
+struct FormatFixtureTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    /// A copy of the fixture to work on (opening upgrades it in place).
+    private func copy(_ name: String) throws -> String {
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-fixture-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent(name), to: target)
+        return target.path
+    }
+
+    private func expected(_ file: String, _ format: String = "format2") throws -> String {
+        try String(contentsOf: Self.fixtures.appendingPathComponent("\(format)-expected/\(file)"), encoding: .utf8)
+    }
+
+    /// What `dump` of make-format2.sh prints, file name → output.
+    private func dump(_ data: String) async throws -> [String: String] {
+        var out: [String: String] = [:]
+        func run(_ file: String, _ arguments: [String]) async throws {
+            let result = try await runChordstore(["--data", data] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            out[file] = result.stdout
+        }
+        try await run("list.json", ["--json", "list"])
+        try await run("list-title.json", ["--json", "list", "--sort", "title"])
+        try await run("list-index.json", ["--json", "list", "--sort", "index"])
+        try await run("profile.json", ["--json", "profile"])
+        try await run("log.json", ["--json", "log"])
+        try await run("list-asof6.json", ["--json", "list", "--as-of", "6"])
+        for session in ["alice", "bob"] { try await run("session-\(session).json", ["--session", session, "--json", "session"]) }
+        for letter in ["a", "b", "c", "d"] {
+            try await run("history-\(letter).json", ["--json", "history", "0195a3c1-0000-7000-8000-00000000000\(letter)"])
+        }
+        return out
+    }
+
+    /// JSON with the commit times, checksums and command ids of events after `after`
+    /// removed: events written while the test runs have their own.
+    private func normalized(_ text: String, after: Int) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard let data = line.data(using: .utf8), var object = try? JSONSerialization.jsonObject(with: data) else { return String(line) }
+            object = strip(object, after: after)
+            return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? String(line)
+        }.joined(separator: "\n")
+    }
+
+    private func strip(_ value: Any, after: Int) -> Any {
+        if let array = value as? [Any] { return array.map { strip($0, after: after) } }
+        guard var object = value as? [String: Any] else { return value }
+        if let sequence = (object["sequence"] as? String).flatMap(Int.init), sequence > after, object["epoch"] != nil {
+            object["timestamp"] = nil
+            object["checksum"] = nil
+            object["commandId"] = nil
+        }
+        for (key, inner) in object { object[key] = strip(inner, after: after) }
+        return object
+    }
+
+    @Test("a format 2 data directory (before stores) opens with the same chordsets, history, sessions and undo, in store default")
+    func format2() async throws {
+        let data = try copy("format2")
+        let opened = try await dump(data)
+        for (file, output) in opened.sorted(by: { $0.key < $1.key }) {
+            #expect(output == (try expected("open-\(file)")), "open-\(file) differs")
+        }
+        // The same undo and redo as the old binary did, with the same answers.
+        let alice = try await runChordstore(["--data", data, "--session", "alice", "undo"])
+        #expect(alice.status == 1)
+        #expect(alice.stderr.trimmingCharacters(in: .whitespacesAndNewlines) == (try expected("undo-alice.json")).trimmingCharacters(in: .whitespacesAndNewlines))
+        for (file, arguments) in [("undo-bob.json", ["--session", "bob", "--json", "undo"]), ("redo-bob.json", ["--session", "bob", "--json", "redo"])] {
+            let result = try await runChordstore(["--data", data] + arguments)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(normalized(result.stdout, after: 17) == normalized(try expected(file), after: 17), "\(file) differs")
+        }
+        let after = try await dump(data)
+        for (file, output) in after.sorted(by: { $0.key < $1.key }) {
+            #expect(normalized(output, after: 17) == normalized(try expected("after-\(file)"), after: 17), "after-\(file) differs")
+        }
+        // It now holds format 3 and passes verify; it is store default of the list.
+        let verify = try await runChordstore(["--data", data, "verify"])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        let stores = try await runChordstore(["--data", data, "store", "list"])
+        #expect(stores.stdout.hasPrefix("default  3 chordsets, 25 chords, last event 19"), "\(stores.stdout)")
+    }
+}

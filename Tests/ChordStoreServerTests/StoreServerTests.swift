@@ -1,0 +1,112 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreServer
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+import TestSupport
+import Testing
+
+/// Stores over the wire: the store methods, the call's `store` field, and isolation as a
+/// client sees it (reads, commands, the change feed, live queries).
+@Suite("Stores over the wire")
+struct StoreServerTests {
+    @Test("CreateStore, ListStores (paged), GetStoreInfo and DeleteStore, with their refusals")
+    func storeMethods() async throws {
+        let server = try await TestServer.start(durable: true)
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port)
+        defer { Task { await client.close() } }
+        for name in ["b", "a", "c.d"] { _ = try await client.createStore(name) }
+        let exists = await #expect(throws: ClientError.self) { try await client.createStore("a") }
+        #expect(exists?.code == .alreadyExists)
+        let bad = await #expect(throws: ClientError.self) { try await client.createStore("A!") }
+        #expect(bad?.code == .invalidArgument)
+        #expect(bad?.message.contains("1–64 characters of a-z, 0-9") == true)
+
+        var names: [String] = []
+        var token = ""
+        repeat {
+            let page = try await client.listStores(pageSize: 2, pageToken: token)
+            #expect(page.stores.count <= 2)
+            names += page.stores.map(\.name)
+            token = page.nextPageToken
+        } while !token.isEmpty
+        #expect(names == ["default", "a", "b", "c.d"])
+
+        let inA = Client(host: "127.0.0.1", port: server.port, store: "a")
+        defer { Task { await inA.close() } }
+        _ = try await inA.addChordset(.with { $0.title = "one" })
+        let info = try await inA.storeInfo()
+        #expect(info.name == "a" && info.chordsets == 1 && info.chords == 8 && info.headSequence == 1 && info.hasCreated)
+        let deleted = try await client.deleteStore("a")
+        #expect(deleted > 0)
+        let gone = await #expect(throws: ClientError.self) { try await inA.listChordsets() }
+        #expect(gone?.code == .notFound)
+        let keep = await #expect(throws: ClientError.self) { try await client.deleteStore("default") }
+        #expect(keep?.code == .failedPrecondition)
+        let missing = await #expect(throws: ClientError.self) { try await client.storeInfo("zzz") }
+        #expect(missing?.code == .notFound)
+    }
+
+    @Test("a call's store field picks its store: reads, commands, undo, the feed and live queries see that store only")
+    func isolation() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let admin = Client(host: "127.0.0.1", port: server.port)
+        _ = try await admin.createStore("a")
+        _ = try await admin.createStore("b")
+        let a = Client(host: "127.0.0.1", port: server.port, store: "a")
+        let b = Client(host: "127.0.0.1", port: server.port, store: "b")
+        let plain = Client(host: "127.0.0.1", port: server.port)  // today's clients: store default
+        defer { Task { await a.close(); await b.close(); await plain.close(); await admin.close() } }
+
+        let feedOfA = a.subscribe(from: 1)
+        let watchOfB = try await b.watchQuery(Chordstore_V1_QueryRequest())
+        var updates = watchOfB.makeAsyncIterator()
+        let initial = try #require(try await updates.next())
+        #expect(initial.isInitial && initial.initial.isEmpty)
+
+        let x = try await a.addChordset(.with { $0.title = "X" })
+        let z = try await b.addChordset(.with { $0.title = "Z" })
+        #expect(x.sequence == 1 && z.sequence == 1)
+        #expect(try await b.listChordsets().map(\.title) == ["Z"])
+        #expect(try await plain.listChordsets().isEmpty)
+        // a's id means nothing in b.
+        let foreign = await #expect(throws: ClientError.self) { try await b.chordset(x.chordsetAdded.chordset.id) }
+        #expect(foreign?.code == .notFound)
+        let hijack = await #expect(throws: ClientError.self) { try await b.renameChordset(x.chordsetAdded.chordset.id, title: "mine") }
+        #expect(hijack?.code == .notFound)
+        // Undo in a leaves b alone.
+        _ = try await a.addChordset(.with { $0.title = "Y"; $0.context.session = "s" })
+        _ = try await a.undo(session: "s")
+        #expect(try await a.listChordsets().map(\.title) == ["X"])
+        #expect(try await b.listChordsets().map(\.title) == ["Z"])
+
+        // The feed of a: a's three events, never b's.
+        var seen: [UInt64] = []
+        for try await envelope in feedOfA {
+            #expect(envelope.store == 1)
+            seen.append(envelope.sequence)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [1, 2, 3])
+        // b's live query saw Z only.
+        let update = try #require(try await updates.next())
+        #expect(update.deltas.map(\.chordset.title) == ["Z"])
+
+        // A store the server does not have, or a name against the rules.
+        let nowhere = Client(host: "127.0.0.1", port: server.port, store: "nowhere")
+        let unknown = await #expect(throws: ClientError.self) { try await nowhere.profile() }
+        #expect(unknown?.code == .notFound)
+        let invalid = Client(host: "127.0.0.1", port: server.port, store: "No Such")
+        let refused = await #expect(throws: ClientError.self) { try await invalid.profile() }
+        #expect(refused?.code == .invalidArgument)
+        // Methods of the whole server ignore the field.
+        _ = try await invalid.health()
+        await nowhere.close()
+        await invalid.close()
+    }
+}

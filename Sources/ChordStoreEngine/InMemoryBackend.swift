@@ -195,10 +195,6 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     func redoTop(_ session: String) -> UInt64? { changes.redoTop(session) }
     func redoDepth(_ session: String, atMost limit: Int) -> Int { changes.redoDepth(session, atMost: limit) }
 
-    func chordsets(order: ChordsetOrder, limit: Int?) -> [Chordset] {
-        ChordsetSorting.chordsets(of: state, order: order, limit: limit)
-    }
-
     func sequence(forCommand commandID: String) -> UInt64? { store.log.sequence(forCommand: commandID) }
     func commandCount() -> Int { store.log.commandCount }
     func indexedChordCount() -> Int { state.chordCount() }

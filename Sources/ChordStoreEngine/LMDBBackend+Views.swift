@@ -191,6 +191,7 @@ extension LMDBBackend {
                     }
                 }
                 try ReplicaApplier.apply(records, after: head.position, to: &space)
+                try space.flush()
                 try AppliedHead.write(space.logHead, viewsTxn, dbs)
             }
         }

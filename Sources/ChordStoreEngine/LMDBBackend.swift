@@ -161,6 +161,7 @@ final class LMDBBackend: StorageBackend {
                         try checkViews(viewsTxn, at: start)
                         var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: start)
                         let result = try fold(&space)
+                        try space.flush()
                         if space.logHead != start { try AppliedHead.write(space.logHead, viewsTxn, dbs) }
                         return (result, space.logHead, try space.store(id: 0)?.head ?? 0)
                     }

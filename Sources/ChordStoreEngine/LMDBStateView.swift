@@ -161,46 +161,6 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         return try scoped.get(dbs.order, key: StoreKeys.index(index)).map { try StoreKeys.checkedID($0) }
     }
 
-    func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset] {
-        let cap = limit ?? Int.max
-        var result: [Chordset] = []
-        switch order {
-        case .creationDate:
-            try scoped.withCursor(dbs.created) { cursor in
-                var entry = try cursor.first()
-                while let current = entry, result.count < cap {
-                    result.append(try indexed(StoreKeys.idInCreationKey(current.key), in: "created"))
-                    entry = try cursor.next()
-                }
-            }
-        case .index:
-            try scoped.withCursor(dbs.order) { cursor in
-                var entry = try cursor.first()
-                while let current = entry, result.count < cap {
-                    result.append(try indexed(StoreKeys.checkedID(current.value), in: "order"))
-                    entry = try cursor.next()
-                }
-            }
-        case .title:
-            try scoped.withCursor(dbs.titles) { cursor in
-                var entry = try cursor.first()
-                while let current = entry, result.count < cap {
-                    result.append(try indexed(StoreKeys.idInTitleKey(current.key), in: "titles"))
-                    entry = try cursor.next()
-                }
-            }
-        }
-        return result
-    }
-
-    /// The chordset an index entry names; a dangling entry is damage, not something to skip.
-    private func indexed(_ id: UUID, in index: String) throws -> Chordset {
-        guard let chordset = try chordset(id) else {
-            throw ChordStoreError(.dataLoss, "the \(index) index names chordset \(id), which has no record")
-        }
-        return chordset
-    }
-
     func scan(
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
@@ -461,8 +421,31 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     /// Whether records go to the log (`false` when the log holds them already and only the
     /// views take them, catching up).
     var storesRecords = true
+    /// The registry entries this transaction read or changed: each is read once, and the
+    /// heads advanced by a batch are written once, by ``flush()``.
+    private let cache = RegistryCache()
+
+    init(txn: Transaction, logTxn: Transaction, dbs: StoreDatabases, logHead: LogHead, storesRecords: Bool = true) {
+        self.txn = txn
+        self.logTxn = logTxn
+        self.dbs = dbs
+        self.logHead = logHead
+        self.storesRecords = storesRecords
+    }
+
+    private final class RegistryCache {
+        var byName: [String: StoreRecord] = [:]
+        var byID: [UInt32: StoreRecord] = [:]
+        var dirty: Set<UInt32> = []
+
+        func note(_ record: StoreRecord) {
+            byName[record.name] = record
+            byID[record.id] = record
+        }
+    }
 
     func store(named name: String) throws -> StoreRecord? {
+        if let cached = cache.byName[name] { return cached }
         guard let id = try txn.get(dbs.storeNames, key: Array(name.utf8)) else {
             return name == StoreName.default ? try store(id: 0) : nil
         }
@@ -471,8 +454,21 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     func store(id: UInt32) throws -> StoreRecord? {
+        if let cached = cache.byID[id] { return cached }
         guard let bytes = try txn.get(dbs.stores, key: StoreRecord.prefix(id)) else { return id == 0 ? .initialDefault : nil }
-        return try StoreRecord(id: id, bytes: bytes)
+        let record = try StoreRecord(id: id, bytes: bytes)
+        cache.note(record)
+        return record
+    }
+
+    /// Writes the registry entries changed since the last flush (before the transaction
+    /// commits).
+    func flush() throws {
+        for id in cache.dirty.sorted() {
+            guard let record = cache.byID[id] else { continue }
+            try txn.put(dbs.stores, key: record.prefix, value: record.bytes)
+        }
+        cache.dirty.removeAll()
     }
 
     func storeCount() throws -> Int {
@@ -526,11 +522,15 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
 
     mutating func save(_ store: StoreRecord) throws {
         let key = store.prefix
-        if try txn.get(dbs.stores, key: key) == nil {
+        if cache.byID[store.id] == nil, try txn.get(dbs.stores, key: key) == nil {
+            // A new entry: its name and the last id at once, its record below.
             try txn.put(dbs.storeNames, key: Array(store.name.utf8), value: key)
             if store.id > (try lastStoreID()) { try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: key) }
+            try txn.put(dbs.stores, key: key, value: store.bytes)
+        } else {
+            cache.dirty.insert(store.id)
         }
-        try txn.put(dbs.stores, key: key, value: store.bytes)
+        cache.note(store)
     }
 
     mutating func remove(_ store: StoreRecord) throws {
@@ -538,5 +538,8 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         for db in dbs.storeViews { try scoped.empty(db) }
         try txn.delete(dbs.stores, key: store.prefix)
         try txn.delete(dbs.storeNames, key: Array(store.name.utf8))
+        cache.byName[store.name] = nil
+        cache.byID[store.id] = nil
+        cache.dirty.remove(store.id)
     }
 }

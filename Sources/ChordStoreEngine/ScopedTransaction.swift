@@ -15,25 +15,35 @@ struct ScopedTransaction {
         self.prefix = prefix
     }
 
-    private func scoped(_ key: some ContiguousBytes) -> [UInt8] {
-        key.withUnsafeBytes { prefix + $0 }
+    /// Calls `body` with the prefix and `key` side by side, on the stack (no allocation
+    /// per key: a commit makes a few dozen).
+    private func withScoped<T>(_ key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        try key.withUnsafeBytes { key in
+            try withUnsafeTemporaryAllocation(byteCount: prefix.count + key.count, alignment: 1) { buffer in
+                prefix.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                UnsafeMutableRawBufferPointer(rebasing: buffer[prefix.count...]).copyMemory(from: key)
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        }
     }
 
     /// The value stored under `key`, or `nil`.
     func get(_ db: Database, key: some ContiguousBytes) throws -> UnsafeRawBufferPointer? {
-        try txn.get(db, key: scoped(key))
+        try withScoped(key) { try txn.get(db, key: $0) }
     }
 
     /// Stores `value` under `key`. `MDB_APPEND` is not passed on: the store's keys are not
     /// the last of the database when a later store has some.
     func put(_ db: Database, key: some ContiguousBytes, value: some ContiguousBytes, flags: PutFlags = []) throws {
-        try txn.put(db, key: scoped(key), value: value, flags: flags.subtracting(.append))
+        try withScoped(key) { key in
+            try value.withUnsafeBytes { try txn.put(db, key: key, value: $0, flags: flags.subtracting(.append)) }
+        }
     }
 
     /// Deletes `key`; returns whether it was present.
     @discardableResult
     func delete(_ db: Database, key: some ContiguousBytes) throws -> Bool {
-        try txn.delete(db, key: scoped(key))
+        try withScoped(key) { try txn.delete(db, key: $0) }
     }
 
     /// Deletes every key of the store in `db`.

@@ -58,8 +58,6 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     var head: LogHead { get throws }
     /// The store's registry entry.
     var record: StoreRecord { get }
-    /// Chordsets in `order`, at most `limit` of them.
-    func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset]
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message, or `nil`.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]?
     /// The sequence of the event recorded for `commandID`, if any.
@@ -127,6 +125,24 @@ protocol StorageBackend: AnyObject, Sendable {
 extension StoreSnapshot {
     func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
         try chordset(id).map(WireCodec.chordsetMessage)
+    }
+
+    /// Chordsets in `order`, at most `limit` of them: the order's index read through
+    /// ``scan(_:descending:after:from:_:)``, the one definition of every order for both
+    /// engines (the index keys of ``StoreKeys``). An entry that names no chordset is
+    /// damage, not something to skip.
+    func chordsets(order: ChordsetOrder, limit: Int?) throws -> [Chordset] {
+        let cap = limit ?? Int.max
+        var result: [Chordset] = []
+        guard cap > 0 else { return result }
+        try scan(order, descending: false, after: nil, from: nil) { _, id in
+            guard let chordset = try chordset(id) else {
+                throw ChordStoreError(.dataLoss, "the \(order.rawValue) index names chordset \(id), which has no record")
+            }
+            result.append(chordset)
+            return result.count < cap
+        }
+        return result
     }
 }
 

@@ -19,6 +19,7 @@ struct ViewLoader {
             try loader.load(store.state, changes: store.changes, log: store.log)
             if store.record.id != 0 || store.record.head != 0 { try space.save(store.record) }
         }
+        try space.flush()
         if replay.lastID > 0 {
             try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: StoreRecord.prefix(replay.lastID))
         }

@@ -25,6 +25,17 @@ struct CClientTests {
         #expect(lines.count == 2)
         #expect(lines.last?.hasSuffix("Ünïcödé") == true)
         #expect(try server.store.chordsets().map(\.title) == ["From C", "Ünïcödé"])
+
+        // --store: the calls name a store (Call.store), which keeps its own chordsets.
+        try await server.store.createStore("c-side")
+        let inStore = try await run(client, ["--store", "c-side", "127.0.0.1", "\(server.port)", "In a store"])
+        #expect(inStore.status == 0, "\(inStore.output)")
+        #expect(inStore.output.contains("at index 0 (event 1)"), "\(inStore.output)")
+        #expect(try server.store.chordsets(store: "c-side").map(\.title) == ["In a store"])
+        #expect(try server.store.chordsets().count == 2)
+        let unknown = try await run(client, ["--store", "nowhere", "127.0.0.1", "\(server.port)", "lost"])
+        #expect(unknown.status == 1)
+        #expect(unknown.output.contains("error: 5 there is no store named nowhere"), "\(unknown.output)")
     }
 
     @Test("the C load generator (tools/bench/wire-load.c) drives adds and reads and reports them")

@@ -2,10 +2,15 @@
  * epoll, one thread), so that on a 2-core machine the load generator takes as little of
  * the CPU the server needs as redis-benchmark does for Redis.
  *
- * Usage: wire-load HOST PORT WORKLOAD CONNECTIONS SECONDS
+ * Usage: wire-load HOST PORT WORKLOAD CONNECTIONS SECONDS [STORES]
  *   WORKLOAD  add: AddChordset (one durable event each, a ~60-byte title);
- *             get: GetChordset of one chordset (added first).
- * Each connection keeps one call in flight. Prints, like `chordstore bench wire`:
+ *             get: GetChordset of one chordset (added first);
+ *             create: CreateStore of stores bench-0 ... bench-(STORES-1), then exit
+ *             (SECONDS is ignored; stores that exist already are skipped).
+ *   STORES    add and get: the calls go round stores bench-0 ... bench-(STORES-1)
+ *             (created before, e.g. by the create workload); without it, to store default.
+ * Each connection keeps one call in flight; with $WIRE_LOAD_CALLS set, the run also stops
+ * after that many calls (filling stores to a given size). Prints, like `chordstore bench wire`:
  *   wire WORKLOAD: N connection(s) × depth 1, S s, CALLS calls
  *     R calls/s; latency p50 A ms, p99 B ms, p999 C ms
  * Exit status: 0 OK; 1 a call failed (its status is printed); 2 usage or connection
@@ -77,7 +82,7 @@ static int connect_to(const char *host, const char *port) {
 
 /* Packs Frame{Call{id, method, request}} with its length prefix into out; returns its size. */
 static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *method,
-                        const ProtobufCMessage *request) {
+                        const ProtobufCMessage *request, const char *store) {
   uint8_t payload[1024];
   size_t payload_len = protobuf_c_message_get_packed_size(request);
   if (payload_len > sizeof payload) die(2, "request too large");
@@ -85,6 +90,7 @@ static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *meth
   Chordstore__V1__Call call = CHORDSTORE__V1__CALL__INIT;
   call.call_id = id;
   call.method = (char *)method;
+  call.store = (char *)store;
   call.payload.data = payload;
   call.payload.len = payload_len;
   Chordstore__V1__Frame frame = CHORDSTORE__V1__FRAME__INIT;
@@ -102,23 +108,34 @@ static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *meth
 
 static const char *workload;
 static uint8_t target[16];
+static long stores = 0;      /* 0: store default */
+static long next_store = 0;  /* the next store a call goes to (or create makes) */
+static long max_calls = 0;   /* 0: no limit but the time */
+static long sent = 0;
 
 static void send_next(Conn *c, int index) {
   uint8_t out[2048];
   size_t len;
+  char store[32] = "";
+  if (stores > 0) snprintf(store, sizeof store, "bench-%ld", next_store++ % stores);
   c->next_call++;
-  if (strcmp(workload, "add") == 0) {
+  sent++;
+  if (strcmp(workload, "create") == 0) {
+    Chordstore__V1__CreateStoreRequest create = CHORDSTORE__V1__CREATE_STORE_REQUEST__INIT;
+    create.name = store;
+    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/CreateStore", &create.base, "");
+  } else if (strcmp(workload, "add") == 0) {
     char title[128];
     snprintf(title, sizeof title, "bench %d-%" PRIu64 " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", index,
              c->next_call);
     Chordstore__V1__AddChordsetRequest add = CHORDSTORE__V1__ADD_CHORDSET_REQUEST__INIT;
     add.title = title;
-    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/AddChordset", &add.base);
+    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/AddChordset", &add.base, store);
   } else {
     Chordstore__V1__GetChordsetRequest get = CHORDSTORE__V1__GET_CHORDSET_REQUEST__INIT;
     get.chordset_id.data = target;
     get.chordset_id.len = 16;
-    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/GetChordset", &get.base);
+    len = pack_call(out, sizeof out, c->next_call, "chordstore.v1.ChordStore/GetChordset", &get.base, store);
   }
   size_t done = 0;
   while (done < len) {
@@ -148,7 +165,9 @@ static int take_reply(Conn *c, uint8_t **payload_out, size_t *payload_len) {
       chordstore__v1__frame__free_unpacked(frame, NULL);
       continue;
     }
-    if (frame->reply->status->code != 0) {
+    if (frame->reply->status->code == 6 && strcmp(workload, "create") == 0) {
+      /* ALREADY_EXISTS: made by an earlier run */
+    } else if (frame->reply->status->code != 0) {
       fprintf(stderr, "wire-load: call failed: %" PRIu32 " %s\n", frame->reply->status->code,
               frame->reply->status->message);
       exit(1);
@@ -170,11 +189,18 @@ static int compare(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6 || (strcmp(argv[3], "add") != 0 && strcmp(argv[3], "get") != 0)) {
-    fprintf(stderr, "usage: wire-load HOST PORT add|get CONNECTIONS SECONDS\n");
+  if ((argc != 6 && argc != 7) ||
+      (strcmp(argv[3], "add") != 0 && strcmp(argv[3], "get") != 0 && strcmp(argv[3], "create") != 0)) {
+    fprintf(stderr, "usage: wire-load HOST PORT add|get|create CONNECTIONS SECONDS [STORES]\n");
     return 2;
   }
   workload = argv[3];
+  if (argc == 7) {
+    stores = atol(argv[6]);
+    if (stores < 1 || stores > 10000000) die(2, "STORES must be 1...10000000");
+  }
+  if (strcmp(workload, "create") == 0 && stores == 0) die(2, "create needs STORES");
+  if (getenv("WIRE_LOAD_CALLS") != NULL) max_calls = atol(getenv("WIRE_LOAD_CALLS"));
   int connections = atoi(argv[4]);
   double seconds = atof(argv[5]);
   if (connections < 1 || connections > MAX_CONNECTIONS) die(2, "CONNECTIONS must be 1...1024");
@@ -185,8 +211,9 @@ int main(int argc, char **argv) {
   if (conns == NULL) die(2, "out of memory");
   for (int i = 0; i < connections; i++) conns[i].fd = connect_to(argv[1], argv[2]);
 
-  /* The chordset GetChordset reads: added first, blocking, on connection 0. */
-  {
+  /* The chordset GetChordset reads: added first, blocking, on connection 0 (to store
+   * bench-0 when STORES is given, which get then reads from). */
+  if (strcmp(workload, "create") != 0) {
     const char *saved = workload;
     workload = "add";
     send_next(&conns[0], 0);
@@ -205,6 +232,9 @@ int main(int argc, char **argv) {
     chordstore__v1__command_reply__free_unpacked(reply, NULL);
     free(payload);
     workload = saved;
+    next_store = 0;
+    sent = 0;
+    if (strcmp(workload, "get") == 0) stores = stores > 0 ? 1 : 0;  /* the chordset is bench-0's */
   }
 
   int ep = epoll_create1(0);
@@ -216,8 +246,12 @@ int main(int argc, char **argv) {
   size_t cap = 1 << 20, count = 0;
   double *latencies = malloc(cap * sizeof(double));
   double start = now_ms(), deadline = start + seconds * 1e3;
-  for (int i = 0; i < connections; i++) send_next(&conns[i], i);
-  int in_flight = connections;
+  int in_flight = 0;
+  for (int i = 0; i < connections; i++) {
+    if (strcmp(workload, "create") == 0 && next_store >= stores) break;
+    send_next(&conns[i], i);
+    in_flight++;
+  }
   struct epoll_event events[MAX_CONNECTIONS];
   while (in_flight > 0) {
     if (now_ms() > deadline + 10e3) die(2, "replies did not arrive within 10 s of the end");
@@ -237,7 +271,9 @@ int main(int argc, char **argv) {
           if (latencies == NULL) die(2, "out of memory");
         }
         latencies[count++] = t - c->sent_at;
-        if (t < deadline) send_next(c, i);
+        int more = strcmp(workload, "create") == 0 ? next_store < stores : t < deadline;
+        if (max_calls > 0 && sent >= max_calls) more = 0;
+        if (more) send_next(c, i);
         else in_flight--;
       }
     }
@@ -245,8 +281,10 @@ int main(int argc, char **argv) {
   double elapsed = (now_ms() - start) / 1e3;
   qsort(latencies, count, sizeof(double), compare);
 #define PCT(p) (count ? latencies[(size_t)((double)(count - 1) * (p) / 100.0)] : 0.0)
-  printf("wire %s: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)\n", workload,
+  printf("wire %s: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)", workload,
          connections, elapsed, count);
+  if (stores > 0) printf(", over %ld store(s)", stores);
+  printf("\n");
   printf("  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", (double)count / elapsed,
          PCT(50), PCT(99), PCT(99.9));
   return 0;

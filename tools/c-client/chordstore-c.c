@@ -1,9 +1,10 @@
 /* chordstore-c: a minimal ChordStore client in C (libprotobuf-c), showing that the wire
  * protocol (proto/chordstore/v1/rpc.proto) is language-neutral.
  *
- * Usage: chordstore-c HOST PORT TITLE
+ * Usage: chordstore-c [--store NAME] HOST PORT TITLE
  * Sends Health, AddChordset{title} and ListChordsets{CREATED}, calls 1, 2 and 3, and
- * prints their results. Exit status: 0 OK; 1 a call ended with a non-OK status (or the
+ * prints their results. With --store, every call names that store (Call.store); without
+ * it, the calls go to store "default". Exit status: 0 OK; 1 a call ended with a non-OK status (or the
  * server sent GoAway); 2 usage, connection or protocol errors.
  *
  * Framing: each frame is a 4-byte big-endian length N, then N bytes of one Frame. */
@@ -100,6 +101,9 @@ static Chordstore__V1__Frame *read_frame(int fd, const char **why) {
 /* Sends Call{call_id, method, payload = request} and waits for its final Reply. Exits 1
  * on a non-OK status or GoAway, 2 on connection or protocol errors. Returns the response
  * (free with protobuf_c_message_free_unpacked). */
+/* The store every call names (Call.store); "" is store "default". */
+static const char *store_name = "";
+
 static ProtobufCMessage *call(int fd, uint64_t call_id, const char *method,
                               const ProtobufCMessage *request,
                               const ProtobufCMessageDescriptor *response_type) {
@@ -108,6 +112,7 @@ static ProtobufCMessage *call(int fd, uint64_t call_id, const char *method,
   Chordstore__V1__Call c = CHORDSTORE__V1__CALL__INIT;
   c.call_id = call_id;
   c.method = (char *)method;
+  c.store = (char *)store_name;
   c.payload.data = payload;
   c.payload.len = protobuf_c_message_pack(request, payload);
   Chordstore__V1__Frame out = CHORDSTORE__V1__FRAME__INIT;
@@ -199,8 +204,13 @@ static int connect_to(const char *host, const char *port) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "--store") == 0) {
+    store_name = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc != 4) {
-    fprintf(stderr, "usage: chordstore-c HOST PORT TITLE\n");
+    fprintf(stderr, "usage: chordstore-c [--store NAME] HOST PORT TITLE\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN); /* a closed connection is a write error, not a signal */

@@ -262,10 +262,11 @@ typedef enum {
 
 /*
  * One stored event.
- * Integrity: `checksum` is a hash chain. It is XXH64 (seed = the previous record's
- * checksum, 0 for sequence 1) of this record's stored bytes *before* the checksum
- * field, and it is always the last field written: the record ends with the 9 bytes
- * 0x79 followed by the checksum as 8 little-endian bytes. A reader verifies a record
+ * Integrity: `checksum` is a hash chain along the whole log. It is XXH64 (seed = the
+ * checksum of the record before it in the log, 0 for log position 1) of this record's
+ * stored bytes *before* the checksum field, and it is always the last field written:
+ * the record ends with the 9 bytes 0x79 followed by the checksum as 8 little-endian
+ * bytes. A reader verifies a record
  * by hashing all but its last 9 bytes; a flipped byte anywhere is detected, and so is
  * a missing, repeated or reordered record.
  */

@@ -10,7 +10,19 @@ extension ChordStore {
     @discardableResult
     public func createStore(_ name: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> StoreInfo {
         let recorded = try await writer.submit(SubmittedCommand(store: .create(name), context: context)).get()
-        return try storeInfo(name, at: recorded.logSequence)
+        // From the event, not a lookup by name: a delete right after must not change the answer.
+        guard case .store(.created(let id, let created)) = recorded.event else {
+            throw ChordStoreError(.internal, "creating store \(name) recorded a \(recorded.event.kindName)")
+        }
+        return StoreInfo(
+            name: created, id: id, created: recorded.timestamp, chordsets: 0, chords: 0, headSequence: 0,
+            logSequence: recorded.logSequence)
+    }
+
+    /// The id of the live store `name` (empty: `default`): a stream takes it when it starts
+    /// and ends once the name stands for another store (deleted, maybe re-created).
+    public func storeID(_ name: String) throws(ChordStoreError) -> UInt32 {
+        try backend.withSnapshot(store: name) { $0.record.id }
     }
 
     /// Deletes the store `name`: its views go and its name is free; its events stay in the
@@ -39,17 +51,13 @@ extension ChordStore {
 
     /// The store `name`'s description: `notFound` if there is none.
     public func storeInfo(_ name: String) throws(ChordStoreError) -> StoreInfo {
-        try storeInfo(name, at: nil)
-    }
-
-    private func storeInfo(_ name: String, at logSequence: UInt64?) throws(ChordStoreError) -> StoreInfo {
         try backend.withStores { stores in
             let name = StoreName.resolved(name)
             try StoreName.check(name)
             guard let record = try stores.store(named: name) else {
                 throw ChordStoreError(.notFound, "there is no store named \(name)")
             }
-            return try Self.info(try stores.snapshot(of: record), logSequence: max(logSequence ?? 0, try stores.logHead.sequence))
+            return try Self.info(try stores.snapshot(of: record), logSequence: try stores.logHead.sequence)
         }
     }
 

@@ -173,7 +173,8 @@ final class GroupCommitWriter: Sendable {
             }
             for (completion, result) in zip(completions, results) { completion(result) }
             let head = results.reduce(UInt64(0)) { head, result in
-                if case .success(let recorded) = result { return max(head, recorded.sequence) }
+                // The notifier counts in log positions (a store's own sequence is not one).
+                if case .success(let recorded) = result { return max(head, recorded.logSequence) }
                 return head
             }
             if head > 0 { notifier.published(head) }

@@ -108,6 +108,7 @@ private struct InMemoryStores: StoresSnapshot {
     var logHead: LogHead { all.logHead }
     func store(named name: String) -> StoreRecord? { all.store(named: name) }
     func storeCount() -> Int { all.storeCount() }
+    func lastStoreID() -> UInt32 { all.lastStoreID() }
     func stores(after name: String?, limit: Int) -> [StoreRecord] {
         // `default` first, then the others by name (as the LMDB registry lists them).
         let all = all.liveStores.map(\.record)

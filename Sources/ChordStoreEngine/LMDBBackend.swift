@@ -203,7 +203,9 @@ final class LMDBBackend: StorageBackend {
             try? repairViews()  // the views stop at `sequence`, the log may not: fold its events back in
             throw ChordStoreError.wrapping(failure)
         }
-        snapshotFiles?.discard(after: sequence)
+        // Snapshot files are numbered in store default's sequence, not in log positions.
+        let defaultHead = (try? withSnapshot(store: StoreName.default) { $0.record.head }) ?? 0
+        snapshotFiles?.discard(after: defaultHead)
         // A cut that removed the damaged records lets the store take writes again.
         if case .damaged? = viewsFault.withLock({ $0 }), checkLogTail() == nil {
             viewsFault.withLock { $0 = nil }

@@ -5,8 +5,8 @@ public struct RecordedEvent: Sendable, Hashable {
     /// The event's number in its store: 1, 2, 3, ... with no gap within the store (for
     /// store `default`, in a log written before stores, also its place in the log).
     public var sequence: UInt64
-    /// The store the event belongs to (0: `default`; a store event: the store it creates
-    /// or deletes, though it is in no store's sequence).
+    /// The store the event belongs to (0: `default`; also 0 on a store event, which
+    /// belongs to no store and names the store it creates or deletes itself).
     public var store: UInt32 = 0
     /// The event's place in the whole log (every store's events in commit order): 1, 2,
     /// 3, ... with no gap. What replication, checksums and epochs count in.

@@ -43,6 +43,8 @@ protocol StoresSnapshot {
     func store(named name: String) throws -> StoreRecord?
     /// How many stores are live, `default` included.
     func storeCount() throws -> Int
+    /// The largest id any store was ever given.
+    func lastStoreID() throws -> UInt32
     /// Up to `limit` live stores after the one named `name` (from the first if `nil`):
     /// `default` first, then the others by name.
     func stores(after name: String?, limit: Int) throws -> [StoreRecord]

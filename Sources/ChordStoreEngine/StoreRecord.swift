@@ -23,9 +23,11 @@ struct StoreRecord: Sendable, Hashable {
     /// Store `default` before its first event.
     static let initialDefault = StoreRecord(id: 0, name: StoreName.default, created: Instant(microsecondsSince1970: 0), createdAt: 0)
 
-    /// The largest store id; creating a store past it is refused (a store a second for 68
-    /// years).
-    static let maxID = UInt32(Int32.max)
+    /// The largest store id; creating a store past it is refused (1.6 billion creations).
+    /// Kept below 0x61000000 so that no store's 4-byte prefix is the start of a global key
+    /// of the views' `meta` database ("applied", "last-store", "views"), which deleting that
+    /// store would wipe.
+    static let maxID: UInt32 = 0x5FFF_FFFF
 
     /// The registry's value bytes: five 8-byte big-endian fields, then the name.
     var bytes: [UInt8] {

@@ -35,6 +35,9 @@ protocol StoreSpace {
 /// storage failure.
 enum StoreFold {
     static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace) throws {
+        if event.event.isStoreEvent, event.store != 0 || event.sequence != event.logSequence {
+            throw ChordStoreError(.dataLoss, "event \(event.logSequence) changes the stores but says it belongs to store id \(event.store)")
+        }
         switch event.event {
         case .store(.created(let id, let name)):
             guard try space.store(named: name) == nil else {

@@ -35,6 +35,10 @@ enum Verifier {
                 throw ChordStoreError(
                     .dataLoss, "the registry of stores (\(names(Array(live.prefix(5))))…) differs from a replay (\(names(Array(expected.prefix(5))))…)")
             }
+            let lastID = try stores.lastStoreID()
+            guard lastID == replay.lastID else {
+                throw ChordStoreError(.dataLoss, "the views say store id \(lastID) was the last given; a replay says \(replay.lastID)")
+            }
             for store in replay.liveStores {
                 do {
                     try check(try stores.snapshot(of: store.record), against: store)

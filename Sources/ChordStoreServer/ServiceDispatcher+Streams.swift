@@ -9,6 +9,32 @@ import SwiftProtobuf
 /// Both read the log and the views, never a per-subscriber copy of the events: a
 /// subscriber costs its position and a bounded write buffer, and never slows writers.
 extension ServiceDispatcher {
+    /// The id of the call's store, which a stream keeps to: its name may stand for another
+    /// store later (deleted, then created again).
+    func streamStore(_ context: CallContext) throws(WireError) -> UInt32 {
+        do {
+            return try store.storeID(context.store)
+        } catch {
+            throw WireError(error)
+        }
+    }
+
+    /// Ends a stream whose store was deleted while it ran (`NOT_FOUND`): reading on by its
+    /// name would read another store.
+    func checkStreamStore(_ id: UInt32, _ context: CallContext) throws(WireError) {
+        let current: UInt32?
+        do {
+            current = try store.storeID(context.store)
+        } catch where error.code == .notFound {
+            current = nil
+        } catch {
+            throw WireError(error)
+        }
+        guard current == id else {
+            throw WireError(.notFound, "store \(StoreName.resolved(context.store)) was deleted while this stream was open")
+        }
+    }
+
     /// Answers `Subscribe`: pages of stored records from the requested position, then,
     /// whenever the writer commits, the new ones. Ends with `UNAVAILABLE` when
     /// `isDraining()` turns true (the server is shutting down).
@@ -38,6 +64,7 @@ extension ServiceDispatcher {
         }
         let page = 512
         let cuts = store.logCuts
+        let storeID = try streamStore(context)
         while true {
             if store.logCuts != cuts {
                 throw WireError(
@@ -46,6 +73,7 @@ extension ServiceDispatcher {
             }
             var batch: [[UInt8]] = []
             var scanned = 0
+            try checkStreamStore(storeID, context)
             do {
                 try store.forEachRecord(from: next, store: context.store) { sequence, record in
                     next = sequence + 1
@@ -60,6 +88,7 @@ extension ServiceDispatcher {
                 if !batch.isEmpty { try await emit(batch) }
                 throw WireError(error)
             }
+            try checkStreamStore(storeID, context)  // the page was read from the store the stream started on
             if !batch.isEmpty { try await emit(batch) }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
@@ -100,6 +129,7 @@ extension ServiceDispatcher {
             throw WireError(.resourceExhausted, "the server runs \(limits.maxLiveQueries) live queries, its limit")
         }
         defer { liveQueries.leave() }
+        let storeID = try streamStore(context)
         do {
             var current = try store.query(query, store: context.store)
             try await emit([try Chordstore_V1_QueryUpdate.with {
@@ -114,6 +144,7 @@ extension ServiceDispatcher {
                 guard try store.lastSequence(store: context.store) > current.sequence else { continue }
                 try? await Task.sleep(for: limits.liveQueryInterval)  // fold a burst of commits into one message
                 let next = try store.query(query, store: context.store)
+                try checkStreamStore(storeID, context)
                 let deltas = ListDelta.changes(from: current.chordsets, to: next.chordsets)
                 current = next
                 guard !deltas.isEmpty else { continue }

@@ -118,8 +118,10 @@ public struct ServiceDispatcher: Sendable {
         var next = max(request.fromSequence, 1)
         var remaining = request.limit == 0 ? UInt64.max : request.limit
         let page = 512
+        let storeID = try streamStore(context)
         while remaining > 0 {
             var batch: [[UInt8]] = []
+            try checkStreamStore(storeID, context)
             do {
                 try store.forEachRecord(from: next, store: context.store) { sequence, record in
                     batch.append(Array(record))
@@ -132,6 +134,7 @@ public struct ServiceDispatcher: Sendable {
                 throw WireError(error)
             }
             if batch.isEmpty { return }
+            try checkStreamStore(storeID, context)
             try await emit(batch)
             remaining -= UInt64(batch.count)
         }

@@ -236,4 +236,18 @@ struct StoreIsolationTests {
         #expect(try store.stores() == expected)
         #expect(try store.verify().isSound)
     }
+
+    @Test("commits wake waiters by log position, whatever store they went to", arguments: EngineKind.allCases)
+    func wakeUpsCountLogPositions(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        try await store.createStore("a")
+        for _ in 0..<3 { try await store.execute(.addChordset(AddChordset()), context: CommandContext(store: "a")) }
+        #expect(try store.lastLogSequence() == 4 && store.lastSequence(store: "a") == 3)
+        // The log holds event 4: a wait after 3 returns at once (a notifier counting the
+        // store's sequence, 3, would sleep the whole timeout).
+        let started = ContinuousClock.now
+        await store.waitForCommit(after: 3, timeout: .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
 }

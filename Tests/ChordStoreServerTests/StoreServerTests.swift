@@ -109,4 +109,26 @@ struct StoreServerTests {
         await nowhere.close()
         await invalid.close()
     }
+
+    @Test("a stream stays with its store: deleting the store ends it with NOT_FOUND, even when the name is created again")
+    func streamEndsWithItsStore() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        try await server.store.createStore("gone")
+        try await server.store.execute(.addChordset(AddChordset(title: "old")), context: CommandContext(store: "gone"))
+        let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, store: "gone")
+        defer { Task { await connection.close() } }
+        let stream = try await connection.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = 1 }, as: Chordstore_V1_EventEnvelope.self)
+        var events = stream.makeAsyncIterator()
+        #expect(try await events.next()?.sequence == 1)
+        try await server.store.deleteStore("gone")
+        try await server.store.createStore("gone")
+        try await server.store.execute(.addChordset(AddChordset(title: "new 1")), context: CommandContext(store: "gone"))
+        try await server.store.execute(.addChordset(AddChordset(title: "new 2")), context: CommandContext(store: "gone"))
+        let ended = await #expect(throws: ClientError.self) {
+            while let envelope = try await events.next() { Issue.record("the stream went on with event \(envelope.sequence) of another store") }
+        }
+        #expect(ended?.code == .notFound)
+        #expect(ended?.message.contains("was deleted while this stream was open") == true)
+    }
 }

@@ -44,11 +44,6 @@ extension ChordStore {
         }
     }
 
-    /// How many stores are live, `default` included.
-    public func storeCount() throws(ChordStoreError) -> Int {
-        try backend.withStores { try $0.storeCount() }
-    }
-
     /// The store `name`'s description: `notFound` if there is none.
     public func storeInfo(_ name: String) throws(ChordStoreError) -> StoreInfo {
         try backend.withStores { stores in

@@ -159,7 +159,7 @@ public final class ChordStore: Sendable {
         try backend.withSnapshot(store: store) { snapshot in
             Profile(
                 chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount(),
-                hasControlsChord: try snapshot.controlsChord() != nil, lastSequence: try snapshot.head.sequence)
+                hasControlsChord: try snapshot.controlsChord() != nil, lastSequence: snapshot.record.head)
         }
     }
 

@@ -131,11 +131,9 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     private var state: InMemoryState { store.state }
     private var changes: InMemoryChanges { store.changes }
 
-    /// The store's last event (its checksum is its record's; no epoch).
-    var head: LogHead {
+    func headChecksum() -> UInt64 {
         let logSequence = store.record.head == 0 ? 0 : store.log.logSequences[Int(store.record.head - 1)]
-        let checksum = logSequence == 0 ? 0 : records[Int(logSequence - 1)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
-        return LogHead(sequence: store.record.head, checksum: checksum, timestamp: store.record.headTimestamp)
+        return logSequence == 0 ? 0 : records[Int(logSequence - 1)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
     }
     var record: StoreRecord { store.record }
 

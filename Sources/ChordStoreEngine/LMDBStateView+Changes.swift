@@ -213,7 +213,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     private func walk(from start: UInt64, _ step: KeyPath<SessionLink, UInt64>) throws -> [UInt64] {
         var result: [UInt64] = []
         var current = start
-        let bound = try head.sequence
+        let bound = record.head
         while current != 0 {
             guard result.count <= bound else { throw ChordStoreError(.dataLoss, "the session links loop") }
             result.append(current)

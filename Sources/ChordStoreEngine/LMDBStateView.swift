@@ -98,7 +98,6 @@ struct StoreDatabases: Sendable {
 /// more, which the views' store index leaves out.
 struct LMDBStateView: StoreSnapshot, StateWriting {
     /// The views environment's transaction, scoped to the store.
-    let txn: Transaction
     let scoped: ScopedTransaction
     /// The log environment's transaction.
     let logTxn: Transaction
@@ -107,20 +106,15 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     let record: StoreRecord
 
     init(txn: Transaction, logTxn: Transaction, dbs: StoreDatabases, store: StoreRecord) {
-        self.txn = txn
         self.scoped = ScopedTransaction(txn, prefix: store.prefix)
         self.logTxn = logTxn
         self.dbs = dbs
         self.record = store
     }
 
-    /// The store's last event (its checksum is its record's; no epoch).
-    var head: LogHead {
-        get throws {
-            let checksum = try logSequence(of: record.head)
-                .flatMap { try logTxn.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum)
-            return LogHead(sequence: record.head, checksum: checksum ?? 0, timestamp: record.headTimestamp)
-        }
+    func headChecksum() throws -> UInt64 {
+        try logSequence(of: record.head)
+            .flatMap { try logTxn.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum) ?? 0
     }
 
     func chordset(_ id: UUID) throws -> Chordset? {

@@ -10,7 +10,7 @@ enum QueryRunner {
     static let maxScanned = 100_000
 
     static func page(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> QueryPage {
-        let sequence = try snapshot.head.sequence
+        let sequence = snapshot.record.head
         guard query.limit > 0 else { return QueryPage(chordsets: [], nextCursor: query.cursor, sequence: sequence) }
         var chordsets: [Chordset] = []
         var scanned = 0
@@ -47,7 +47,7 @@ enum QueryRunner {
 
     /// How many chordsets match (all pages), and the position it was counted at.
     static func count(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> (count: Int, sequence: UInt64) {
-        let sequence = try snapshot.head.sequence
+        let sequence = snapshot.record.head
         guard query.isFiltered else { return (try snapshot.chordsetCount(), sequence) }
         // The title index's keys hold every filtered field: count without reading records.
         var count = 0

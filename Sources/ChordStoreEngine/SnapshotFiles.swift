@@ -83,7 +83,7 @@ final class SnapshotFiles: Sendable {
     /// Writes a snapshot of `snapshot` now; returns its sequence number.
     @discardableResult
     func write(_ snapshot: any StoreSnapshot) throws -> (sequence: UInt64, chordsets: Int) {
-        let sequence = try snapshot.head.sequence
+        let sequence = snapshot.record.head
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let final = directory.appendingPathComponent(Self.fileName(sequence))
         let temporary = directory.appendingPathComponent(Self.fileName(sequence) + ".\(UUID().uuidString).tmp")
@@ -109,7 +109,7 @@ final class SnapshotFiles: Sendable {
         var block = ProtoWriter(capacity: Self.blockSize + 4_096)
         block.uint(1, sequence)
         block.tag(4, 1)
-        block.fixed64(try snapshot.head.checksum)
+        block.fixed64(try snapshot.headChecksum())
         if let controls = try snapshot.controlsChord() { block.message(2) { WireCodec.write(&$0, controls) } }
         let count = try snapshot.chordsetCount()
         for index in 0..<count {

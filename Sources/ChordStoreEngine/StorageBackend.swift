@@ -56,10 +56,11 @@ protocol StoresSnapshot {
 /// its index into the log, each checked as it is read) and the projections that reflect
 /// exactly them. Sequence numbers are the store's own.
 protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSource {
-    /// The store's last event (its sequence and time; no checksum or epoch).
-    var head: LogHead { get throws }
-    /// The store's registry entry.
+    /// The store's registry entry: its last event is `record.head`.
     var record: StoreRecord { get }
+    /// The stored checksum of the store's last event (0 for none): what a snapshot file
+    /// records to tell its log (read only when one is written).
+    func headChecksum() throws -> UInt64
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message, or `nil`.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]?
     /// The sequence of the event recorded for `commandID`, if any.

@@ -34,7 +34,7 @@ final class TimeTravel: Sendable {
     private func build(_ point: AsOf, store name: String, backend: any StorageBackend) throws(ChordStoreError) -> PastState {
         try backend.withSnapshot(store: name) { snapshot in
             let storeID = snapshot.record.id
-            let head = try snapshot.head.sequence
+            let head = snapshot.record.head
             let target: UInt64
             switch point {
             case .sequence(let sequence):

@@ -119,7 +119,7 @@ extension ServiceDispatcher {
         do {
             let request = try Chordstore_V1_QueryRequest(serializedBytes: payload)
             guard request.cursor.isEmpty else { throw WireError(.invalidArgument, "a live query starts at the beginning: no cursor") }
-            query = try self.query(request, maxLimit: limits.maxLiveQuerySize)
+            query = ChordsetQuery(proto: request, maxLimit: limits.maxLiveQuerySize)
         } catch let error as WireError {
             throw error
         } catch {

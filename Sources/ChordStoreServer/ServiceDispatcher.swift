@@ -87,7 +87,7 @@ public struct ServiceDispatcher: Sendable {
 
     func queryChordsets(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_QueryRequest.self, payload, .queryChordsets)
-        let page = try store.query(try query(request, maxLimit: limits.maxListSize), store: context.store)
+        let page = try store.query(ChordsetQuery(proto: request, maxLimit: limits.maxListSize), store: context.store)
         return try Chordstore_V1_QueryPage.with {
             $0.chordsets = page.chordsets.map(\.proto)
             $0.nextCursor = page.nextCursor.map { Data($0) } ?? Data()
@@ -97,7 +97,7 @@ public struct ServiceDispatcher: Sendable {
 
     func countChordsets(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_QueryRequest.self, payload, .countChordsets)
-        let query = try query(request, maxLimit: limits.maxListSize)
+        let query = ChordsetQuery(proto: request, maxLimit: limits.maxListSize)
         let counted = try await offLoop { [store] in try store.count(query, store: context.store) }
         return try Chordstore_V1_CountReply.with {
             $0.count = UInt64(counted.count)
@@ -191,11 +191,6 @@ public struct ServiceDispatcher: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
-    }
-
-    /// The engine query of a request, its limit capped at `maxLimit`.
-    func query(_ request: Chordstore_V1_QueryRequest, maxLimit: Int) throws -> ChordsetQuery {
-        ChordsetQuery(proto: request, maxLimit: maxLimit)
     }
 
     func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: Data, _ method: Method) throws -> M {

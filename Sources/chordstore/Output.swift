@@ -99,6 +99,18 @@ enum Output {
         }
     }
 
+    /// A store on one line: counts, last event, creation.
+    static func storeLine(_ info: StoreInfo) -> String {
+        let created = info.created.map { "created \($0)" } ?? "no events yet"
+        return "\(info.name)  \(info.chordsets) chordsets, \(info.chords) chords, last event \(info.headSequence), \(created)"
+    }
+
+    /// A store, after `verb` ("created") when given.
+    static func store(_ info: StoreInfo, json: Bool, verb: String? = nil) throws {
+        if json { return try Output.json(info.proto) }
+        print((verb.map { "\($0) store " } ?? "") + storeLine(info))
+    }
+
     static func number(_ value: Double) -> String {
         value.formatted(.number.precision(.fractionLength(0...3)).grouping(.never))
     }

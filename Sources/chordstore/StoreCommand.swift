@@ -31,7 +31,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             let info = try await withAccess(global) { try await $0.createStore(name) }
-            try StoreOutput.print(info, json: global.json, verb: "created")
+            try Output.store(info, json: global.json, verb: "created")
         }
     }
 
@@ -48,9 +48,9 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             let position = try await withAccess(global) { try await $0.deleteStore(name) }
             if global.json {
-                print("{\"name\":\"\(name)\",\"deletedAt\":\"\(position)\"}")
+                try Output.json(Chordstore_V1_DeleteStoreReply.with { $0.logSequence = position })
             } else {
-                print("deleted store \(name) (log event \(position))")
+                Output.print("deleted store \(name) (log event \(position))")
             }
         }
     }
@@ -71,11 +71,11 @@ struct StoreCommand: AsyncParsableCommand {
                 var list = Chordstore_V1_StoreList()
                 list.stores = page.stores.map(\.proto)
                 list.nextPageToken = page.next ?? ""
-                print(try list.jsonString())
+                try Output.json(list)
                 return
             }
-            for info in page.stores { print(StoreOutput.line(info)) }
-            if let next = page.next { print("more: --after \(next)") }
+            for info in page.stores { Output.print(Output.storeLine(info)) }
+            if let next = page.next { Output.print("more: --after \(next)") }
         }
     }
 
@@ -86,23 +86,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             let info = try await withAccess(global) { try await $0.storeInfo(name ?? global.storeName) }
-            try StoreOutput.print(info, json: global.json, verb: nil)
-        }
-    }
-}
-
-/// How stores are printed.
-enum StoreOutput {
-    static func line(_ info: StoreInfo) -> String {
-        let created = info.created.map { "created \($0)" } ?? "no events yet"
-        return "\(info.name)  \(info.chordsets) chordsets, \(info.chords) chords, last event \(info.headSequence), \(created)"
-    }
-
-    static func print(_ info: StoreInfo, json: Bool, verb: String?) throws {
-        if json {
-            Swift.print(try info.proto.jsonString())
-        } else {
-            Swift.print((verb.map { "\($0) store " } ?? "") + line(info))
+            try Output.store(info, json: global.json)
         }
     }
 }

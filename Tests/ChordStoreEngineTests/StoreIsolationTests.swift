@@ -69,8 +69,9 @@ struct StoreIsolationTests {
             let context = CommandContext(session: session, commandID: commandID, store: name)
             var recorded: RecordedEvent?
             do {
-                recorded = try await store.execute(command, context: context)
-                #expect(recorded?.store != nil)
+                let event = try await store.execute(command, context: context)
+                #expect(event.store == (try store.storeID(name)), "step \(step): recorded in another store")
+                recorded = event
             } catch {
                 #expect(error.code != .internal && error.code != .dataLoss, "step \(step): \(error)")
             }

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 /// Settings every ChordStore target shares: Swift 6 strict concurrency plus the
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "3.12.3"),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -94,6 +97,8 @@ let package = Package(
                 "CSystemExtras",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -108,6 +113,7 @@ let package = Package(
                 "ChordStoreDomain",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings
@@ -222,3 +228,19 @@ let package = Package(
         ),
     ]
 )
+
+// The libFuzzer harnesses (Fuzz/, docs/SECURITY.md): built only by tools/fuzz, which sets
+// CHORDSTORE_FUZZ and builds with -sanitize=fuzzer,address in a scratch path of its own.
+if ProcessInfo.processInfo.environment["CHORDSTORE_FUZZ"] != nil {
+    let harnesses: [(String, [Target.Dependency])] = [
+        ("fuzz-frame", ["ChordStoreWire", "ChordStoreProto", .product(name: "NIOCore", package: "swift-nio"),
+                        .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        ("fuzz-call", ["ChordStoreServer", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreWire", "ChordStoreProto",
+                       .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        ("fuzz-record", ["ChordStoreEngine"]),
+        ("fuzz-command", ["ChordStoreServer", "ChordStoreEngine", "ChordStoreWire"]),
+    ]
+    for (name, dependencies) in harnesses {
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies, path: "Fuzz/\(name)"))
+    }
+}

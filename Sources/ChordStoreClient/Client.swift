@@ -49,21 +49,30 @@ public final class Client: Sendable {
     /// The store the client's calls work on (empty: `default`; see docs/PROTOCOL.md,
     /// "Stores").
     public let store: String
+    /// What the client shows the server (token, cluster secret, TLS).
+    public let credentials: ClientCredentials
 
     /// Creates a client; nothing connects until the first call. Its connections come from
-    /// `localAddress` (an IP address of this machine) when given, and its calls work on
-    /// `store` (empty: `default`).
-    public init(host: String, port: Int, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "") {
+    /// `localAddress` (an IP address of this machine) when given, its calls work on
+    /// `store` (empty: `default`) and show `credentials`.
+    public init(
+        host: String, port: Int, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "",
+        credentials: ClientCredentials = ClientCredentials()
+    ) {
         self.target = Mutex((host, port))
         self.retry = retry
         self.localAddress = localAddress
         self.store = store
+        self.credentials = credentials
     }
 
     /// Creates a client for `HOST:PORT`; `nil` if the address has no numeric port.
-    public convenience init?(address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "") {
+    public convenience init?(
+        address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "",
+        credentials: ClientCredentials = ClientCredentials()
+    ) {
         guard let (host, port) = Self.split(address) else { return nil }
-        self.init(host: host, port: port, retry: retry, localAddress: localAddress, store: store)
+        self.init(host: host, port: port, retry: retry, localAddress: localAddress, store: store, credentials: credentials)
     }
 
     /// Where calls go now (`host:port`): the address given, or the leader a follower named.
@@ -184,7 +193,7 @@ public final class Client: Sendable {
     func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
         let (host, port) = target.withLock { $0 }
-        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress, store: store)
+        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress, store: store, credentials: credentials)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
             current = fresh

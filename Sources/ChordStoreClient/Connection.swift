@@ -3,6 +3,7 @@ public import ChordStoreWire
 public import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 public import SwiftProtobuf
 import Synchronization
 
@@ -21,32 +22,37 @@ public final class Connection: Sendable {
     /// The store every call of this connection works on (empty: `default`); calls of the
     /// whole server (health, stores, replication) ignore it.
     public let store: String
+    /// The metadata every call carries for the credentials (token, cluster secret).
+    private let credentialMetadata: [String: String]
 
-    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?, store: String) {
+    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?, store: String, credentials: ClientCredentials) {
         self.channel = channel
         self.router = router
         self.group = group
         self.store = store
+        self.credentialMetadata = credentials.metadata
     }
 
     /// Connects to `host:port`, from `localAddress` (an IP address of this machine) when
     /// given: a cluster member connects from the address it advertises, which is how the
     /// leader tells who it is (see docs/REPLICATION.md). Its calls work on `store` (empty:
-    /// `default`).
+    /// `default`), showing `credentials` (docs/SECURITY.md).
     public static func connect(
         host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil,
-        store: String = ""
+        store: String = "", credentials: ClientCredentials = ClientCredentials()
     ) async throws(ClientError) -> Connection {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let router = ReplyRouter()
         do {
             let channel: any Channel
             do {
-                channel = try await bootstrap(group, router, maxFrameSize, from: localAddress).connect(host: host, port: port).get()
+                channel = try await bootstrap(group, router, maxFrameSize, from: localAddress, host: host, tls: credentials.tls)
+                    .connect(host: host, port: port).get()
             } catch where localAddress != nil {
                 // The local address cannot reach this host (another address family, say):
                 // from wherever the system picks, as any client.
-                channel = try await bootstrap(group, router, maxFrameSize, from: nil).connect(host: host, port: port).get()
+                channel = try await bootstrap(group, router, maxFrameSize, from: nil, host: host, tls: credentials.tls)
+                    .connect(host: host, port: port).get()
             }
             router.setReading { [channel] on in
                 channel.eventLoop.execute {
@@ -54,7 +60,7 @@ public final class Connection: Sendable {
                     if on { channel.read() }
                 }
             }
-            return Connection(channel: channel, router: router, group: group, store: store)
+            return Connection(channel: channel, router: router, group: group, store: store, credentials: credentials)
         } catch {
             try? await group.shutdownGracefully()
             throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
@@ -62,8 +68,12 @@ public final class Connection: Sendable {
     }
 
     private static func bootstrap(
-        _ group: MultiThreadedEventLoopGroup, _ router: ReplyRouter, _ maxFrameSize: Int, from localAddress: String?
+        _ group: MultiThreadedEventLoopGroup, _ router: ReplyRouter, _ maxFrameSize: Int, from localAddress: String?,
+        host: String, tls: ClientTLS?
     ) throws -> ClientBootstrap {
+        // A certificate names a DNS host by name; an IP address is checked against the
+        // connection's peer address.
+        let serverHostname = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
         var bootstrap = ClientBootstrap(group: group)
         if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
         return bootstrap
@@ -71,6 +81,7 @@ public final class Connection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
+                    if let tls { try pipeline.addHandler(try NIOSSLClientHandler(context: tls.context, serverHostname: serverHostname)) }
                     try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize)))
                     try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
                     try pipeline.addHandler(ReplyHandler(router: router))
@@ -175,7 +186,7 @@ public final class Connection: Sendable {
         var call = Chordstore_V1_Call()
         call.callID = callID
         call.method = method
-        call.metadata = metadata
+        call.metadata = credentialMetadata.isEmpty ? metadata : metadata.merging(credentialMetadata) { own, _ in own }
         call.minSequence = minSequence
         call.store = store
         if let timeout {

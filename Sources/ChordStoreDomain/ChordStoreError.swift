@@ -29,6 +29,8 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let unavailable = Code(rawValue: 14)
         /// Stored data is damaged.
         public static let dataLoss = Code(rawValue: 15)
+        /// The call showed no valid credential (docs/SECURITY.md).
+        public static let unauthenticated = Code(rawValue: 16)
 
         public var description: String {
             switch self {
@@ -43,6 +45,7 @@ public struct ChordStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             case .internal: "INTERNAL"
             case .unavailable: "UNAVAILABLE"
             case .dataLoss: "DATA_LOSS"
+            case .unauthenticated: "UNAUTHENTICATED"
             default: "CODE_\(rawValue)"
             }
         }

@@ -157,8 +157,8 @@ extension Decider {
         case .allRestored:
             return .allDeleted(count: try state.chordsetCount())
 
-        case .store:
-            throw ChordStoreError(.internal, "event \(change.sequence) changes the stores, which no session undoes")
+        case .store, .token:
+            throw ChordStoreError(.internal, "event \(change.sequence) changes the server's stores or tokens, which no session undoes")
         }
     }
 

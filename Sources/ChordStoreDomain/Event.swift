@@ -27,6 +27,8 @@ public enum Event: Sendable, Hashable {
     /// A store was created or deleted: an event of the whole server, in no store's
     /// sequence (the engine's registry of stores folds it; ``Fold`` ignores it).
     case store(StoreEvent)
+    /// A token was created or revoked: an event of the whole server, in no store.
+    case token(TokenEvent)
 
     /// A short kind name, matching the protobuf field name.
     public var kindName: String {
@@ -42,6 +44,8 @@ public enum Event: Sendable, Hashable {
         case .allRestored: "all_restored"
         case .store(.created): "store_created"
         case .store(.deleted): "store_deleted"
+        case .token(.created): "token_created"
+        case .token(.revoked): "token_revoked"
         }
     }
 
@@ -58,7 +62,16 @@ public enum Event: Sendable, Hashable {
         case .chordsetAdded(let c), .chordsetDeleted(let c): c.id
         case .chordsetRenamed(let id, _, _), .chordsetMoved(let id, _, _): id
         case .chordColorSet(_, let id, _, _), .chordBPMSet(_, let id, _, _): id
-        case .controlsChordSet, .allDeleted, .allRestored, .store: nil
+        case .controlsChordSet, .allDeleted, .allRestored, .store, .token: nil
+        }
+    }
+
+    /// Whether the event belongs to the whole server (a store's or a token's creation or
+    /// deletion) rather than to one store.
+    public var isServerEvent: Bool {
+        switch self {
+        case .store, .token: true
+        default: false
         }
     }
 

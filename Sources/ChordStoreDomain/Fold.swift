@@ -43,7 +43,7 @@ public enum Fold {
         case .chordsetMoved(let id, let from, let to):
             try state.moveChordset(id, from: from, to: to)
 
-        case .allDeleted, .allRestored, .store:
+        case .allDeleted, .allRestored, .store, .token:
             break
         }
     }

@@ -25,6 +25,8 @@ struct SubmittedCommand: Sendable {
         case command(Command)
         /// A change of the set of stores.
         case store(StoreCommand)
+        /// A change of the set of tokens.
+        case token(TokenCommand)
     }
 
     var work: Work
@@ -39,6 +41,11 @@ struct SubmittedCommand: Sendable {
         work = .store(command)
         self.context = context
     }
+
+    init(token command: TokenCommand, context: CommandContext) {
+        work = .token(command)
+        self.context = context
+    }
 }
 
 /// The commit logic both backends share: for each command in order, decide its event
@@ -49,6 +56,8 @@ struct BatchApplier: Sendable {
     var epoch: UInt64
     /// Most live stores, `default` included.
     var maxStores: Int
+    /// Most live tokens.
+    var maxTokens: Int
 
     /// Applies `batch` to `space`. Per-command failures are returned; a thrown error is a
     /// storage failure and means the whole batch must be discarded.
@@ -71,6 +80,8 @@ struct BatchApplier: Sendable {
                 }
             case .store(let command):
                 decided = try decide(command, in: space).map { ($0, nil, nil) }
+            case .token(let command):
+                decided = try decide(command, in: space).map { ($0, nil, nil) }
             }
             switch decided {
             case .failure(let error):
@@ -80,7 +91,8 @@ struct BatchApplier: Sendable {
                 var recorded = RecordedEvent(
                     sequence: store.map { $0.head + 1 } ?? logSequence, epoch: epoch, timestamp: timestamp,
                     session: submitted.context.session, commandID: store == nil ? "" : submitted.context.commandID,
-                    event: event, checksum: 0, mark: mark, store: store?.id ?? 0, logSequence: logSequence)
+                    event: event, checksum: 0, mark: mark, store: store?.id ?? 0, logSequence: logSequence,
+                    tokenID: submitted.context.tokenID)
                 let (bytes, checksum) = RecordCodec.encode(recorded, previousChecksum: space.logHead.checksum)
                 recorded.checksum = checksum
                 try space.appendRecord(logSequence, bytes)
@@ -172,6 +184,46 @@ struct BatchApplier: Sendable {
                 return .failure(ChordStoreError(.notFound, "there is no store named \(name)"))
             }
             return .success(.store(.deleted(id: store.id, name: name)))
+        }
+    }
+
+    /// Decides a token command against the live tokens and stores.
+    private func decide(_ command: TokenCommand, in space: some StoreSpace) throws -> Result<Event, ChordStoreError> {
+        switch command {
+        case .create(var grant):
+            do throws(ChordStoreError) {
+                try TokenGrant.checkID(grant.id)
+                guard grant.secretHash.count == 32 else { throw ChordStoreError(.invalidArgument, "a token's secret hash is SHA-256, 32 bytes") }
+                if grant.role.isScoped {
+                    try StoreName.check(grant.storeName)
+                } else if !grant.storeName.isEmpty {
+                    throw ChordStoreError(.invalidArgument, "an admin token works on every store: give no store")
+                }
+            } catch {
+                return .failure(error)
+            }
+            if grant.role.isScoped {
+                guard let store = try space.store(named: grant.storeName) else {
+                    return .failure(ChordStoreError(.notFound, "there is no store named \(grant.storeName)"))
+                }
+                grant.storeID = store.id
+            } else {
+                grant.storeID = 0
+            }
+            if try space.token(id: grant.id) != nil {
+                return .failure(ChordStoreError(.alreadyExists, "token \(grant.id) exists"))
+            }
+            let count = try space.tokenCount()
+            guard count < maxTokens else {
+                return .failure(ChordStoreError(
+                    .resourceExhausted, "the server holds \(count) tokens, its limit (--max-tokens \(maxTokens)); revoke one first"))
+            }
+            return .success(.token(.created(grant)))
+        case .revoke(let id):
+            guard try space.token(id: id) != nil else {
+                return .failure(ChordStoreError(.notFound, "there is no token \(id.prefix(40))"))
+            }
+            return .success(.token(.revoked(id: id)))
         }
     }
 

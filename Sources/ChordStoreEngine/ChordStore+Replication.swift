@@ -83,6 +83,7 @@ extension ChordStore {
         let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
             Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
         }.get()
+        notifier.serverChanged()
         notifier.published(head.sequence)
         return head.position
     }
@@ -104,6 +105,7 @@ extension ChordStore {
         }.get()
         timeTravel.forget()
         if result.0 != nil { cuts.add(1, ordering: .releasing) }
+        notifier.serverChanged()
         notifier.rewound(to: result.1.sequence)
         return result.0
     }

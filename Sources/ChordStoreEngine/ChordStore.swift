@@ -48,6 +48,8 @@ public final class ChordStore: Sendable {
         /// Most live stores, `default` included; creating one more fails with
         /// `resourceExhausted`.
         public var maxStores = 100_000
+        /// Most live tokens; creating one more fails with `resourceExhausted`.
+        public var maxTokens = 10_000
 
         /// The default options.
         public init() {}
@@ -72,7 +74,8 @@ public final class ChordStore: Sendable {
         let head = logHead.sequence
         // Clamped: an older version could persist an epoch above the largest one.
         let epoch = min(max(options.epoch, (try? backend.storedEpoch()) ?? 0, logHead.epoch), LogPosition.maxEpoch)
-        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch, maxStores: max(1, options.maxStores))
+        self.applier = BatchApplier(decider: Decider(limits: options.limits), epoch: epoch, maxStores: max(1, options.maxStores),
+            maxTokens: max(0, options.maxTokens))
         self.timeTravel = TimeTravel(snapshots: backend.snapshotFiles)
         self.notifier = CommitNotifier(head: head)
         self.writer = GroupCommitWriter(

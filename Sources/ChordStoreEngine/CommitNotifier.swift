@@ -16,9 +16,20 @@ final class CommitNotifier: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Counts the commits that changed the stores or tokens (or might have: a replicated
+    /// batch, a cut of the log), so that caches of them know to reload.
+    private let serverChanges = Atomic<UInt64>(0)
 
     init(head: UInt64) {
         state.withLock { $0.head = head }
+    }
+
+    /// How many commits changed (or may have changed) the stores or tokens so far.
+    var serverVersion: UInt64 { serverChanges.load(ordering: .acquiring) }
+
+    /// Called after a commit that changed the stores or tokens, before its callers learn of it.
+    func serverChanged() {
+        serverChanges.add(1, ordering: .releasing)
     }
 
     /// The last log position published.

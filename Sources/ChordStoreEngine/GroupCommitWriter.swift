@@ -171,6 +171,9 @@ final class GroupCommitWriter: Sendable {
                     $0.events += UInt64(committed)
                 }
             }
+            if results.contains(where: { if case .success(let recorded) = $0 { recorded.event.isServerEvent } else { false } }) {
+                notifier.serverChanged()
+            }
             for (completion, result) in zip(completions, results) { completion(result) }
             let head = results.reduce(UInt64(0)) { head, result in
                 // The notifier counts in log positions (a store's own sequence is not one).

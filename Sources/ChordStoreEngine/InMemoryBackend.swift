@@ -116,6 +116,7 @@ private struct InMemoryStores: StoresSnapshot {
         let start = name == StoreName.default ? 1 : all.firstIndex { $0.id != 0 && $0.name > name } ?? all.count
         return Array(all[min(start, all.count)...].prefix(limit))
     }
+    func tokens() -> [TokenRecord] { all.tokens.values.sorted { $0.grant.id < $1.grant.id } }
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
         guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)") }
         return InMemoryStoreSnapshot(store: stored, records: all.records)

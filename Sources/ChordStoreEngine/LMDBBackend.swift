@@ -13,16 +13,19 @@ import Synchronization
 /// they are caught up with the log, or rebuilt if that event is not the log's or the
 /// machine went down while they were open (``ViewsMarker``).
 final class LMDBBackend: StorageBackend {
-    /// The on-disk format this code writes and reads: 3 has stores (records may carry a
+    /// The on-disk format this code writes and reads: 4 has tokens (records may carry the
+    /// id of the token that made them, and token events; format 3's records are format 4's
+    /// made without tokens, so opening one only raises the number); 3 has stores (records may carry a
     /// store and a log position; format 2's records are all store `default`'s, so opening
     /// one only raises the number); 2 keeps the views in `views/` (format 1 kept them in
     /// the log's environment; opening one moves them). An older chordstore refuses a
     /// newer format, naming it. Every format has a golden fixture under Tests/Fixtures.
-    static let formatVersion: UInt8 = 3
+    static let formatVersion: UInt8 = 4
     /// The layout of the view databases. A store whose views have another layout (or
-    /// none) gets them rebuilt from the log when opened. 7: every store's views under its
-    /// 4-byte id, the registry of stores and each store's index into the log.
-    static let viewsVersion: UInt8 = 7
+    /// none) gets them rebuilt from the log when opened. 8: the live tokens; 7: every
+    /// store's views under its 4-byte id, the registry of stores and each store's index
+    /// into the log.
+    static let viewsVersion: UInt8 = 8
     /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
     static let maxCatchUp: UInt64 = 10_000
 
@@ -294,8 +297,9 @@ final class LMDBBackend: StorageBackend {
                 "the data directory has format \(shown), newer than this chordstore reads (\(Self.formatVersion)): open it with the chordstore that wrote it, or a newer one")
         }
         if stored == [Self.formatVersion] { return }
-        if stored == [2] {
-            // Format 2's records are format 3's records of store `default`.
+        if stored == [2] || stored == [3] {
+            // Format 2's records are format 3's records of store `default`, and format 3's
+            // are format 4's made without tokens.
             try env.withWriteTransaction { txn in try txn.put(meta, key: StoreDatabases.formatKey, value: [Self.formatVersion]) }
             return
         }

@@ -49,6 +49,8 @@ struct StoreDatabases: Sendable {
     var stores: Database
     /// store name → store id (live stores).
     var storeNames: Database
+    /// token id → ``TokenRecord`` (live tokens; not prefixed).
+    var tokens: Database
     /// sequence in the store → log position (8 bytes big-endian each): where each of the
     /// store's events is in the whole log.
     var storeLog: Database
@@ -56,7 +58,7 @@ struct StoreDatabases: Sendable {
     /// The names of the views environment's databases, in ``init(log:views:)``'s order.
     static let viewNames = [
         "chordsets", "chords", "order", "positions", "created", "commands", "meta", "sessions", "session-links",
-        "revisions", "chordset-history", "graveyard", "titles", "stores", "store-names", "store-log",
+        "revisions", "chordset-history", "graveyard", "titles", "stores", "store-names", "store-log", "tokens",
     ]
 
     /// Opens (creating) every database of both environments.
@@ -68,7 +70,7 @@ struct StoreDatabases: Sendable {
             (opened[0], opened[1], opened[2], opened[3], opened[4], opened[5], opened[6])
         (sessions, links, revisions, chordsetHistory, graveyard, titles) =
             (opened[7], opened[8], opened[9], opened[10], opened[11], opened[12])
-        (stores, storeNames, storeLog) = (opened[13], opened[14], opened[15])
+        (stores, storeNames, storeLog, tokens) = (opened[13], opened[14], opened[15], opened[16])
     }
 
     /// The databases that hold chordsets and chords (emptied by delete-all).
@@ -77,7 +79,7 @@ struct StoreDatabases: Sendable {
     /// is deleted.
     var storeViews: [Database] { chordsetViews + [commands, sessions, links, revisions, chordsetHistory, graveyard, storeLog, meta] }
     /// Every database derived from the log, emptied and reloaded by a rebuild.
-    var views: [Database] { storeViews + [stores, storeNames] }
+    var views: [Database] { storeViews + [stores, storeNames, tokens] }
 
     static let viewsKey = Array("views".utf8)
     static let controlsKey = Array("controls".utf8)
@@ -525,6 +527,38 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
             cache.dirty.insert(store.id)
         }
         cache.note(store)
+    }
+
+    func token(id: String) throws -> TokenRecord? {
+        try txn.get(dbs.tokens, key: Array(id.utf8)).map { try TokenRecord(id: id, bytes: $0) }
+    }
+
+    func tokenCount() throws -> Int { try txn.stat(dbs.tokens).entries }
+
+    func tokens() throws -> [TokenRecord] {
+        var result: [TokenRecord] = []
+        try txn.withCursor(dbs.tokens) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                result.append(try TokenRecord(id: String(decoding: current.key, as: UTF8.self), bytes: current.value))
+                entry = try cursor.next()
+            }
+        }
+        return result
+    }
+
+    mutating func saveToken(_ token: TokenRecord) throws {
+        try txn.put(dbs.tokens, key: Array(token.grant.id.utf8), value: token.bytes)
+    }
+
+    mutating func removeToken(id: String) throws {
+        try txn.delete(dbs.tokens, key: Array(id.utf8))
+    }
+
+    mutating func removeTokens(ofStore storeID: UInt32) throws {
+        for token in try tokens() where token.grant.role.isScoped && token.grant.storeID == storeID {
+            try removeToken(id: token.grant.id)
+        }
     }
 
     mutating func remove(_ store: StoreRecord) throws {

@@ -126,7 +126,46 @@ extension Event {
                 $0.storeID = id
                 $0.name = name
             }
+        case .token(.created(let grant)):
+            envelope.tokenCreated = .with {
+                $0.tokenID = grant.id
+                $0.role = grant.role.proto
+                $0.storeID = grant.storeID
+                $0.store = grant.storeName
+                $0.secretSha256 = Data(grant.secretHash)
+            }
+        case .token(.revoked(let id)):
+            envelope.tokenRevoked = .with { $0.tokenID = id }
         }
+    }
+}
+
+extension TokenRole {
+    /// The role's number in the `TokenRole` enum of events.proto.
+    var protoNumber: UInt64 {
+        switch self {
+        case .admin: 1
+        case .readWrite: 2
+        case .readOnly: 3
+        }
+    }
+
+    /// The role numbered `number` in events.proto (`nil`: unknown, or unspecified).
+    init?(protoNumber number: UInt64) {
+        switch number {
+        case 1: self = .admin
+        case 2: self = .readWrite
+        case 3: self = .readOnly
+        default: return nil
+        }
+    }
+
+    /// The wire enum.
+    public var proto: Chordstore_V1_TokenRole { Chordstore_V1_TokenRole(rawValue: Int(protoNumber)) ?? .unspecified }
+
+    /// The role of a wire enum (`nil`: unspecified or unknown).
+    public init?(proto: Chordstore_V1_TokenRole) {
+        self.init(protoNumber: UInt64(max(0, proto.rawValue)))
     }
 }
 
@@ -198,6 +237,11 @@ extension Event {
             self = .store(.created(id: e.storeID, name: e.name))
         case .storeDeleted(let e):
             self = .store(.deleted(id: e.storeID, name: e.name))
+        case .tokenCreated(let e):
+            guard let role = TokenRole(proto: e.role) else { throw ChordStoreError(.dataLoss, "token \(e.tokenID) has no known role") }
+            self = .token(.created(TokenGrant(id: e.tokenID, role: role, storeID: e.storeID, storeName: e.store, secretHash: Array(e.secretSha256))))
+        case .tokenRevoked(let e):
+            self = .token(.revoked(id: e.tokenID))
         case nil:
             throw ChordStoreError(.dataLoss, "event \(envelope.sequence) has no event of a known kind")
         }
@@ -215,7 +259,7 @@ extension RecordedEvent {
             sequence: envelope.sequence, epoch: envelope.epoch, timestamp: Instant(proto: envelope.timestamp),
             session: envelope.session, commandID: envelope.commandID, event: try Event(envelope: envelope),
             checksum: envelope.checksum, mark: Self.mark(envelope), store: envelope.store,
-            logSequence: envelope.logSequence == 0 ? envelope.sequence : envelope.logSequence)
+            logSequence: envelope.logSequence == 0 ? envelope.sequence : envelope.logSequence, tokenID: envelope.tokenID)
     }
 
     private static func mark(_ envelope: Chordstore_V1_EventEnvelope) -> ChangeMark? {

@@ -34,6 +34,7 @@ public enum RecordCodec {
         recorded.event.encode(into: &envelope)
         envelope.store = recorded.store
         if recorded.logSequence != recorded.sequence { envelope.logSequence = recorded.logSequence }
+        envelope.tokenID = recorded.tokenID
         switch recorded.mark {
         case .undoes(let target): envelope.mark = .with { $0.undoes = target }
         case .redoes(let target): envelope.mark = .with { $0.redoes = target }
@@ -125,7 +126,7 @@ public enum RecordCodec {
     /// say it is event `sequence` of store `store`.
     static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
         let recorded = try decode(record, sequence: logSequence)
-        guard recorded.sequence == sequence, recorded.store == store, !recorded.event.isStoreEvent else {
+        guard recorded.sequence == sequence, recorded.store == store, !recorded.event.isServerEvent else {
             throw ChordStoreError(
                 .dataLoss, "the record at log position \(logSequence) is not event \(sequence) of store \(store): the store's index is damaged")
         }

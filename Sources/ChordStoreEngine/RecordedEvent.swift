@@ -25,13 +25,18 @@ public struct RecordedEvent: Sendable, Hashable {
     public var checksum: UInt64
     /// Set on events written by undo and redo: the change they revert.
     public var mark: ChangeMark?
+    /// The id of the token whose call made the event (empty: no token; see
+    /// docs/SECURITY.md).
+    public var tokenID: String = ""
 
     /// Creates a recorded event.
     public init(
         sequence: UInt64, epoch: UInt64, timestamp: Instant, session: String, commandID: String,
-        event: Event, checksum: UInt64, mark: ChangeMark? = nil, store: UInt32 = 0, logSequence: UInt64? = nil
+        event: Event, checksum: UInt64, mark: ChangeMark? = nil, store: UInt32 = 0, logSequence: UInt64? = nil,
+        tokenID: String = ""
     ) {
         self.mark = mark
+        self.tokenID = tokenID
         self.sequence = sequence
         self.store = store
         self.logSequence = logSequence ?? sequence
@@ -60,13 +65,17 @@ public struct CommandContext: Sendable, Hashable {
     public var expectedRevision: UInt64?
     /// The store the command changes (see ``ChordStoreDomain/StoreName``).
     public var store: String
+    /// The id of the token the command's call showed, recorded with its event (empty:
+    /// none, as with `--auth none` or a data directory opened directly).
+    public var tokenID: String
 
     /// Creates a context.
     public init(
         session: String = "local", commandID: String = "", expectedRevision: UInt64? = nil,
-        store: String = StoreName.default
+        store: String = StoreName.default, tokenID: String = ""
     ) {
         self.store = store
+        self.tokenID = tokenID
         self.session = session
         self.commandID = commandID
         self.expectedRevision = expectedRevision

@@ -50,6 +50,8 @@ protocol StoresSnapshot {
     func stores(after name: String?, limit: Int) throws -> [StoreRecord]
     /// The snapshot of one live store.
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot
+    /// Every live token, by id.
+    func tokens() throws -> [TokenRecord]
 }
 
 /// A consistent, read-only view of one store at one committed point: its events (through

@@ -15,6 +15,8 @@ struct StoreSet: StoreSpace, Sendable {
     private(set) var stores: [UInt32: Store]
     private(set) var names: [String: UInt32] = [StoreName.default: 0]
     private(set) var lastID: UInt32 = 0
+    /// The live tokens, by id.
+    private(set) var tokens: [String: TokenRecord] = [:]
     var logHead = LogHead.empty
     /// The whole log (kept by the in-memory backend; a replay keeps none).
     private(set) var records: [[UInt8]] = []
@@ -72,6 +74,14 @@ struct StoreSet: StoreSpace, Sendable {
     mutating func remove(_ store: StoreRecord) {
         stores[store.id] = nil
         names[store.name] = nil
+    }
+
+    func token(id: String) -> TokenRecord? { tokens[id] }
+    func tokenCount() -> Int { tokens.count }
+    mutating func saveToken(_ token: TokenRecord) { tokens[token.grant.id] = token }
+    mutating func removeToken(id: String) { tokens[id] = nil }
+    mutating func removeTokens(ofStore storeID: UInt32) {
+        tokens = tokens.filter { !$0.value.grant.role.isScoped || $0.value.grant.storeID != storeID }
     }
 
     /// Applies records read from a log, without checks (a replay of records checked as

@@ -27,6 +27,16 @@ protocol StoreSpace {
     mutating func save(_ store: StoreRecord) throws
     /// Deletes `store`'s views and registry entry; its name becomes free.
     mutating func remove(_ store: StoreRecord) throws
+    /// The live token with `id`.
+    func token(id: String) throws -> TokenRecord?
+    /// How many tokens are live.
+    func tokenCount() throws -> Int
+    /// Records a new token.
+    mutating func saveToken(_ token: TokenRecord) throws
+    /// Removes the token with `id`.
+    mutating func removeToken(id: String) throws
+    /// Removes every token scoped to the store with `storeID`.
+    mutating func removeTokens(ofStore storeID: UInt32) throws
 }
 
 /// How one recorded event changes a ``StoreSpace``: a store event changes the registry,
@@ -35,7 +45,7 @@ protocol StoreSpace {
 /// storage failure.
 enum StoreFold {
     static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace) throws {
-        if event.event.isStoreEvent, event.store != 0 || event.sequence != event.logSequence {
+        if event.event.isServerEvent, event.store != 0 || event.sequence != event.logSequence {
             throw ChordStoreError(.dataLoss, "event \(event.logSequence) changes the stores but says it belongs to store id \(event.store)")
         }
         switch event.event {
@@ -53,6 +63,23 @@ enum StoreFold {
                 throw ChordStoreError(.dataLoss, "event \(event.logSequence) deletes store \(name) (id \(id)), which is not live")
             }
             try space.remove(store)
+            try space.removeTokens(ofStore: id)
+        case .token(.created(let grant)):
+            guard try space.token(id: grant.id) == nil else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates token \(grant.id), which exists")
+            }
+            if grant.role.isScoped {
+                guard let store = try space.store(id: grant.storeID), store.name == grant.storeName else {
+                    throw ChordStoreError(
+                        .dataLoss, "event \(event.logSequence) scopes token \(grant.id) to store \(grant.storeName) (id \(grant.storeID)), which is not live")
+                }
+            }
+            try space.saveToken(TokenRecord(grant: grant, created: event.timestamp, createdAt: event.logSequence, createdBy: event.tokenID))
+        case .token(.revoked(let id)):
+            guard try space.token(id: id) != nil else {
+                throw ChordStoreError(.dataLoss, "event \(event.logSequence) revokes token \(id), which is not live")
+            }
+            try space.removeToken(id: id)
         default:
             guard var store = try space.store(id: event.store) else {
                 throw ChordStoreError(.dataLoss, "event \(event.logSequence) belongs to store id \(event.store), which is not live")
@@ -78,6 +105,7 @@ extension ReplayFields {
     init(_ recorded: RecordedEvent) {
         self.init(
             event: recorded.event, session: recorded.session, commandID: recorded.commandID, mark: recorded.mark,
-            store: recorded.store, sequence: recorded.sequence, logSequence: recorded.logSequence, timestamp: recorded.timestamp)
+            store: recorded.store, sequence: recorded.sequence, logSequence: recorded.logSequence, timestamp: recorded.timestamp,
+            tokenID: recorded.tokenID)
     }
 }

@@ -39,6 +39,12 @@ enum Verifier {
             guard lastID == replay.lastID else {
                 throw ChordStoreError(.dataLoss, "the views say store id \(lastID) was the last given; a replay says \(replay.lastID)")
             }
+            let tokens = try stores.tokens()
+            let replayedTokens = replay.tokens.values.sorted { $0.grant.id < $1.grant.id }
+            guard tokens == replayedTokens else {
+                throw ChordStoreError(
+                    .dataLoss, "the views hold \(tokens.count) tokens (\(tokens.prefix(5).map(\.grant.id).joined(separator: ", "))); a replay \(replayedTokens.count) (\(replayedTokens.prefix(5).map(\.grant.id).joined(separator: ", ")))")
+            }
             for store in replay.liveStores {
                 do {
                     try check(try stores.snapshot(of: store.record), against: store)

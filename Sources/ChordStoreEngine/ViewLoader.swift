@@ -11,7 +11,8 @@ struct ViewLoader {
     let dbs: StoreDatabases
 
     /// Loads every store of `replay` into empty views: each store's views in id order (so
-    /// that `MDB_APPEND` holds across stores), the registry and the last id given.
+    /// that `MDB_APPEND` holds across stores), the registry, the last id given and the
+    /// live tokens.
     static func load(_ replay: StoreSet, txn: Transaction, dbs: StoreDatabases) throws {
         var space = LMDBStoreSpace(txn: txn, logTxn: txn, dbs: dbs, logHead: .empty, storesRecords: false)
         for store in replay.liveStores.sorted(by: { $0.record.id < $1.record.id }) {
@@ -20,6 +21,7 @@ struct ViewLoader {
             if store.record.id != 0 || store.record.head != 0 { try space.save(store.record) }
         }
         try space.flush()
+        for token in replay.tokens.values { try space.saveToken(token) }
         if replay.lastID > 0 {
             try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: StoreRecord.prefix(replay.lastID))
         }

@@ -89,6 +89,7 @@ enum WireCodec {
         }
         if recorded.store != 0 { w.uint(17, UInt64(recorded.store)) }
         if recorded.logSequence != recorded.sequence { w.uint(18, recorded.logSequence) }
+        if !recorded.tokenID.isEmpty { w.string(23, recorded.tokenID) }
         return w.bytes
     }
 
@@ -142,6 +143,16 @@ enum WireCodec {
                 $0.uint(1, UInt64(change.id))
                 $0.string(2, change.name)
             }
+        case .token(.created(let grant)):
+            w.message(21) { inner in
+                inner.string(1, grant.id)
+                inner.uint(2, UInt64(grant.role.protoNumber))
+                inner.uint(3, UInt64(grant.storeID))
+                inner.string(4, grant.storeName)
+                grant.secretHash.withUnsafeBytes { inner.bytes(5, $0) }
+            }
+        case .token(.revoked(let id)):
+            w.message(22) { $0.string(1, id) }
         }
     }
 
@@ -252,7 +263,8 @@ enum WireCodec {
             case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
             case 4: try r.expect(wire, 2, field: 4); fields.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); fields.commandID = try r.string()
-            case 6...13, 16, 19, 20: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 23: try r.expect(wire, 2, field: 23); fields.tokenID = try r.string()
+            case 6...13, 16, 19...22: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             case 14: try r.expect(wire, 2, field: 14); fields.mark = try readMark(try r.lengthDelimited())
             default: try r.skip(wire)
             }
@@ -322,11 +334,12 @@ enum WireCodec {
             case 3: try r.expect(wire, 2, field: 3); recorded.timestamp = try readInstant(try r.lengthDelimited())
             case 4: try r.expect(wire, 2, field: 4); recorded.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); recorded.commandID = try r.string()
-            case 6...13, 16, 19, 20: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
+            case 6...13, 16, 19...22: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             case 14: try r.expect(wire, 2, field: 14); recorded.mark = try readMark(try r.lengthDelimited())
             case 15: try r.expect(wire, 1, field: 15); recorded.checksum = try r.fixed64()
             case 17: try r.expect(wire, 0, field: 17); recorded.store = try readStoreID(try r.varint())
             case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
+            case 23: try r.expect(wire, 2, field: 23); recorded.tokenID = try r.string()
             default: try r.skip(wire)
             }
         }
@@ -343,7 +356,8 @@ enum WireCodec {
         // Field slots shared by the event messages (see events.proto); each kind reads the
         // ones it declares and skips the rest.
         var id1: UUID?, id2: UUID?
-        var string2 = "", string3 = ""
+        var string1 = "", string2 = "", string3 = "", string4 = ""
+        var bytes5: [UInt8] = []
         var number1: UInt64 = 0, number2: UInt64 = 0, number3: UInt64 = 0
         var double3 = 0.0, double4 = 0.0
         let zero = ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 0)
@@ -367,6 +381,11 @@ enum WireCodec {
             case (11, 2, 2): chord2 = try readChord(try r.lengthDelimited())
             case (13, 1, 0), (16, 1, 0), (19, 1, 0), (20, 1, 0): number1 = try r.varint()
             case (19, 2, 2), (20, 2, 2): string2 = try r.string()
+            case (21, 1, 2), (22, 1, 2): string1 = try r.string()
+            case (21, 2, 0): number2 = try r.varint()
+            case (21, 3, 0): number3 = try r.varint()
+            case (21, 4, 2): string4 = try r.string()
+            case (21, 5, 2): bytes5 = Array(try r.lengthDelimited())
             case (16, 2, 0): number2 = try r.varint()
             case (12, 2, 0): number2 = try r.varint()
             case (12, 3, 0): number3 = try r.varint()
@@ -393,6 +412,16 @@ enum WireCodec {
             let id = try readStoreID(number1)
             try StoreName.check(string2)
             return .store(kind == 19 ? .created(id: id, name: string2) : .deleted(id: id, name: string2))
+        case 21:
+            try TokenGrant.checkID(string1)
+            guard let role = TokenRole(protoNumber: number2) else { throw ChordStoreError(.dataLoss, "token \(string1) has role \(number2), which no version defines") }
+            guard bytes5.count == 32 else { throw ChordStoreError(.dataLoss, "token \(string1) has a \(bytes5.count)-byte secret hash; SHA-256 is 32") }
+            guard role.isScoped || (number3 == 0 && string4.isEmpty) else { throw ChordStoreError(.dataLoss, "admin token \(string1) names a store") }
+            if role.isScoped { try StoreName.check(string4) }
+            return .token(.created(TokenGrant(id: string1, role: role, storeID: try readStoreID(number3), storeName: string4, secretHash: bytes5)))
+        case 22:
+            try TokenGrant.checkID(string1)
+            return .token(.revoked(id: string1))
         default: return .allDeleted(count: Int(clamping: number1))
         }
     }
@@ -416,15 +445,11 @@ struct ReplayFields: Sendable {
     var logSequence: UInt64 = 0
     /// The commit time.
     var timestamp = Instant(microsecondsSince1970: 0)
+    /// The token whose call made the event (empty: none).
+    var tokenID = ""
 }
 
 extension Event {
-    /// Whether this is a store's creation or deletion (an event of no store).
-    var isStoreEvent: Bool {
-        if case .store = self { return true }
-        return false
-    }
-
     /// Whether this event carries a whole chordset (and so encodes large).
     var isAdd: Bool {
         switch self {

@@ -28,6 +28,55 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+/// What a token may do (docs/SECURITY.md).
+public nonisolated enum Chordstore_V1_TokenRole: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// every store; stores, tokens and cluster status
+  case admin // = 1
+
+  /// reads and changes of its one store
+  case readWrite // = 2
+
+  /// reads of its one store
+  case readOnly // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .admin
+    case 2: self = .readWrite
+    case 3: self = .readOnly
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .admin: return 1
+    case .readWrite: return 2
+    case .readOnly: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Chordstore_V1_TokenRole] = [
+    .unspecified,
+    .admin,
+    .readWrite,
+    .readOnly,
+  ]
+
+}
+
 /// A chordset was inserted at chordset.index (the end of the order for an add).
 public nonisolated struct Chordstore_V1_ChordsetAdded: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -304,6 +353,44 @@ public nonisolated struct Chordstore_V1_StoreDeleted: Sendable {
   public init() {}
 }
 
+/// A token was created (CreateToken). Like the store events it belongs to no store's
+/// sequence. The log keeps only the SHA-256 of the secret, never the secret.
+public nonisolated struct Chordstore_V1_TokenCreated: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var tokenID: String = String()
+
+  public var role: Chordstore_V1_TokenRole = .unspecified
+
+  /// the store a scoped token works on (0 for admin)
+  public var storeID: UInt32 = 0
+
+  /// that store's name (empty for admin)
+  public var store: String = String()
+
+  /// SHA-256 of the whole secret, 32 bytes
+  public var secretSha256: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A token was revoked (RevokeToken, or the deletion of its store); it no longer works.
+public nonisolated struct Chordstore_V1_TokenRevoked: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var tokenID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// One stored event.
 ///
 /// Integrity: `checksum` is a hash chain along the whole log. It is XXH64 (seed = the
@@ -446,6 +533,22 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     set {_uniqueStorage()._event = .storeDeleted(newValue)}
   }
 
+  public var tokenCreated: Chordstore_V1_TokenCreated {
+    get {
+      if case .tokenCreated(let v)? = _storage._event {return v}
+      return Chordstore_V1_TokenCreated()
+    }
+    set {_uniqueStorage()._event = .tokenCreated(newValue)}
+  }
+
+  public var tokenRevoked: Chordstore_V1_TokenRevoked {
+    get {
+      if case .tokenRevoked(let v)? = _storage._event {return v}
+      return Chordstore_V1_TokenRevoked()
+    }
+    set {_uniqueStorage()._event = .tokenRevoked(newValue)}
+  }
+
   /// The store the event belongs to: 0 (absent) is store `default`, others are the
   /// `store_id` a StoreCreated event gave them.
   public var store: UInt32 {
@@ -459,6 +562,14 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
   public var logSequence: UInt64 {
     get {_storage._logSequence}
     set {_uniqueStorage()._logSequence = newValue}
+  }
+
+  /// The id of the token whose call made the event (docs/SECURITY.md): empty when the
+  /// server ran with `--auth none` or the data directory was opened directly, and on
+  /// every event written before tokens.
+  public var tokenID: String {
+    get {_storage._tokenID}
+    set {_uniqueStorage()._tokenID = newValue}
   }
 
   /// Present on events written by Undo and Redo.
@@ -492,6 +603,8 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     case allRestored(Chordstore_V1_AllRestored)
     case storeCreated(Chordstore_V1_StoreCreated)
     case storeDeleted(Chordstore_V1_StoreDeleted)
+    case tokenCreated(Chordstore_V1_TokenCreated)
+    case tokenRevoked(Chordstore_V1_TokenRevoked)
 
   }
 
@@ -503,6 +616,10 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "chordstore.v1"
+
+nonisolated extension Chordstore_V1_TokenRole: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TOKEN_ROLE_UNSPECIFIED\0\u{1}TOKEN_ROLE_ADMIN\0\u{1}TOKEN_ROLE_READ_WRITE\0\u{1}TOKEN_ROLE_READ_ONLY\0")
+}
 
 nonisolated extension Chordstore_V1_ChordsetAdded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChordsetAdded"
@@ -977,9 +1094,89 @@ nonisolated extension Chordstore_V1_StoreDeleted: SwiftProtobuf.Message, SwiftPr
   }
 }
 
+nonisolated extension Chordstore_V1_TokenCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TokenCreated"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}token_id\0\u{1}role\0\u{3}store_id\0\u{1}store\0\u{3}secret_sha256\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.tokenID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.role) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.storeID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.secretSha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.tokenID.isEmpty {
+      try visitor.visitSingularStringField(value: self.tokenID, fieldNumber: 1)
+    }
+    if self.role != .unspecified {
+      try visitor.visitSingularEnumField(value: self.role, fieldNumber: 2)
+    }
+    if self.storeID != 0 {
+      try visitor.visitSingularUInt32Field(value: self.storeID, fieldNumber: 3)
+    }
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 4)
+    }
+    if !self.secretSha256.isEmpty {
+      try visitor.visitSingularBytesField(value: self.secretSha256, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_TokenCreated, rhs: Chordstore_V1_TokenCreated) -> Bool {
+    if lhs.tokenID != rhs.tokenID {return false}
+    if lhs.role != rhs.role {return false}
+    if lhs.storeID != rhs.storeID {return false}
+    if lhs.store != rhs.store {return false}
+    if lhs.secretSha256 != rhs.secretSha256 {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_TokenRevoked: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TokenRevoked"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}token_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.tokenID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.tokenID.isEmpty {
+      try visitor.visitSingularStringField(value: self.tokenID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_TokenRevoked, rhs: Chordstore_V1_TokenRevoked) -> Bool {
+    if lhs.tokenID != rhs.tokenID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EventEnvelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0\u{1}store\0\u{3}log_sequence\0\u{3}store_created\0\u{3}store_deleted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0\u{1}store\0\u{3}log_sequence\0\u{3}store_created\0\u{3}store_deleted\0\u{3}token_created\0\u{3}token_revoked\0\u{3}token_id\0")
 
   fileprivate class _StorageClass {
     var _sequence: UInt64 = 0
@@ -990,6 +1187,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
     var _event: Chordstore_V1_EventEnvelope.OneOf_Event?
     var _store: UInt32 = 0
     var _logSequence: UInt64 = 0
+    var _tokenID: String = String()
     var _mark: Chordstore_V1_ChangeMark? = nil
     var _checksum: UInt64 = 0
 
@@ -1010,6 +1208,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       _event = source._event
       _store = source._store
       _logSequence = source._logSequence
+      _tokenID = source._tokenID
       _mark = source._mark
       _checksum = source._checksum
     }
@@ -1182,6 +1381,33 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
             _storage._event = .storeDeleted(v)
           }
         }()
+        case 21: try {
+          var v: Chordstore_V1_TokenCreated?
+          var hadOneofValue = false
+          if let current = _storage._event {
+            hadOneofValue = true
+            if case .tokenCreated(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._event = .tokenCreated(v)
+          }
+        }()
+        case 22: try {
+          var v: Chordstore_V1_TokenRevoked?
+          var hadOneofValue = false
+          if let current = _storage._event {
+            hadOneofValue = true
+            if case .tokenRevoked(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._event = .tokenRevoked(v)
+          }
+        }()
+        case 23: try { try decoder.decodeSingularStringField(value: &_storage._tokenID) }()
         default: break
         }
       }
@@ -1268,7 +1494,18 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         guard case .storeDeleted(let v)? = _storage._event else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
       }()
+      case .tokenCreated?: try {
+        guard case .tokenCreated(let v)? = _storage._event else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
+      case .tokenRevoked?: try {
+        guard case .tokenRevoked(let v)? = _storage._event else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
       default: break
+      }
+      if !_storage._tokenID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._tokenID, fieldNumber: 23)
       }
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1287,6 +1524,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         if _storage._event != rhs_storage._event {return false}
         if _storage._store != rhs_storage._store {return false}
         if _storage._logSequence != rhs_storage._logSequence {return false}
+        if _storage._tokenID != rhs_storage._tokenID {return false}
         if _storage._mark != rhs_storage._mark {return false}
         if _storage._checksum != rhs_storage._checksum {return false}
         return true

@@ -1,3 +1,4 @@
+public import ChordStoreClient
 public import Foundation
 
 /// A node's place in a replicated cluster.
@@ -22,6 +23,9 @@ public struct ReplicationConfig: Sendable {
     /// How often a leader checks its peers for a newer leader, and a follower that lost
     /// its leader looks for one.
     public var probeInterval: Duration = .milliseconds(500)
+    /// What this node shows the other members: the cluster secret, and TLS settings
+    /// (docs/SECURITY.md).
+    public var credentials = ClientCredentials()
 
     /// Creates a configuration.
     public init(node: String, address: String, peers: [String], follow: String?, parkDirectory: URL) {

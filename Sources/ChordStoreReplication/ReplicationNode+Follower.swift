@@ -76,7 +76,7 @@ extension ReplicationNode {
     /// second; after ``silence`` without one, the leader is taken as lost (a stopped
     /// process keeps its connections open).
     private func followOnce(_ leader: String) async throws(FollowEnd) {
-        guard let client = PeerProbe.client(leader, from: sourceAddress), let acks = PeerProbe.client(leader, from: sourceAddress) else {
+        guard let client = probe.client(leader, from: sourceAddress), let acks = probe.client(leader, from: sourceAddress) else {
             throw .failed("\(leader) is not HOST:PORT")
         }
         defer {
@@ -184,7 +184,7 @@ extension ReplicationNode {
     /// epoch older than the leader's are cut: they were never acknowledged by a quorum of
     /// the leader's epoch.
     private func reconcile(with leader: String) async throws {
-        guard let client = PeerProbe.client(leader) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
+        guard let client = probe.client(leader) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
         defer { Task { await client.close() } }
         let status = try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(5), as: Chordstore_V1_NodeStatus.self)
         guard status.role == Role.leader.rawValue, status.epoch >= store.epoch else {
@@ -227,7 +227,7 @@ extension ReplicationNode {
 
     /// The address of the member that leads with the newest epoch, if any answers.
     private func findLeader() async -> String? {
-        let leaders = await PeerProbe.statuses(config.peers + (config.follow.map { [$0] } ?? []))
+        let leaders = await probe.statuses(config.peers + (config.follow.map { [$0] } ?? []))
             .filter { $0.role == Role.leader.rawValue && $0.epoch >= store.epoch }
         return leaders.max { $0.epoch < $1.epoch }?.address
     }

@@ -15,6 +15,9 @@ import Synchronization
 /// ``followLoop()`` (copy, apply, acknowledge, and after a divergence park and truncate).
 /// The store accepts commands only while the node leads.
 public final class ReplicationNode: Sendable {
+    /// Reaches the other members, showing this node's credentials.
+    var probe: PeerProbe { PeerProbe(credentials: config.credentials) }
+
     /// Leading or following.
     public enum Role: String, Sendable {
         case leader, follower
@@ -96,7 +99,7 @@ public final class ReplicationNode: Sendable {
             becomeFollower(of: leader, reason: "configured with --follow")
             return
         }
-        if let newer = await PeerProbe.statuses(config.peers).first(where: { $0.role == Role.leader.rawValue && $0.epoch > store.epoch }) {
+        if let newer = await probe.statuses(config.peers).first(where: { $0.role == Role.leader.rawValue && $0.epoch > store.epoch }) {
             becomeFollower(of: newer.address, reason: "\(newer.address) leads with epoch \(newer.epoch), newer than \(store.epoch)")
             return
         }
@@ -215,7 +218,7 @@ public final class ReplicationNode: Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: config.probeInterval)
             guard !Task.isCancelled, role == .leader else { return }
-            for status in await PeerProbe.statuses(config.peers) where status.role == Role.leader.rawValue {
+            for status in await probe.statuses(config.peers) where status.role == Role.leader.rawValue {
                 observe(epoch: status.epoch, from: status.address, leading: true)
             }
         }
@@ -393,7 +396,7 @@ public final class ReplicationNode: Sendable {
                 throw ChordStoreError(.failedPrecondition, "this node's log is damaged, it could not lead: \(refusal.message)")
             }
             let head = try store.head()
-            let reachable = await PeerProbe.statuses(config.peers)
+            let reachable = await probe.statuses(config.peers)
             try Self.checkAhead(reachable, of: head, force: force)
             let highest = max(store.epoch, reachable.map(\.epoch).max() ?? 0)
             guard highest < LogPosition.maxEpoch else {
@@ -403,7 +406,7 @@ public final class ReplicationNode: Sendable {
             }
             let epoch = try await store.adoptEpoch(highest + 1)
             state.withLock { $0.granted = (epoch, config.address) }
-            let fenced = await PeerProbe.fence(config.peers, epoch: epoch, leader: config.address)
+            let fenced = await probe.fence(config.peers, epoch: epoch, leader: config.address)
             guard fenced.count + 1 >= config.majority || force else {
                 throw ChordStoreError(
                     .unavailable,

@@ -9,11 +9,14 @@ public struct CallContext: Sendable {
     /// The store the call works on (its `store` field; empty means `default`). Methods
     /// of the whole server ignore it.
     public var store: String
+    /// Who the call comes from (its credentials, checked).
+    public var principal: Principal
 
     /// Creates a call context.
-    public init(session: String, peerAddress: String, store: String = "") {
+    public init(session: String, peerAddress: String, store: String = "", principal: Principal = .unrestricted) {
         self.session = session
         self.peerAddress = peerAddress
         self.store = store
+        self.principal = principal
     }
 }

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreProto
 import ChordStoreWire
 import Foundation
@@ -27,6 +28,13 @@ final class ConnectionHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private let dispatcher: ServiceDispatcher
+    private let authenticator: Authenticator
+    /// The credentials this connection showed last and who they proved, at which access
+    /// version: the same credentials are taken again without hashing until the tokens
+    /// change (a revocation holds from the next call on).
+    private var lastCredentials: (token: String?, member: String?, version: UInt64, principal: Principal)?
+    /// When this connection last noted its token's use.
+    private var lastUseNoted: NIODeadline = .distantPast
     private let limits: WireLimits
     private let activity: ServerActivity
     private var logger: Logger
@@ -60,8 +68,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Where the writer hands command answers back to this connection's loop.
     private let inbox: LoopInbox
 
-    init(dispatcher: ServiceDispatcher, limits: WireLimits, activity: ServerActivity, logger: Logger, session: String, inbox: LoopInbox) {
+    init(
+        dispatcher: ServiceDispatcher, authenticator: Authenticator, limits: WireLimits, activity: ServerActivity, logger: Logger,
+        session: String, inbox: LoopInbox
+    ) {
         self.dispatcher = dispatcher
+        self.authenticator = authenticator
         self.inbox = inbox
         self.limits = limits
         self.activity = activity
@@ -127,6 +139,59 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    // MARK: Credentials
+
+    /// The principal `metadata`'s credentials prove, reusing this connection's last answer
+    /// while the credentials and the tokens stay the same.
+    private func authenticate(_ metadata: [String: String]) -> Result<Principal, WireError> {
+        let token = metadata["authorization"], member = metadata["cluster-secret"]
+        let version = authenticator.version
+        if let last = lastCredentials, last.token == token, last.member == member, last.version == version {
+            noteUse(last.principal)
+            return .success(last.principal)
+        }
+        let result = authenticator.authenticate(metadata)
+        if case .success(let principal) = result {
+            lastCredentials = (token, member, version, principal)
+            lastUseNoted = .distantPast
+            noteUse(principal)
+        }
+        return result
+    }
+
+    /// Notes a token's use, at most once a second per connection.
+    private func noteUse(_ principal: Principal) {
+        guard case .token(let grant) = principal else { return }
+        let now = NIODeadline.now()
+        guard now - lastUseNoted >= .seconds(1) else { return }
+        lastUseNoted = now
+        authenticator.noteUse(grant.id)
+    }
+
+    /// Refuses a call whose credential is invalid: at once, after a delay during which
+    /// the connection reads nothing more, or after the delay and then closing it.
+    private func refuse(_ callID: UInt64, _ error: WireError, penalty: FailedAuthentications.Penalty) {
+        switch penalty {
+        case .answer:
+            send(.reply(callID: callID, status: .init(error)))
+        case .delay(let delay), .close(after: let delay):
+            guard let context else { return }
+            let closing = if case .close = penalty { true } else { false }
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
+                let handler = bound.value
+                handler.send(.reply(callID: callID, status: .init(error)))
+                if closing {
+                    handler.goAway(WireError(.unauthenticated, "too many failed authentications from this address; try again later"))
+                } else if let context = handler.context, context.channel.isWritable {
+                    context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+                    context.read()
+                }
+            }
+        }
+    }
+
     // MARK: Calls
 
     private func start(_ call: Chordstore_V1_Call) {
@@ -150,13 +215,27 @@ final class ConnectionHandler: ChannelInboundHandler {
             send(.reply(callID: callID, status: .init(WireError(.unavailable, "the server is shutting down"))))
             return
         }
-        guard let method = Method(rawValue: call.method), let handler = ServiceDispatcher.registry[method] else {
+        guard let method = Method(rawValue: call.method), let entry = ServiceDispatcher.registry[method] else {
             send(.reply(callID: callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'"))))
             return
         }
         guard let context else { return }
+        // Who calls, and may they: before the payload is decoded.
+        let principal: Principal
+        switch authenticate(call.metadata) {
+        case .success(let proved):
+            principal = proved
+        case .failure(let error):
+            refuse(callID, error, penalty: authenticator.failed(from: peerAddress, method: method, error: error))
+            return
+        }
+        if let denial = principal.check(entry.permission, store: call.store) {
+            send(.reply(callID: callID, status: .init(denial)))
+            return
+        }
+        let handler = entry.handler
         let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
-        let callContext = CallContext(session: session, peerAddress: peerAddress, store: call.store)
+        let callContext = CallContext(session: session, peerAddress: peerAddress, store: call.store, principal: principal)
         if case .pointRead(let read) = handler, call.minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
             do {

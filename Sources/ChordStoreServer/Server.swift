@@ -5,13 +5,14 @@ public import NIOCore
 import ChordStoreProto
 public import ChordStoreReplication
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// The ChordStore TCP server: the framed protocol of `proto/chordstore/v1/rpc.proto`
 /// over SwiftNIO, serving one ``ChordStoreEngine/ChordStore``.
 ///
 /// ```swift
-/// let server = Server(store: store, logger: logger)
+/// let server = Server(store: store, security: .loopbackOnly, logger: logger)
 /// let address = try await server.start(host: "127.0.0.1", port: 7420)
 /// // ...
 /// await server.shutdown()   // stop accepting, let calls in flight finish, close
@@ -26,6 +27,8 @@ public final class Server: Sendable {
     private let inboxes: [ObjectIdentifier: LoopInbox]
     private let activity: ServerActivity
     private let refusals: RefusalLog
+    private let security: ServerSecurity
+    private let authenticator: Authenticator
     private let state = Mutex(State())
 
     private struct State {
@@ -34,13 +37,18 @@ public final class Server: Sendable {
         var nextConnection = 0
     }
 
-    /// Creates a server for `store`; `node` names this node in `Health` replies, and
-    /// `replication` is its place in a cluster (`nil`: a lone server).
+    /// Creates a server for `store`; `node` names this node in `Health` replies,
+    /// `replication` is its place in a cluster (`nil`: a lone server), and `security` says
+    /// who may call it and whether connections use TLS (docs/SECURITY.md).
     public init(
         store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", replication: ReplicationNode? = nil,
-        logger: Logger, threads: Int = System.coreCount
+        security: ServerSecurity, logger: Logger, threads: Int = System.coreCount
     ) {
-        self.dispatcher = ServiceDispatcher(store: store, limits: limits, node: node, replication: replication)
+        let authenticator = Authenticator(store: store, mode: security.authentication, logger: logger, guessing: security.guessing)
+        self.authenticator = authenticator
+        self.security = security
+        self.dispatcher = ServiceDispatcher(
+            store: store, limits: limits, node: node, replication: replication, authenticator: authenticator.isEnabled ? authenticator : nil)
         self.limits = limits
         self.logger = logger
         self.activity = ServerActivity(limits: limits)
@@ -53,8 +61,13 @@ public final class Server: Sendable {
     }
 
     /// Binds and starts accepting connections; returns the bound address (port 0 picks a
-    /// free port).
+    /// free port). Without authentication only a loopback address may be bound.
     public func start(host: String, port: Int) async throws -> SocketAddress {
+        if !authenticator.isEnabled, !HostAddress.isLoopback(host) {
+            throw WireError(
+                .failedPrecondition,
+                "--auth none serves anyone who can reach the port: it is accepted only on a loopback address (127.0.0.1, ::1, localhost), not \(host)")
+        }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -107,6 +120,8 @@ public final class Server: Sendable {
     public var slowReadersCut: Int { activity.slowReadersCut }
     /// Request bytes that partial frames hold against the budget now.
     public var bufferedBytes: Int { activity.bufferedBytes }
+    /// Calls refused for an invalid credential since the server started.
+    public var failedAuthentications: UInt64 { authenticator.failedAuthentications }
 
     private func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
         let peer = ConnectionAdmission.key(for: channel.remoteAddress?.ipAddress ?? "unknown")
@@ -126,10 +141,12 @@ public final class Server: Sendable {
         }
         let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
-            dispatcher: dispatcher, limits: limits, activity: activity, logger: logger, session: "connection-\(number)",
+            dispatcher: dispatcher, authenticator: authenticator, limits: limits, activity: activity, logger: logger,
+            session: "connection-\(number)",
             inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop))
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
+            if let tls = security.tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls.context)) }
             try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
             try pipeline.addHandler(InboundFrameGuard(limits: limits, activity: activity))
             try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: limits.maxFrameSize)))

@@ -63,7 +63,8 @@ extension ServiceDispatcher {
         let context = parsed.context
         return CommandContext(
             session: context.session.isEmpty ? call.session : context.session, commandID: context.commandID,
-            expectedRevision: context.hasExpected ? context.expected.revision : nil, store: StoreName.resolved(call.store))
+            expectedRevision: context.hasExpected ? context.expected.revision : nil, store: StoreName.resolved(call.store),
+            tokenID: call.principal.tokenID)
     }
 
     /// A command's failure as the wire tells it: a refusal because the role changed

@@ -14,7 +14,7 @@ extension ServiceDispatcher {
         try checkLeading()
         let info: StoreInfo
         do {
-            info = try await store.createStore(request.name, context: CommandContext(session: context.session))
+            info = try await store.createStore(request.name, context: CommandContext(session: context.session, tokenID: context.principal.tokenID))
         } catch {
             throw Self.commandError(error, leader: replication)
         }
@@ -27,7 +27,7 @@ extension ServiceDispatcher {
         try checkLeading()
         let recorded: RecordedEvent
         do {
-            recorded = try await store.deleteStore(request.name, context: CommandContext(session: context.session))
+            recorded = try await store.deleteStore(request.name, context: CommandContext(session: context.session, tokenID: context.principal.tokenID))
         } catch {
             throw Self.commandError(error, leader: replication)
         }

@@ -20,8 +20,12 @@ extension ServiceDispatcher {
     }
 
     /// Ends a stream whose store was deleted while it ran (`NOT_FOUND`): reading on by its
-    /// name would read another store.
+    /// name would read another store; and one whose token was revoked while it ran
+    /// (`UNAUTHENTICATED`).
     func checkStreamStore(_ id: UInt32, _ context: CallContext) throws(WireError) {
+        if case .token(let grant) = context.principal, let authenticator, !authenticator.isLive(grant) {
+            throw WireError(.unauthenticated, "token \(grant.id) was revoked while this stream was open")
+        }
         let current: UInt32?
         do {
             current = try store.storeID(context.store)

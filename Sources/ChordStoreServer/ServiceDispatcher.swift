@@ -17,13 +17,19 @@ public struct ServiceDispatcher: Sendable {
     let liveQueries: ConcurrencyLimit
     /// This node's place in a replicated cluster (`nil`: a lone server, always writable).
     let replication: ReplicationNode?
+    /// Checks calls' credentials (`nil`: every call may do everything).
+    let authenticator: Authenticator?
 
     /// Creates a dispatcher over `store`.
-    public init(store: ChordStore, limits: WireLimits = WireLimits(), node: String, replication: ReplicationNode? = nil) {
+    public init(
+        store: ChordStore, limits: WireLimits = WireLimits(), node: String, replication: ReplicationNode? = nil,
+        authenticator: Authenticator? = nil
+    ) {
         self.store = store
         self.limits = limits
         self.node = node
         self.replication = replication
+        self.authenticator = authenticator
         self.liveQueries = ConcurrencyLimit(limits.maxLiveQueries)
     }
 
@@ -60,10 +66,11 @@ public struct ServiceDispatcher: Sendable {
     }
 
     /// The server's health: its version, protocol, node, and the last event of store
-    /// `default` (as before stores; `GetStoreInfo` tells any store's).
-    func health(_ payload: Data) throws -> [UInt8] {
+    /// `default` (as before stores; `GetStoreInfo` tells any store's) when the caller may
+    /// read `default` (health needs no token; the rest of a store needs its token).
+    func health(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
         _ = try parse(Chordstore_V1_HealthRequest.self, payload, .health)
-        let last = try store.lastSequence()
+        let last = context.principal.check(.read, store: StoreName.default) == nil ? try store.lastSequence() : 0
         return try Chordstore_V1_HealthReply.with {
             $0.server = "chordstore \(ServerInfo.version)"
             $0.protocolVersion = Method.protocolVersion

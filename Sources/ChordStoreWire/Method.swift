@@ -33,15 +33,19 @@ public enum Method: String, Sendable, CaseIterable {
     case deleteStore = "chordstore.v1.ChordStore/DeleteStore"
     case listStores = "chordstore.v1.ChordStore/ListStores"
     case getStoreInfo = "chordstore.v1.ChordStore/GetStoreInfo"
+    case createToken = "chordstore.v1.ChordStore/CreateToken"
+    case revokeToken = "chordstore.v1.ChordStore/RevokeToken"
+    case listTokens = "chordstore.v1.ChordStore/ListTokens"
 
     /// Whether the method changes data: a store's chordsets (these take a command id, so
-    /// a client may retry them) or the set of stores (never retried: a repeat would fail
-    /// with ALREADY_EXISTS or NOT_FOUND). How the server runs each method is its
+    /// a client may retry them) or the set of stores or tokens (never retried: a repeat
+    /// would fail with ALREADY_EXISTS or NOT_FOUND, or make a second token). How the server runs each method is its
     /// registry's business.
     public var isCommand: Bool {
         switch self {
         case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
-             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo, .createStore, .deleteStore: true
+             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo, .createStore, .deleteStore,
+             .createToken, .revokeToken: true
         default: false
         }
     }

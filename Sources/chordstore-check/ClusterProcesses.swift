@@ -31,6 +31,8 @@ final class ClusterProcesses: @unchecked Sendable {
                 "serve", "--data", directory.appendingPathComponent("n\(index + 1)").path, "--host", "127.0.0.1",
                 "--port", "\(ports[index])", "--advertise", addresses[index], "--node", "n\(index + 1)",
                 "--durability", durability, "--log-level", "notice",
+                // Loopback only: the check is about replication under faults, not credentials.
+                "--auth", "none",
             ]
             for (other, address) in addresses.enumerated() where other != index { arguments += ["--peer", address] }
             if index > 0 { arguments += ["--follow", addresses[0]] }

@@ -40,7 +40,7 @@ struct BenchFeedCommand: AsyncParsableCommand {
         for count in counts {
             let child = try await ChildServer.start()
             defer { child.stop() }
-            let row = try await measure(port: child.port, subscribers: count)
+            let row = try await measure(port: child.port, credentials: child.credentials, subscribers: count)
             Output.print(String(
                 format: "%11d  %11.0f  %14.0f  %14.2f  %6.2f", count, row.writerRate, row.deliveredRate,
                 row.latency.percentile(50), row.latency.percentile(99)))
@@ -53,13 +53,13 @@ struct BenchFeedCommand: AsyncParsableCommand {
         var latency: Latencies
     }
 
-    private func measure(port: Int, subscribers: Int) async throws -> Row {
+    private func measure(port: Int, credentials: ClientCredentials, subscribers: Int) async throws -> Row {
         let total = UInt64(events)
         let start = ContinuousClock.now
         let (writerSeconds, latency, lastDelivery) = try await withThrowingTaskGroup(of: (Duration?, Latencies, ContinuousClock.Instant?).self) { group in
             for _ in 0..<subscribers {
                 group.addTask {
-                    let client = Client(host: "127.0.0.1", port: port)
+                    let client = Client(host: "127.0.0.1", port: port, credentials: credentials)
                     defer { Task { await client.close() } }
                     var latencies = Latencies()
                     var received: UInt64 = 0
@@ -81,7 +81,7 @@ struct BenchFeedCommand: AsyncParsableCommand {
                     for writer in 0..<writers {
                         let quota = min(perWriter, max(0, events - writer * perWriter))
                         writersGroup.addTask {
-                            let client = Client(host: "127.0.0.1", port: port)
+                            let client = Client(host: "127.0.0.1", port: port, credentials: credentials)
                             defer { Task { await client.close() } }
                             for i in 0..<quota { _ = try await client.addChordset(.with { $0.title = "feed \(writer)-\(i)" }) }
                         }

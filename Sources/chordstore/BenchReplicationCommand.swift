@@ -91,7 +91,7 @@ private final class Pair: Sendable {
                 node: name, address: "127.0.0.1:\(port)", peers: ["127.0.0.1:\(peer)"], follow: follow.map { "127.0.0.1:\($0)" },
                 parkDirectory: directory.appendingPathComponent("parked"))
             let node = ReplicationNode(config: config, store: store, logger: logger)
-            let server = Server(store: store, node: name, replication: node, logger: logger)
+            let server = Server(store: store, node: name, replication: node, security: .loopbackOnly, logger: logger)
             _ = try await server.start(host: "127.0.0.1", port: port)
             await node.start()
             return Member(store: store, node: node, server: server, address: "127.0.0.1:\(port)", directory: directory)

@@ -38,13 +38,19 @@ struct BenchWireCommand: AsyncParsableCommand {
         let (host, port): (String, Int)
         do { (host, port) = try serverAddress(address) } catch { throw Failure(error) }
 
-        let setup = try await Connection.connect(host: host, port: port)
+        // The child server's own admin token; a server given with --server takes
+        // $CHORDSTORE_TOKEN or $CHORDSTORE_TOKEN_FILE.
+        let environment = ProcessInfo.processInfo.environment
+        let tokenFile = child.map { $0.directory.appendingPathComponent("admin.token").path } ?? environment["CHORDSTORE_TOKEN_FILE"]
+        let token = try tokenFile.map { try SecretText.read($0, what: "a token") } ?? environment["CHORDSTORE_TOKEN"]
+        let credentials = ClientCredentials(token: token)
+        let setup = try await Connection.connect(host: host, port: port, credentials: credentials)
         let seed: Chordstore_V1_CommandReply = try await setup.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "bench" })
         let target = seed.event.chordsetAdded.chordset.id
         await setup.close()
 
         var clients: [Connection] = []
-        for _ in 0..<connections { clients.append(try await Connection.connect(host: host, port: port)) }
+        for _ in 0..<connections { clients.append(try await Connection.connect(host: host, port: port, credentials: credentials)) }
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
         let started = ContinuousClock.now
         let workload = self.workload
@@ -99,6 +105,11 @@ final class ChildServer: @unchecked Sendable {
         self.process = process
         self.port = port
         self.directory = directory
+    }
+
+    /// What a client shows the child: its admin token (from its data directory).
+    var credentials: ClientCredentials {
+        ClientCredentials(token: try? SecretText.read(directory.appendingPathComponent("admin.token").path, what: "the admin token"))
     }
 
     static func start() async throws -> ChildServer {

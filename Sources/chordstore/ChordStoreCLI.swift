@@ -23,7 +23,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
             HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
-            StoreCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
+            StoreCommand.self, TokenCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )
 
@@ -34,8 +34,11 @@ struct ChordStoreCLI: AsyncParsableCommand {
     }
 
     static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
-        let valued: Set<String> = ["--data", "--session", "--server", "--store"]
-        let flags: Set<String> = ["--json"]
+        let valued: Set<String> = [
+            "--data", "--session", "--server", "--store", "--token", "--token-file", "--tls-ca", "--tls-cert", "--tls-key",
+            "--cluster-secret-file",
+        ]
+        let flags: Set<String> = ["--json", "--tls"]
         var leading: [String] = []
         var rest = arguments[...]
         while let first = rest.first {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
@@ -27,6 +28,30 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print results in protobuf's canonical JSON mapping.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The bearer token to show the server (visible to other users in the process list: prefer --token-file or $CHORDSTORE_TOKEN). Default: $CHORDSTORE_TOKEN, $CHORDSTORE_TOKEN_FILE, or, for a server on a loopback address, the admin token the server wrote in its data directory: $CHORDSTORE_DATA/admin.token or ./chordstore-data/admin.token.",
+        valueName: "TOKEN"))
+    var token: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read the bearer token from this file (its first line).", valueName: "FILE"))
+    var tokenFile: String?
+
+    @Flag(name: .long, help: "Connect with TLS, trusting the system's certificate authorities (--tls-ca names another).")
+    var tls = false
+
+    @Option(name: .long, help: ArgumentHelp("Connect with TLS, trusting the certificate authority in this file (PEM).", valueName: "FILE"))
+    var tlsCa: String?
+
+    @Option(name: .long, help: ArgumentHelp("Mutual TLS: the client certificate to show (PEM); needs --tls-key.", valueName: "FILE"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("The private key of --tls-cert (PEM).", valueName: "FILE"))
+    var tlsKey: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Show the cluster secret in this file, as a cluster member does: `promote` needs it.", valueName: "FILE"))
+    var clusterSecretFile: String?
+
     /// The store the verb works on: `--store`, `$CHORDSTORE_STORE`, or `default`.
     var storeName: String {
         if let store { return store }
@@ -40,6 +65,48 @@ struct GlobalOptions: ParsableArguments {
         } catch {
             throw ValidationError(error.message)
         }
+        guard token == nil || tokenFile == nil else { throw ValidationError("give --token or --token-file, not both") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+    }
+
+    /// What the CLI shows the server: the token (``tokenSource``), the cluster secret if
+    /// asked, and TLS if asked.
+    func credentials() throws(ChordStoreError) -> ClientCredentials {
+        var credentials = ClientCredentials()
+        do {
+            credentials.token = try resolvedToken()
+            credentials.clusterSecret = try clusterSecretFile.map { try SecretText.read($0, what: "the cluster secret") }
+        } catch {
+            throw ChordStoreError(.invalidArgument, "\(error)")
+        }
+        if tls || tlsCa != nil || tlsCert != nil {
+            do {
+                credentials.tls = try ClientTLS(caFile: tlsCa, certificateFile: tlsCert, keyFile: tlsKey)
+            } catch {
+                throw ChordStoreError(.invalidArgument, error.message)
+            }
+        }
+        return credentials
+    }
+
+    /// The token: `--token`, `--token-file`, `$CHORDSTORE_TOKEN`, `$CHORDSTORE_TOKEN_FILE`,
+    /// or, for a server on this machine's loopback, the local admin token in the data
+    /// directory the server was most likely started on. A token read from the data
+    /// directory is never sent to another machine.
+    private func resolvedToken() throws -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let token { return token }
+        if let tokenFile { return try SecretText.read(tokenFile, what: "a token") }
+        if let token = environment["CHORDSTORE_TOKEN"], !token.isEmpty { return token }
+        if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return try SecretText.read(file, what: "a token") }
+        guard let host = try? serverAddress(server).host, Self.isLoopback(host) else { return nil }
+        let local = URL(fileURLWithPath: dataDirectory).appendingPathComponent("admin.token").path
+        return FileManager.default.isReadableFile(atPath: local) ? try? SecretText.read(local, what: "a token") : nil
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// The data directory for verbs that always work on one (`--data`, or the default).
@@ -84,7 +151,7 @@ func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async thro
         if global.data != nil {
             access = LocalAccess(store: try global.openStore(), name: global.storeName)
         } else {
-            access = try await RemoteAccess.connect(global.server, store: global.storeName)
+            access = try await RemoteAccess.connect(global.server, store: global.storeName, credentials: try global.credentials())
         }
     } catch let error as ChordStoreError {
         throw Failure(error)
@@ -127,11 +194,31 @@ enum SessionFile {
     }
 }
 
+/// Tokens and secrets given in files: the first line, trimmed.
+enum SecretText {
+    static func read(_ path: String, what: String) throws -> String {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read \(what) from \(path): \(error.localizedDescription)")
+        }
+        let line = text.split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !line.isEmpty else { throw ValidationError("\(path) is empty: it should hold \(what)") }
+        return line
+    }
+}
+
 /// A store error, reported on standard error with exit status 1.
 struct Failure: Error, CustomStringConvertible {
     let error: ChordStoreError
     init(_ error: ChordStoreError) { self.error = error }
-    var description: String { "\(error.code): \(error.message)" }
+    var description: String {
+        guard error.code == .unauthenticated, error.message.hasPrefix("this call needs a token") else { return "\(error.code): \(error.message)" }
+        return "\(error.code): \(error.message)\n"
+            + "The CLI found no token: give --token-file FILE, or set CHORDSTORE_TOKEN. A server keeps its own admin token in "
+            + "DATA/admin.token, which the CLI reads by itself when --server is a loopback address and DATA is $CHORDSTORE_DATA or ./chordstore-data."
+    }
 }
 
 extension Failure: LocalizedError {

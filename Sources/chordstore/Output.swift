@@ -78,7 +78,8 @@ enum Output {
         case .redoes(let target): "redo of \(target): "
         case nil: ""
         }
-        return "\(pad(String(recorded.sequence), 8)) \(recorded.timestamp)  \(recorded.session)  \(mark)\(describe(recorded.event))"
+        let token = recorded.tokenID.isEmpty ? "" : "  [token \(recorded.tokenID)]"
+        return "\(pad(String(recorded.sequence), 8)) \(recorded.timestamp)  \(recorded.session)  \(mark)\(describe(recorded.event))\(token)"
     }
 
     static func describe(_ event: Event) -> String {
@@ -96,6 +97,9 @@ enum Output {
         case .allRestored(let at, let n): "put back \(count(n, "chordset")) deleted by event \(at)"
         case .store(.created(let id, let name)): "created store \(name) (id \(id))"
         case .store(.deleted(let id, let name)): "deleted store \(name) (id \(id))"
+        case .token(.created(let grant)):
+            "created \(grant.role.rawValue) token \(grant.id)\(grant.role.isScoped ? " for store \(grant.storeName)" : "")"
+        case .token(.revoked(let id)): "revoked token \(id)"
         }
     }
 

@@ -21,6 +21,8 @@ struct PromoteCommand: AsyncParsableCommand {
             higher epoch, steps down, parks any events the new leader lacks in
             DIR/parked/ and follows. Point clients at the new leader (a follower's
             refusal of a write names it, and the Swift client moves there by itself).
+            Promote is a cluster member's call: give --cluster-secret-file (the
+            members' secret) when the cluster runs with authentication.
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Promote even if a reachable member has a longer log.") var force = false
@@ -30,20 +32,26 @@ struct PromoteCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status = try await clusterCall(global.server, .promote, Chordstore_V1_PromoteRequest.with { $0.force = force })
+        let status = try await clusterCall(global, .promote, Chordstore_V1_PromoteRequest.with { $0.force = force })
         print(global.json ? try status.jsonString() : StatusCommand.text(status))
     }
 }
 
 /// One call to the server at `address` (no redirect: these verbs are about that node).
 func clusterCall<Request: SwiftProtobuf.Message>(
-    _ address: String, _ method: ChordStoreWire.Method, _ request: Request
+    _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
 ) async throws -> Chordstore_V1_NodeStatus {
     let (host, port): (String, Int)
-    do { (host, port) = try serverAddress(address) } catch { throw Failure(error) }
+    let credentials: ClientCredentials
+    do {
+        (host, port) = try serverAddress(global.server)
+        credentials = try global.credentials()
+    } catch {
+        throw Failure(error)
+    }
     var retry = Client.RetryPolicy()
     retry.redirects = 0
-    let client = Client(host: host, port: port, retry: retry)
+    let client = Client(host: host, port: port, retry: retry, credentials: credentials)
     defer { Task { await client.close() } }
     do {
         return try await client.call(method, request, timeout: .seconds(30), as: Chordstore_V1_NodeStatus.self)

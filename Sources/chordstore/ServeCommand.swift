@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreReplication
@@ -26,6 +27,15 @@ struct ServeCommand: AsyncParsableCommand {
             (naming the leader); one started without it leads, unless a reachable peer
             already leads with a newer epoch. `chordstore promote` makes a follower the
             leader; `chordstore status` shows roles, positions and lag.
+
+            Security (docs/SECURITY.md): calls need a bearer token. On first start the
+            server writes its own admin token to DATA/admin.token (mode 0600); the CLI on
+            this machine reads it from there when it talks to a loopback address. Make
+            tokens for others with `chordstore token create`. --auth none turns
+            authentication off and is accepted only on a loopback address. --tls-cert and
+            --tls-key turn TLS on; --tls-client-ca also asks clients for certificates.
+            Cluster members prove themselves to each other with --cluster-secret-file
+            (the same file on every member).
             """)
 
     @Option(name: .long, help: ArgumentHelp("The data directory (created if missing).", valueName: "DIR"))
@@ -59,6 +69,20 @@ struct ServeCommand: AsyncParsableCommand {
     var quorumTimeout = 10
     @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
     var maxStores = ChordStore.Options().maxStores
+    @Option(help: "Most tokens the server holds; creating one more is refused with RESOURCE_EXHAUSTED.")
+    var maxTokens = ChordStore.Options().maxTokens
+    @Option(help: ArgumentHelp("How calls are authenticated: tokens (bearer tokens, the default) or none (anyone who reaches the port may do anything; loopback addresses only).", valueName: "MODE"))
+    var auth = "tokens"
+    @Option(help: ArgumentHelp("Serve TLS with this certificate chain (PEM); needs --tls-key.", valueName: "FILE"))
+    var tlsCert: String?
+    @Option(help: ArgumentHelp("The private key of --tls-cert (PEM).", valueName: "FILE"))
+    var tlsKey: String?
+    @Option(help: ArgumentHelp("Mutual TLS: accept only clients whose certificate this authority (PEM) issued; this node also shows --tls-cert to the other members.", valueName: "FILE"))
+    var tlsClientCa: String?
+    @Option(help: ArgumentHelp("With TLS: the authority (PEM) that issued the other members' certificates, for replication connections (default: --tls-client-ca, else the system's roots).", valueName: "FILE"))
+    var tlsCa: String?
+    @Option(help: ArgumentHelp("The cluster secret (its first line, at least 16 bytes), the same file on every member: members show it to each other, and only it allows replication and the cluster calls.", valueName: "FILE"))
+    var clusterSecretFile: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -83,6 +107,20 @@ struct ServeCommand: AsyncParsableCommand {
         if advertise == nil, port == 0, !peers.isEmpty || follow != nil {
             throw ValidationError("a cluster member on --port 0 needs --advertise HOST:PORT")
         }
+        guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
+        guard auth == "tokens" || auth == "none" else { throw ValidationError("--auth is tokens or none, not '\(auth)'") }
+        if auth == "none", !HostAddress.isLoopback(host) {
+            throw ValidationError(
+                "--auth none lets anyone who reaches the port read and change every store: it is accepted only with a loopback --host (127.0.0.1, ::1, localhost), not \(host). Use tokens (the default) and TLS on a network.")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        if tlsCert == nil, tlsClientCa != nil || tlsCa != nil {
+            throw ValidationError("--tls-client-ca and --tls-ca need TLS: give --tls-cert and --tls-key")
+        }
+        if auth == "tokens", clusterSecretFile == nil, !peers.isEmpty || follow != nil {
+            throw ValidationError(
+                "a cluster member needs --cluster-secret-file FILE (the same file on every member) to prove itself to the others; make one with `openssl rand -hex 32 > FILE`")
+        }
     }
 
     func run() async throws {
@@ -105,6 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
             defer { progress.finish() }
             var options = ChordStore.Options()
             options.maxStores = maxStores
+            options.maxTokens = maxTokens
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)
@@ -114,8 +153,35 @@ struct ServeCommand: AsyncParsableCommand {
             parkDirectory: URL(fileURLWithPath: data).appendingPathComponent("parked"))
         config.durability = Durability(rawValue: durability) ?? .local
         config.quorumTimeout = .seconds(quorumTimeout)
+        let security: ServerSecurity
+        do {
+            let clusterSecret = try clusterSecretFile.map { path in
+                if SecretFile.isShared(path) { logger.warning("the cluster secret file may be read by other users: chmod 600 it", metadata: ["file": "\(path)"]) }
+                return try SecretFile.clusterSecret(at: path)
+            }
+            var authentication = Authenticator.Mode.none
+            if auth == "tokens" {
+                let (secret, created) = try SecretFile.localAdminToken(in: URL(fileURLWithPath: data))
+                let file = URL(fileURLWithPath: data).appendingPathComponent("admin.token").path
+                if SecretFile.isShared(file) { logger.warning("the admin token file may be read by other users: chmod 600 it", metadata: ["file": "\(file)"]) }
+                logger.notice(created ? "wrote this node's admin token" : "this node's admin token", metadata: ["file": "\(file)"])
+                authentication = .tokens(localAdmin: secret, clusterSecret: clusterSecret)
+            } else {
+                logger.warning("authentication is off (--auth none): anyone who can reach \(host):\(port) may do anything")
+            }
+            let tls = try tlsCert.map { try ServerTLS(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }
+            security = ServerSecurity(authentication: authentication, tls: tls)
+            config.credentials = ClientCredentials(
+                clusterSecret: clusterSecret,
+                tls: tls == nil ? nil : try ClientTLS(
+                    caFile: tlsCa ?? tlsClientCa, certificateFile: tlsClientCa == nil ? nil : tlsCert,
+                    keyFile: tlsClientCa == nil ? nil : tlsKey))
+        } catch {
+            store.close()
+            throw Failure(ChordStoreError(.failedPrecondition, "\(error)"))
+        }
         let replication = ReplicationNode(config: config, store: store, logger: logger)
-        let server = Server(store: store, limits: limits, node: node, replication: replication, logger: logger)
+        let server = Server(store: store, limits: limits, node: node, replication: replication, security: security, logger: logger)
         let address: String
         do {
             let bound = try await server.start(host: host, port: port)

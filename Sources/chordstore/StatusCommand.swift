@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status = try await clusterCall(global.server, .getNodeStatus, Chordstore_V1_NodeStatusRequest())
+        let status = try await clusterCall(global, .getNodeStatus, Chordstore_V1_NodeStatusRequest())
         print(global.json ? try status.jsonString() : Self.text(status))
     }
 

@@ -104,10 +104,10 @@ struct LocalAccess: StoreAccess {
 struct RemoteAccess: StoreAccess {
     let connection: Connection
 
-    static func connect(_ address: String, store: String) async throws -> RemoteAccess {
+    static func connect(_ address: String, store: String, credentials: ClientCredentials) async throws -> RemoteAccess {
         let (host, port) = try serverAddress(address)
         do {
-            return RemoteAccess(connection: try await Connection.connect(host: host, port: port, store: store))
+            return RemoteAccess(connection: try await Connection.connect(host: host, port: port, store: store, credentials: credentials))
         } catch {
             throw ChordStoreError(
                 .unavailable,

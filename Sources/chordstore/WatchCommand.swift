@@ -36,8 +36,14 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let chordsetID = try chordset.map { try parseID($0, what: "chordset id") }
         let (host, port): (String, Int)
-        do { (host, port) = try serverAddress(global.server) } catch { throw Failure(error) }
-        let client = Client(host: host, port: port, store: global.storeName)
+        let credentials: ClientCredentials
+        do {
+            (host, port) = try serverAddress(global.server)
+            credentials = try global.credentials()
+        } catch {
+            throw Failure(error)
+        }
+        let client = Client(host: host, port: port, store: global.storeName, credentials: credentials)
         defer { Task { await client.close() } }
         var printed = 0
         do {

@@ -84,10 +84,51 @@ struct FormatFixtureTests {
         for (file, output) in after.sorted(by: { $0.key < $1.key }) {
             #expect(normalized(output, after: 17) == normalized(try expected("after-\(file)"), after: 17), "after-\(file) differs")
         }
-        // It now holds format 3 and passes verify; it is store default of the list.
+        // It now holds the current format and passes verify; it is store default of the list.
         let verify = try await runChordstore(["--data", data, "verify"])
         #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
         let stores = try await runChordstore(["--data", data, "store", "list"])
         #expect(stores.stdout.hasPrefix("default  3 chordsets, 25 chords, last event 19"), "\(stores.stdout)")
+    }
+
+    @Test("a format 3 data directory (stores, before tokens) opens with the same chordsets, stores, history and undo")
+    func format3() async throws {
+        let data = try copy("format3")
+        var opened = try await dump(data)
+        opened.merge(try await storeDump(data)) { a, _ in a }
+        for (file, output) in opened.sorted(by: { $0.key < $1.key }) {
+            #expect(output == (try expected("open-\(file)", "format3")), "format3 open-\(file) differs")
+        }
+        // Alice's last change was the add after the stores: undone, as the old binary did.
+        let alice = try await runChordstore(["--data", data, "--session", "alice", "undo"])
+        #expect(alice.status == 0, "\(alice.stderr)")
+        #expect(alice.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == (try expected("undo-alice.json", "format3")).trimmingCharacters(in: .whitespacesAndNewlines))
+        for (file, arguments) in [("undo-bob.json", ["--session", "bob", "--json", "undo"]), ("redo-bob.json", ["--session", "bob", "--json", "redo"])] {
+            let result = try await runChordstore(["--data", data] + arguments)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(normalized(result.stdout, after: 18) == normalized(try expected(file, "format3"), after: 18), "format3 \(file) differs")
+        }
+        var after = try await dump(data)
+        after.merge(try await storeDump(data)) { a, _ in a }
+        for (file, output) in after.sorted(by: { $0.key < $1.key }) where !file.hasPrefix("stores") {
+            #expect(normalized(output, after: 18) == normalized(try expected("after-\(file)", "format3"), after: 18), "format3 after-\(file) differs")
+        }
+        let verify = try await runChordstore(["--data", data, "verify"])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+    }
+
+    /// What make-format3.sh adds to `dump`: store `songs` and the list of stores.
+    private func storeDump(_ data: String) async throws -> [String: String] {
+        var out: [String: String] = [:]
+        for (file, arguments) in [
+            ("songs-list.json", ["--store", "songs", "--json", "list"]), ("songs-log.json", ["--store", "songs", "--json", "log"]),
+            ("songs-session-carol.json", ["--store", "songs", "--session", "carol", "--json", "session"]),
+            ("stores.json", ["--json", "store", "list"]),
+        ] {
+            let result = try await runChordstore(["--data", data] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            out[file] = result.stdout
+        }
+        return out
     }
 }

@@ -11,11 +11,12 @@ import Testing
 /// every write a client saw acknowledged is there and verify passes.
 @Suite("Server crash safety")
 struct ServerCrashTests {
-    /// Starts `chordstore serve` on a free port; returns the process and its port.
-    static func serve(_ directory: URL) async throws -> (Process, Int, OutputCollector) {
+    /// Starts `chordstore serve` on a free port (with `extra` arguments: by default
+    /// `--auth none`, for tests about other things); returns the process and its port.
+    static func serve(_ directory: URL, _ extra: [String] = ["--auth", "none"]) async throws -> (Process, Int, OutputCollector) {
         let process = Process()
         process.executableURL = try chordstoreExecutable()
-        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"]
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + extra
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

@@ -163,7 +163,7 @@ struct ViewsRecoveryTests {
         let env = try Environment(directory: directory)
         #expect(throws: LMDBError.self) { try env.openDatabase("chordsets", create: false) }
         let meta = try env.openDatabase("meta")
-        #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [3])
+        #expect(try env.withReadTransaction { txn in try txn.get(meta, key: Array("format".utf8)).map(Array.init) } == [4])
     }
 
     @Test("a format newer than this version is refused with a message naming both, and its files are left as they were")
@@ -184,7 +184,7 @@ struct ViewsRecoveryTests {
         let before = (try Data(contentsOf: log), try Data(contentsOf: views))
         let error = #expect(throws: ChordStoreError.self) { try ChordStore.open(at: directory) }
         #expect(error?.code == .failedPrecondition)
-        #expect(error?.message.contains("has format 9, newer than this chordstore reads (3)") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("has format 9, newer than this chordstore reads (4)") == true, "\(String(describing: error))")
         #expect(try Data(contentsOf: log) == before.0)
         #expect(try Data(contentsOf: views) == before.1)
     }

@@ -1,3 +1,4 @@
+import ChordStoreServer
 import Foundation
 import TestSupport
 import Testing
@@ -38,6 +39,35 @@ struct CClientTests {
         #expect(unknown.output.contains("error: 5 there is no store named nowhere"), "\(unknown.output)")
     }
 
+    @Test("the C client shows a token and speaks TLS: refused without the token, served with it over TLS, and the load generator too")
+    func tokenAndTLS() async throws {
+        let certificates = try TestCertificates.make()
+        defer { try? FileManager.default.removeItem(at: certificates.directory) }
+        var security = SecurityTests.secured
+        security.tls = try ServerTLS(certificateFile: certificates.serverCertificate, keyFile: certificates.serverKey)
+        let server = try await TestServer.start(security: security)
+        defer { Task { await server.stop() } }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("c-client-\(UUID().uuidString)")
+        let build = try await run(Self.root.appendingPathComponent("tools/c-client/build").path, [output.path])
+        #expect(build.status == 0, "\(build.output)")
+        let tokenFile = output.appendingPathComponent("token")
+        try Data((SecurityTests.adminSecret + "\n").utf8).write(to: tokenFile)
+        let client = output.appendingPathComponent("chordstore-c").path
+        let noToken = try await run(client, ["--tls-ca", certificates.ca, "127.0.0.1", "\(server.port)", "refused"])
+        #expect(noToken.status == 1)
+        #expect(noToken.output.contains("error: 16"), "\(noToken.output)")
+        let served = try await run(client, ["--token-file", tokenFile.path, "--tls-ca", certificates.ca, "127.0.0.1", "\(server.port)", "Over TLS"])
+        #expect(served.status == 0, "\(served.output)")
+        #expect(try server.store.chordsets().map(\.title) == ["Over TLS"])
+        let wrongCA = try await run(client, ["--token-file", tokenFile.path, "--tls-ca", certificates.otherCA, "127.0.0.1", "\(server.port)", "no"])
+        #expect(wrongCA.status == 2)
+        #expect(wrongCA.output.contains("TLS handshake"), "\(wrongCA.output)")
+        let load = try await run(
+            output.appendingPathComponent("wire-load").path, ["127.0.0.1", "\(server.port)", "add", "2", "0.3"],
+            environment: ["CHORDSTORE_TOKEN_FILE": tokenFile.path, "WIRE_LOAD_TLS_CA": certificates.ca])
+        #expect(load.status == 0, "\(load.output)")
+    }
+
     @Test("the C load generator (tools/bench/wire-load.c) drives adds and reads and reports them")
     func loadGenerator() async throws {
         let server = try await TestServer.start()
@@ -58,11 +88,12 @@ struct CClientTests {
         #expect(usage.status == 2)
     }
 
-    private func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         try await offPool {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
+            if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = pipe

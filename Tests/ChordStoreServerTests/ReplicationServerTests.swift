@@ -21,7 +21,10 @@ struct ReplicationServerTests {
         let server: Server
         let address: String
 
-        static func start(name: String, port: Int, peer: Int, follow: Int?) async throws -> Member {
+        static func start(
+            name: String, port: Int, peer: Int, follow: Int?, security: ServerSecurity = .loopbackOnly,
+            credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local
+        ) async throws -> Member {
             let store = ChordStore.inMemory()
             var logger = Logger(label: name)
             logger.logLevel = .critical
@@ -30,18 +33,25 @@ struct ReplicationServerTests {
                 parkDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("parked-\(UUID().uuidString)"))
             config.quorumTimeout = .seconds(5)
             config.probeInterval = .milliseconds(100)
+            config.credentials = credentials
+            config.durability = durability
             let node = ReplicationNode(config: config, store: store, logger: logger)
-            let server = Server(store: store, node: name, replication: node, logger: logger, threads: 1)
+            let server = Server(store: store, node: name, replication: node, security: security, logger: logger, threads: 1)
             _ = try await server.start(host: "127.0.0.1", port: port)
             await node.start()
             return Member(store: store, node: node, server: server, address: "127.0.0.1:\(port)")
         }
 
         /// A leader and its follower, on two free loopback ports.
-        static func startPair() async throws -> (leader: Member, follower: Member, followerPort: Int) {
+        static func startPair(
+            security: ServerSecurity = .loopbackOnly, credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local
+        ) async throws -> (leader: Member, follower: Member, followerPort: Int) {
             let ports = try LoopbackPorts.free(2)
-            let leader = try await start(name: "leader", port: ports[0], peer: ports[1], follow: nil)
-            let follower = try await start(name: "follower", port: ports[1], peer: ports[0], follow: ports[0])
+            let leader = try await start(
+                name: "leader", port: ports[0], peer: ports[1], follow: nil, security: security, credentials: credentials, durability: durability)
+            let follower = try await start(
+                name: "follower", port: ports[1], peer: ports[0], follow: ports[0], security: security, credentials: credentials,
+                durability: durability)
             return (leader, follower, ports[1])
         }
 

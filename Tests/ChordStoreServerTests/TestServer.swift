@@ -19,20 +19,20 @@ struct TestServer {
     let server: Server
     let port: Int
 
-    static func start(durable: Bool = false, limits: WireLimits = WireLimits()) async throws -> TestServer {
+    static func start(durable: Bool = false, limits: WireLimits = WireLimits(), security: ServerSecurity = .loopbackOnly) async throws -> TestServer {
         var options = ChordStore.Options()
         options.seed = 3
         let store = durable
             ? try ChordStore.open(at: FileManager.default.temporaryDirectory.appendingPathComponent("server-tests-\(UUID().uuidString)"), options: options)
             : ChordStore.inMemory(options: options)
-        return try await start(store: store, limits: limits)
+        return try await start(store: store, limits: limits, security: security)
     }
 
     /// A server over `store`, which it closes when stopped.
-    static func start(store: ChordStore, limits: WireLimits = WireLimits()) async throws -> TestServer {
+    static func start(store: ChordStore, limits: WireLimits = WireLimits(), security: ServerSecurity = .loopbackOnly) async throws -> TestServer {
         var logger = Logger(label: "test-server")
         logger.logLevel = .critical
-        let server = Server(store: store, limits: limits, node: "test-node", logger: logger, threads: 1)
+        let server = Server(store: store, limits: limits, node: "test-node", security: security, logger: logger, threads: 1)
         let address = try await server.start(host: "127.0.0.1", port: 0)
         return TestServer(store: store, server: server, port: address.port ?? 0)
     }

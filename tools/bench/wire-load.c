@@ -10,7 +10,9 @@
  *   STORES    add and get: the calls go round stores bench-0 ... bench-(STORES-1)
  *             (created before, e.g. by the create workload); without it, to store default.
  * Each connection keeps one call in flight; with $WIRE_LOAD_CALLS set, the run also stops
- * after that many calls (filling stores to a given size). Prints, like `chordstore bench wire`:
+ * after that many calls (filling stores to a given size). Calls carry the bearer token of
+ * $CHORDSTORE_TOKEN or $CHORDSTORE_TOKEN_FILE (docs/SECURITY.md); with $WIRE_LOAD_TLS_CA
+ * set, connections use TLS, trusting that certificate authority (PEM). Prints, like `chordstore bench wire`:
  *   wire WORKLOAD: N connection(s) × depth 1, S s, CALLS calls
  *     R calls/s; latency p50 A ms, p99 B ms, p999 C ms
  * Exit status: 0 OK; 1 a call failed (its status is printed); 2 usage or connection
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include "chordstore/v1/rpc.pb-c.h"
+#include "../c-client/wire-io.h"
 
 #define MAX_CONNECTIONS 1024
 #define MAX_FRAME (4u * 1024u * 1024u)
@@ -41,6 +44,7 @@
 
 typedef struct {
   int fd;
+  WireIO io;
   uint64_t next_call;
   double sent_at;
   int in_flight;
@@ -80,6 +84,8 @@ static int connect_to(const char *host, const char *port) {
   return fd;
 }
 
+static const char *bearer = NULL; /* "Bearer <token>", or NULL */
+
 /* Packs Frame{Call{id, method, request}} with its length prefix into out; returns its size. */
 static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *method,
                         const ProtobufCMessage *request, const char *store) {
@@ -91,6 +97,14 @@ static size_t pack_call(uint8_t *out, size_t room, uint64_t id, const char *meth
   call.call_id = id;
   call.method = (char *)method;
   call.store = (char *)store;
+  Chordstore__V1__Call__MetadataEntry authorization = CHORDSTORE__V1__CALL__METADATA_ENTRY__INIT;
+  Chordstore__V1__Call__MetadataEntry *entries[1] = {&authorization};
+  if (bearer != NULL) {
+    authorization.key = "authorization";
+    authorization.value = (char *)bearer;
+    call.n_metadata = 1;
+    call.metadata = entries;
+  }
   call.payload.data = payload;
   call.payload.len = payload_len;
   Chordstore__V1__Frame frame = CHORDSTORE__V1__FRAME__INIT;
@@ -139,7 +153,7 @@ static void send_next(Conn *c, int index) {
   }
   size_t done = 0;
   while (done < len) {
-    ssize_t n = write(c->fd, out + done, len - done);
+    ssize_t n = wire_write(&c->io, out + done, len - done);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue; /* tiny frames: spin */
     if (n <= 0) die(2, "cannot send a call");
     done += (size_t)n;
@@ -209,7 +223,13 @@ int main(int argc, char **argv) {
 
   Conn *conns = calloc((size_t)connections, sizeof(Conn));
   if (conns == NULL) die(2, "out of memory");
-  for (int i = 0; i < connections; i++) conns[i].fd = connect_to(argv[1], argv[2]);
+  bearer = wire_bearer(NULL);
+  SSL_CTX *tls = getenv("WIRE_LOAD_TLS_CA") != NULL ? wire_tls_context(getenv("WIRE_LOAD_TLS_CA"), "wire-load") : NULL;
+  for (int i = 0; i < connections; i++) {
+    conns[i].fd = connect_to(argv[1], argv[2]);
+    conns[i].io.fd = conns[i].fd;
+    if (tls != NULL) wire_tls_start(&conns[i].io, tls, argv[1], "wire-load");
+  }
 
   /* The chordset GetChordset reads: added first, blocking, on connection 0 (to store
    * bench-0 when STORES is given, which get then reads from). */
@@ -220,7 +240,7 @@ int main(int argc, char **argv) {
     uint8_t *payload = NULL;
     size_t payload_len = 0;
     while (!take_reply(&conns[0], &payload, &payload_len)) {
-      ssize_t n = read(conns[0].fd, conns[0].in + conns[0].have, BUFFER - conns[0].have);
+      ssize_t n = wire_read(&conns[0].io, conns[0].in + conns[0].have, BUFFER - conns[0].have);
       if (n <= 0) die(2, "the connection closed during set-up");
       conns[0].have += (size_t)n;
     }
@@ -259,10 +279,16 @@ int main(int argc, char **argv) {
     for (int e = 0; e < n; e++) {
       int i = (int)events[e].data.u32;
       Conn *c = &conns[i];
-      ssize_t got = read(c->fd, c->in + c->have, BUFFER - c->have);
-      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      if (got <= 0) die(2, "the server closed a connection");
-      c->have += (size_t)got;
+      /* TLS may hold decrypted bytes the socket no longer signals: read them all. */
+      int drained = 0;
+      do {
+        ssize_t got = wire_read(&c->io, c->in + c->have, BUFFER - c->have);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) break;
+        if (got <= 0) die(2, "the server closed a connection");
+        c->have += (size_t)got;
+        drained = 1;
+      } while (wire_pending(&c->io) > 0 && c->have < BUFFER);
+      if (!drained) continue;
       while (c->in_flight && take_reply(c, NULL, NULL)) {
         double t = now_ms();
         if (count == cap) {

@@ -1,11 +1,14 @@
 /* chordstore-c: a minimal ChordStore client in C (libprotobuf-c), showing that the wire
  * protocol (proto/chordstore/v1/rpc.proto) is language-neutral.
  *
- * Usage: chordstore-c [--store NAME] HOST PORT TITLE
+ * Usage: chordstore-c [--store NAME] [--token-file FILE] [--tls | --tls-ca FILE] HOST PORT TITLE
  * Sends Health, AddChordset{title} and ListChordsets{CREATED}, calls 1, 2 and 3, and
  * prints their results. With --store, every call names that store (Call.store); without
- * it, the calls go to store "default". Exit status: 0 OK; 1 a call ended with a non-OK status (or the
- * server sent GoAway); 2 usage, connection or protocol errors.
+ * it, the calls go to store "default". Every call carries the bearer token (metadata
+ * "authorization: Bearer <token>") from --token-file, $CHORDSTORE_TOKEN or
+ * $CHORDSTORE_TOKEN_FILE. --tls connects with TLS trusting the system's authorities,
+ * --tls-ca FILE trusting that one. Exit status: 0 OK; 1 a call ended with a non-OK status
+ * (or the server sent GoAway); 2 usage, connection or protocol errors.
  *
  * Framing: each frame is a 4-byte big-endian length N, then N bytes of one Frame. */
 #define _POSIX_C_SOURCE 200809L
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "chordstore/v1/rpc.pb-c.h"
+#include "wire-io.h"
 
 #define MAX_FRAME (4u * 1024u * 1024u) /* refuse frames longer than 4 MiB */
 
@@ -32,9 +36,12 @@ static void die(int code, const char *what) {
 }
 
 /* Reads exactly len bytes (looping over partial reads). 0 = OK, -1 = EOF or error. */
+static WireIO io = {-1, NULL};
+
 static int read_full(int fd, uint8_t *buf, size_t len) {
+  (void)fd;
   while (len > 0) {
-    ssize_t n = read(fd, buf, len);
+    ssize_t n = wire_read(&io, buf, len);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return -1;
     buf += n;
@@ -44,8 +51,9 @@ static int read_full(int fd, uint8_t *buf, size_t len) {
 }
 
 static int write_full(int fd, const uint8_t *buf, size_t len) {
+  (void)fd;
   while (len > 0) {
-    ssize_t n = write(fd, buf, len);
+    ssize_t n = wire_write(&io, buf, len);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return -1;
     buf += n;
@@ -103,6 +111,8 @@ static Chordstore__V1__Frame *read_frame(int fd, const char **why) {
  * (free with protobuf_c_message_free_unpacked). */
 /* The store every call names (Call.store); "" is store "default". */
 static const char *store_name = "";
+/* "Bearer <token>", or NULL to send none. */
+static const char *bearer = NULL;
 
 static ProtobufCMessage *call(int fd, uint64_t call_id, const char *method,
                               const ProtobufCMessage *request,
@@ -113,6 +123,14 @@ static ProtobufCMessage *call(int fd, uint64_t call_id, const char *method,
   c.call_id = call_id;
   c.method = (char *)method;
   c.store = (char *)store_name;
+  Chordstore__V1__Call__MetadataEntry authorization = CHORDSTORE__V1__CALL__METADATA_ENTRY__INIT;
+  Chordstore__V1__Call__MetadataEntry *entries[1] = {&authorization};
+  if (bearer != NULL) {
+    authorization.key = "authorization";
+    authorization.value = (char *)bearer;
+    c.n_metadata = 1;
+    c.metadata = entries;
+  }
   c.payload.data = payload;
   c.payload.len = protobuf_c_message_pack(request, payload);
   Chordstore__V1__Frame out = CHORDSTORE__V1__FRAME__INIT;
@@ -204,17 +222,32 @@ static int connect_to(const char *host, const char *port) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 6 && strcmp(argv[1], "--store") == 0) {
-    store_name = argv[2];
+  const char *token_file = NULL, *ca_file = NULL;
+  int tls = 0;
+  while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+    if (strcmp(argv[1], "--tls") == 0) {
+      tls = 1;
+      argv += 1;
+      argc -= 1;
+      continue;
+    }
+    if (argc < 3) break;
+    if (strcmp(argv[1], "--store") == 0) store_name = argv[2];
+    else if (strcmp(argv[1], "--token-file") == 0) token_file = argv[2];
+    else if (strcmp(argv[1], "--tls-ca") == 0) { ca_file = argv[2]; tls = 1; }
+    else break;
     argv += 2;
     argc -= 2;
   }
   if (argc != 4) {
-    fprintf(stderr, "usage: chordstore-c [--store NAME] HOST PORT TITLE\n");
+    fprintf(stderr, "usage: chordstore-c [--store NAME] [--token-file FILE] [--tls | --tls-ca FILE] HOST PORT TITLE\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN); /* a closed connection is a write error, not a signal */
+  bearer = wire_bearer(token_file);
   int fd = connect_to(argv[1], argv[2]);
+  io.fd = fd;
+  if (tls) wire_tls_start(&io, wire_tls_context(ca_file, "chordstore-c"), argv[1], "chordstore-c");
   char id[64];
 
   Chordstore__V1__HealthRequest health = CHORDSTORE__V1__HEALTH_REQUEST__INIT;

@@ -547,6 +547,96 @@ void   chordstore__v1__store_deleted__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__store_deleted__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__token_created__init
+                     (Chordstore__V1__TokenCreated         *message)
+{
+  static const Chordstore__V1__TokenCreated init_value = CHORDSTORE__V1__TOKEN_CREATED__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__token_created__get_packed_size
+                     (const Chordstore__V1__TokenCreated *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_created__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__token_created__pack
+                     (const Chordstore__V1__TokenCreated *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_created__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__token_created__pack_to_buffer
+                     (const Chordstore__V1__TokenCreated *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_created__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TokenCreated *
+       chordstore__v1__token_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TokenCreated *)
+     protobuf_c_message_unpack (&chordstore__v1__token_created__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__token_created__free_unpacked
+                     (Chordstore__V1__TokenCreated *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__token_created__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__token_revoked__init
+                     (Chordstore__V1__TokenRevoked         *message)
+{
+  static const Chordstore__V1__TokenRevoked init_value = CHORDSTORE__V1__TOKEN_REVOKED__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__token_revoked__get_packed_size
+                     (const Chordstore__V1__TokenRevoked *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_revoked__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__token_revoked__pack
+                     (const Chordstore__V1__TokenRevoked *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_revoked__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__token_revoked__pack_to_buffer
+                     (const Chordstore__V1__TokenRevoked *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_revoked__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TokenRevoked *
+       chordstore__v1__token_revoked__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TokenRevoked *)
+     protobuf_c_message_unpack (&chordstore__v1__token_revoked__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__token_revoked__free_unpacked
+                     (Chordstore__V1__TokenRevoked *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__token_revoked__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message)
 {
@@ -1243,7 +1333,135 @@ const ProtobufCMessageDescriptor chordstore__v1__store_deleted__descriptor =
   (ProtobufCMessageInit) chordstore__v1__store_deleted__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[20] =
+static const ProtobufCFieldDescriptor chordstore__v1__token_created__field_descriptors[5] =
+{
+  {
+    "token_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenCreated, token_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenCreated, role),
+    &chordstore__v1__token_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenCreated, store_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenCreated, store),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "secret_sha256",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenCreated, secret_sha256),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__token_created__field_indices_by_name[] = {
+  1,   /* field[1] = role */
+  4,   /* field[4] = secret_sha256 */
+  3,   /* field[3] = store */
+  2,   /* field[2] = store_id */
+  0,   /* field[0] = token_id */
+};
+static const ProtobufCIntRange chordstore__v1__token_created__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__token_created__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TokenCreated",
+  "TokenCreated",
+  "Chordstore__V1__TokenCreated",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TokenCreated),
+  5,
+  chordstore__v1__token_created__field_descriptors,
+  chordstore__v1__token_created__field_indices_by_name,
+  1,  chordstore__v1__token_created__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__token_created__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__token_revoked__field_descriptors[1] =
+{
+  {
+    "token_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenRevoked, token_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__token_revoked__field_indices_by_name[] = {
+  0,   /* field[0] = token_id */
+};
+static const ProtobufCIntRange chordstore__v1__token_revoked__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__token_revoked__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TokenRevoked",
+  "TokenRevoked",
+  "Chordstore__V1__TokenRevoked",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TokenRevoked),
+  1,
+  chordstore__v1__token_revoked__field_descriptors,
+  chordstore__v1__token_revoked__field_indices_by_name,
+  1,  chordstore__v1__token_revoked__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__token_revoked__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[23] =
 {
   {
     "sequence",
@@ -1485,6 +1703,42 @@ static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_desc
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "token_created",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__EventEnvelope, event_case),
+    offsetof(Chordstore__V1__EventEnvelope, token_created),
+    &chordstore__v1__token_created__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "token_revoked",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__EventEnvelope, event_case),
+    offsetof(Chordstore__V1__EventEnvelope, token_revoked),
+    &chordstore__v1__token_revoked__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "token_id",
+    23,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__EventEnvelope, token_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = {
   12,   /* field[12] = all_deleted */
@@ -1507,11 +1761,14 @@ static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = 
   18,   /* field[18] = store_created */
   19,   /* field[19] = store_deleted */
   2,   /* field[2] = timestamp */
+  20,   /* field[20] = token_created */
+  22,   /* field[22] = token_id */
+  21,   /* field[21] = token_revoked */
 };
 static const ProtobufCIntRange chordstore__v1__event_envelope__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 20 }
+  { 0, 23 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
 {
@@ -1521,10 +1778,42 @@ const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
   "Chordstore__V1__EventEnvelope",
   "chordstore.v1",
   sizeof(Chordstore__V1__EventEnvelope),
-  20,
+  23,
   chordstore__v1__event_envelope__field_descriptors,
   chordstore__v1__event_envelope__field_indices_by_name,
   1,  chordstore__v1__event_envelope__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__event_envelope__init,
   NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue chordstore__v1__token_role__enum_values_by_number[4] =
+{
+  { "TOKEN_ROLE_UNSPECIFIED", "CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED", 0 },
+  { "TOKEN_ROLE_ADMIN", "CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_ADMIN", 1 },
+  { "TOKEN_ROLE_READ_WRITE", "CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_READ_WRITE", 2 },
+  { "TOKEN_ROLE_READ_ONLY", "CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_READ_ONLY", 3 },
+};
+static const ProtobufCIntRange chordstore__v1__token_role__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex chordstore__v1__token_role__enum_values_by_name[4] =
+{
+  { "TOKEN_ROLE_ADMIN", 1 },
+  { "TOKEN_ROLE_READ_ONLY", 3 },
+  { "TOKEN_ROLE_READ_WRITE", 2 },
+  { "TOKEN_ROLE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor chordstore__v1__token_role__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TokenRole",
+  "TokenRole",
+  "Chordstore__V1__TokenRole",
+  "chordstore.v1",
+  4,
+  chordstore__v1__token_role__enum_values_by_number,
+  4,
+  chordstore__v1__token_role__enum_values_by_name,
+  1,
+  chordstore__v1__token_role__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

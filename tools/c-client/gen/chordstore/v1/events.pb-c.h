@@ -29,11 +29,32 @@ typedef struct Chordstore__V1__AllRestored Chordstore__V1__AllRestored;
 typedef struct Chordstore__V1__ChangeMark Chordstore__V1__ChangeMark;
 typedef struct Chordstore__V1__StoreCreated Chordstore__V1__StoreCreated;
 typedef struct Chordstore__V1__StoreDeleted Chordstore__V1__StoreDeleted;
+typedef struct Chordstore__V1__TokenCreated Chordstore__V1__TokenCreated;
+typedef struct Chordstore__V1__TokenRevoked Chordstore__V1__TokenRevoked;
 typedef struct Chordstore__V1__EventEnvelope Chordstore__V1__EventEnvelope;
 
 
 /* --- enums --- */
 
+/*
+ * What a token may do (docs/SECURITY.md).
+ */
+typedef enum _Chordstore__V1__TokenRole {
+  CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED = 0,
+  /*
+   * every store; stores, tokens and cluster status
+   */
+  CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_ADMIN = 1,
+  /*
+   * reads and changes of its one store
+   */
+  CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_READ_WRITE = 2,
+  /*
+   * reads of its one store
+   */
+  CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_READ_ONLY = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__TOKEN_ROLE)
+} Chordstore__V1__TokenRole;
 
 /* --- messages --- */
 
@@ -244,6 +265,46 @@ struct  Chordstore__V1__StoreDeleted
     , 0, (char *)protobuf_c_empty_string }
 
 
+/*
+ * A token was created (CreateToken). Like the store events it belongs to no store's
+ * sequence. The log keeps only the SHA-256 of the secret, never the secret.
+ */
+struct  Chordstore__V1__TokenCreated
+{
+  ProtobufCMessage base;
+  char *token_id;
+  Chordstore__V1__TokenRole role;
+  /*
+   * the store a scoped token works on (0 for admin)
+   */
+  uint32_t store_id;
+  /*
+   * that store's name (empty for admin)
+   */
+  char *store;
+  /*
+   * SHA-256 of the whole secret, 32 bytes
+   */
+  ProtobufCBinaryData secret_sha256;
+};
+#define CHORDSTORE__V1__TOKEN_CREATED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__token_created__descriptor) \
+    , (char *)protobuf_c_empty_string, CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, {0,NULL} }
+
+
+/*
+ * A token was revoked (RevokeToken, or the deletion of its store); it no longer works.
+ */
+struct  Chordstore__V1__TokenRevoked
+{
+  ProtobufCMessage base;
+  char *token_id;
+};
+#define CHORDSTORE__V1__TOKEN_REVOKED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__token_revoked__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
 typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET = 0,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_CHORDSET_ADDED = 6,
@@ -256,7 +317,9 @@ typedef enum {
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_DELETED = 13,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_ALL_RESTORED = 16,
   CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_STORE_CREATED = 19,
-  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_STORE_DELETED = 20
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_STORE_DELETED = 20,
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_TOKEN_CREATED = 21,
+  CHORDSTORE__V1__EVENT_ENVELOPE__EVENT_TOKEN_REVOKED = 22
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__CASE)
 } Chordstore__V1__EventEnvelope__EventCase;
 
@@ -306,6 +369,12 @@ struct  Chordstore__V1__EventEnvelope
    */
   uint64_t log_sequence;
   /*
+   * The id of the token whose call made the event (docs/SECURITY.md): empty when the
+   * server ran with `--auth none` or the data directory was opened directly, and on
+   * every event written before tokens.
+   */
+  char *token_id;
+  /*
    * Present on events written by Undo and Redo.
    */
   Chordstore__V1__ChangeMark *mark;
@@ -327,11 +396,13 @@ struct  Chordstore__V1__EventEnvelope
     Chordstore__V1__AllRestored *all_restored;
     Chordstore__V1__StoreCreated *store_created;
     Chordstore__V1__StoreDeleted *store_deleted;
+    Chordstore__V1__TokenCreated *token_created;
+    Chordstore__V1__TokenRevoked *token_revoked;
   };
 };
 #define CHORDSTORE__V1__EVENT_ENVELOPE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__event_envelope__descriptor) \
-    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
+    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
 
 
 /* Chordstore__V1__ChordsetAdded methods */
@@ -562,6 +633,44 @@ Chordstore__V1__StoreDeleted *
 void   chordstore__v1__store_deleted__free_unpacked
                      (Chordstore__V1__StoreDeleted *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__TokenCreated methods */
+void   chordstore__v1__token_created__init
+                     (Chordstore__V1__TokenCreated         *message);
+size_t chordstore__v1__token_created__get_packed_size
+                     (const Chordstore__V1__TokenCreated   *message);
+size_t chordstore__v1__token_created__pack
+                     (const Chordstore__V1__TokenCreated   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__token_created__pack_to_buffer
+                     (const Chordstore__V1__TokenCreated   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TokenCreated *
+       chordstore__v1__token_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__token_created__free_unpacked
+                     (Chordstore__V1__TokenCreated *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__TokenRevoked methods */
+void   chordstore__v1__token_revoked__init
+                     (Chordstore__V1__TokenRevoked         *message);
+size_t chordstore__v1__token_revoked__get_packed_size
+                     (const Chordstore__V1__TokenRevoked   *message);
+size_t chordstore__v1__token_revoked__pack
+                     (const Chordstore__V1__TokenRevoked   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__token_revoked__pack_to_buffer
+                     (const Chordstore__V1__TokenRevoked   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TokenRevoked *
+       chordstore__v1__token_revoked__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__token_revoked__free_unpacked
+                     (Chordstore__V1__TokenRevoked *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__EventEnvelope methods */
 void   chordstore__v1__event_envelope__init
                      (Chordstore__V1__EventEnvelope         *message);
@@ -619,6 +728,12 @@ typedef void (*Chordstore__V1__StoreCreated_Closure)
 typedef void (*Chordstore__V1__StoreDeleted_Closure)
                  (const Chordstore__V1__StoreDeleted *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__TokenCreated_Closure)
+                 (const Chordstore__V1__TokenCreated *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__TokenRevoked_Closure)
+                 (const Chordstore__V1__TokenRevoked *message,
+                  void *closure_data);
 typedef void (*Chordstore__V1__EventEnvelope_Closure)
                  (const Chordstore__V1__EventEnvelope *message,
                   void *closure_data);
@@ -628,6 +743,7 @@ typedef void (*Chordstore__V1__EventEnvelope_Closure)
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    chordstore__v1__token_role__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__chordset_added__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__chordset_renamed__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__chordset_deleted__descriptor;
@@ -640,6 +756,8 @@ extern const ProtobufCMessageDescriptor chordstore__v1__all_restored__descriptor
 extern const ProtobufCMessageDescriptor chordstore__v1__change_mark__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__store_created__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__store_deleted__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__token_created__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__token_revoked__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor;
 
 PROTOBUF_C__END_DECLS

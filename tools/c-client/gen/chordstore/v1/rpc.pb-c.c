@@ -2668,6 +2668,321 @@ void   chordstore__v1__store_info__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__store_info__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__create_token_request__init
+                     (Chordstore__V1__CreateTokenRequest         *message)
+{
+  static const Chordstore__V1__CreateTokenRequest init_value = CHORDSTORE__V1__CREATE_TOKEN_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__create_token_request__get_packed_size
+                     (const Chordstore__V1__CreateTokenRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_token_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__create_token_request__pack
+                     (const Chordstore__V1__CreateTokenRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_token_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__create_token_request__pack_to_buffer
+                     (const Chordstore__V1__CreateTokenRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__create_token_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__CreateTokenRequest *
+       chordstore__v1__create_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__CreateTokenRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__create_token_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__create_token_request__free_unpacked
+                     (Chordstore__V1__CreateTokenRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__create_token_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__created_token__init
+                     (Chordstore__V1__CreatedToken         *message)
+{
+  static const Chordstore__V1__CreatedToken init_value = CHORDSTORE__V1__CREATED_TOKEN__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__created_token__get_packed_size
+                     (const Chordstore__V1__CreatedToken *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__created_token__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__created_token__pack
+                     (const Chordstore__V1__CreatedToken *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__created_token__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__created_token__pack_to_buffer
+                     (const Chordstore__V1__CreatedToken *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__created_token__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__CreatedToken *
+       chordstore__v1__created_token__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__CreatedToken *)
+     protobuf_c_message_unpack (&chordstore__v1__created_token__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__created_token__free_unpacked
+                     (Chordstore__V1__CreatedToken *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__created_token__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__revoke_token_request__init
+                     (Chordstore__V1__RevokeTokenRequest         *message)
+{
+  static const Chordstore__V1__RevokeTokenRequest init_value = CHORDSTORE__V1__REVOKE_TOKEN_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__revoke_token_request__get_packed_size
+                     (const Chordstore__V1__RevokeTokenRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__revoke_token_request__pack
+                     (const Chordstore__V1__RevokeTokenRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__revoke_token_request__pack_to_buffer
+                     (const Chordstore__V1__RevokeTokenRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__RevokeTokenRequest *
+       chordstore__v1__revoke_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__RevokeTokenRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__revoke_token_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__revoke_token_request__free_unpacked
+                     (Chordstore__V1__RevokeTokenRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__revoke_token_reply__init
+                     (Chordstore__V1__RevokeTokenReply         *message)
+{
+  static const Chordstore__V1__RevokeTokenReply init_value = CHORDSTORE__V1__REVOKE_TOKEN_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__revoke_token_reply__get_packed_size
+                     (const Chordstore__V1__RevokeTokenReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__revoke_token_reply__pack
+                     (const Chordstore__V1__RevokeTokenReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__revoke_token_reply__pack_to_buffer
+                     (const Chordstore__V1__RevokeTokenReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__RevokeTokenReply *
+       chordstore__v1__revoke_token_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__RevokeTokenReply *)
+     protobuf_c_message_unpack (&chordstore__v1__revoke_token_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__revoke_token_reply__free_unpacked
+                     (Chordstore__V1__RevokeTokenReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__revoke_token_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__list_tokens_request__init
+                     (Chordstore__V1__ListTokensRequest         *message)
+{
+  static const Chordstore__V1__ListTokensRequest init_value = CHORDSTORE__V1__LIST_TOKENS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__list_tokens_request__get_packed_size
+                     (const Chordstore__V1__ListTokensRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_tokens_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__list_tokens_request__pack
+                     (const Chordstore__V1__ListTokensRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_tokens_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__list_tokens_request__pack_to_buffer
+                     (const Chordstore__V1__ListTokensRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__list_tokens_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ListTokensRequest *
+       chordstore__v1__list_tokens_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ListTokensRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__list_tokens_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__list_tokens_request__free_unpacked
+                     (Chordstore__V1__ListTokensRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__list_tokens_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__token_list__init
+                     (Chordstore__V1__TokenList         *message)
+{
+  static const Chordstore__V1__TokenList init_value = CHORDSTORE__V1__TOKEN_LIST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__token_list__get_packed_size
+                     (const Chordstore__V1__TokenList *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_list__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__token_list__pack
+                     (const Chordstore__V1__TokenList *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_list__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__token_list__pack_to_buffer
+                     (const Chordstore__V1__TokenList *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_list__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TokenList *
+       chordstore__v1__token_list__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TokenList *)
+     protobuf_c_message_unpack (&chordstore__v1__token_list__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__token_list__free_unpacked
+                     (Chordstore__V1__TokenList *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__token_list__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__token_info__init
+                     (Chordstore__V1__TokenInfo         *message)
+{
+  static const Chordstore__V1__TokenInfo init_value = CHORDSTORE__V1__TOKEN_INFO__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__token_info__get_packed_size
+                     (const Chordstore__V1__TokenInfo *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_info__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__token_info__pack
+                     (const Chordstore__V1__TokenInfo *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_info__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__token_info__pack_to_buffer
+                     (const Chordstore__V1__TokenInfo *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__token_info__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__TokenInfo *
+       chordstore__v1__token_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__TokenInfo *)
+     protobuf_c_message_unpack (&chordstore__v1__token_info__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__token_info__free_unpacked
+                     (Chordstore__V1__TokenInfo *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__token_info__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor chordstore__v1__frame__field_descriptors[4] =
 {
   {
@@ -6425,6 +6740,389 @@ const ProtobufCMessageDescriptor chordstore__v1__store_info__descriptor =
   (ProtobufCMessageInit) chordstore__v1__store_info__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor chordstore__v1__create_token_request__field_descriptors[2] =
+{
+  {
+    "role",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CreateTokenRequest, role),
+    &chordstore__v1__token_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CreateTokenRequest, store),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__create_token_request__field_indices_by_name[] = {
+  0,   /* field[0] = role */
+  1,   /* field[1] = store */
+};
+static const ProtobufCIntRange chordstore__v1__create_token_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__create_token_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.CreateTokenRequest",
+  "CreateTokenRequest",
+  "Chordstore__V1__CreateTokenRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__CreateTokenRequest),
+  2,
+  chordstore__v1__create_token_request__field_descriptors,
+  chordstore__v1__create_token_request__field_indices_by_name,
+  1,  chordstore__v1__create_token_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__create_token_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__created_token__field_descriptors[2] =
+{
+  {
+    "token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CreatedToken, token),
+    &chordstore__v1__token_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "secret",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__CreatedToken, secret),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__created_token__field_indices_by_name[] = {
+  1,   /* field[1] = secret */
+  0,   /* field[0] = token */
+};
+static const ProtobufCIntRange chordstore__v1__created_token__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__created_token__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.CreatedToken",
+  "CreatedToken",
+  "Chordstore__V1__CreatedToken",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__CreatedToken),
+  2,
+  chordstore__v1__created_token__field_descriptors,
+  chordstore__v1__created_token__field_indices_by_name,
+  1,  chordstore__v1__created_token__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__created_token__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__revoke_token_request__field_descriptors[1] =
+{
+  {
+    "token_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__RevokeTokenRequest, token_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__revoke_token_request__field_indices_by_name[] = {
+  0,   /* field[0] = token_id */
+};
+static const ProtobufCIntRange chordstore__v1__revoke_token_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__revoke_token_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.RevokeTokenRequest",
+  "RevokeTokenRequest",
+  "Chordstore__V1__RevokeTokenRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__RevokeTokenRequest),
+  1,
+  chordstore__v1__revoke_token_request__field_descriptors,
+  chordstore__v1__revoke_token_request__field_indices_by_name,
+  1,  chordstore__v1__revoke_token_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__revoke_token_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__revoke_token_reply__field_descriptors[1] =
+{
+  {
+    "log_sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__RevokeTokenReply, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__revoke_token_reply__field_indices_by_name[] = {
+  0,   /* field[0] = log_sequence */
+};
+static const ProtobufCIntRange chordstore__v1__revoke_token_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__revoke_token_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.RevokeTokenReply",
+  "RevokeTokenReply",
+  "Chordstore__V1__RevokeTokenReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__RevokeTokenReply),
+  1,
+  chordstore__v1__revoke_token_reply__field_descriptors,
+  chordstore__v1__revoke_token_reply__field_indices_by_name,
+  1,  chordstore__v1__revoke_token_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__revoke_token_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__list_tokens_request__field_descriptors[2] =
+{
+  {
+    "page_size",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListTokensRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ListTokensRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__list_tokens_request__field_indices_by_name[] = {
+  0,   /* field[0] = page_size */
+  1,   /* field[1] = page_token */
+};
+static const ProtobufCIntRange chordstore__v1__list_tokens_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__list_tokens_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ListTokensRequest",
+  "ListTokensRequest",
+  "Chordstore__V1__ListTokensRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ListTokensRequest),
+  2,
+  chordstore__v1__list_tokens_request__field_descriptors,
+  chordstore__v1__list_tokens_request__field_indices_by_name,
+  1,  chordstore__v1__list_tokens_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__list_tokens_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__token_list__field_descriptors[2] =
+{
+  {
+    "tokens",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__TokenList, n_tokens),
+    offsetof(Chordstore__V1__TokenList, tokens),
+    &chordstore__v1__token_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenList, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__token_list__field_indices_by_name[] = {
+  1,   /* field[1] = next_page_token */
+  0,   /* field[0] = tokens */
+};
+static const ProtobufCIntRange chordstore__v1__token_list__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__token_list__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TokenList",
+  "TokenList",
+  "Chordstore__V1__TokenList",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TokenList),
+  2,
+  chordstore__v1__token_list__field_descriptors,
+  chordstore__v1__token_list__field_indices_by_name,
+  1,  chordstore__v1__token_list__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__token_list__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__token_info__field_descriptors[6] =
+{
+  {
+    "token_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, token_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, role),
+    &chordstore__v1__token_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, store),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, created),
+    &google__protobuf__timestamp__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_used",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, last_used),
+    &google__protobuf__timestamp__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_by",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__TokenInfo, created_by),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__token_info__field_indices_by_name[] = {
+  3,   /* field[3] = created */
+  5,   /* field[5] = created_by */
+  4,   /* field[4] = last_used */
+  1,   /* field[1] = role */
+  2,   /* field[2] = store */
+  0,   /* field[0] = token_id */
+};
+static const ProtobufCIntRange chordstore__v1__token_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__token_info__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.TokenInfo",
+  "TokenInfo",
+  "Chordstore__V1__TokenInfo",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__TokenInfo),
+  6,
+  chordstore__v1__token_info__field_descriptors,
+  chordstore__v1__token_info__field_indices_by_name,
+  1,  chordstore__v1__token_info__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__token_info__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue chordstore__v1__durability__enum_values_by_number[3] =
 {
   { "DURABILITY_DEFAULT", "CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT", 0 },
@@ -6485,7 +7183,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[33] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[36] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -6520,12 +7218,16 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "DeleteStore", &chordstore__v1__delete_store_request__descriptor, &chordstore__v1__delete_store_reply__descriptor },
   { "ListStores", &chordstore__v1__list_stores_request__descriptor, &chordstore__v1__store_list__descriptor },
   { "GetStoreInfo", &chordstore__v1__get_store_info_request__descriptor, &chordstore__v1__store_info__descriptor },
+  { "CreateToken", &chordstore__v1__create_token_request__descriptor, &chordstore__v1__created_token__descriptor },
+  { "RevokeToken", &chordstore__v1__revoke_token_request__descriptor, &chordstore__v1__revoke_token_reply__descriptor },
+  { "ListTokens", &chordstore__v1__list_tokens_request__descriptor, &chordstore__v1__token_list__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   25,        /* AckReplication */
   0,        /* AddChordset */
   22,        /* CountChordsets */
   29,        /* CreateStore */
+  33,        /* CreateToken */
   7,        /* DeleteAll */
   2,        /* DeleteChordset */
   30,        /* DeleteStore */
@@ -6541,6 +7243,7 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   14,        /* Health */
   8,        /* ListChordsets */
   31,        /* ListStores */
+  35,        /* ListTokens */
   6,        /* MoveChordset */
   27,        /* Promote */
   21,        /* QueryChordsets */
@@ -6549,6 +7252,7 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   16,        /* Redo */
   1,        /* RenameChordset */
   24,        /* Replicate */
+  34,        /* RevokeToken */
   4,        /* SetChordBpm */
   3,        /* SetChordColor */
   5,        /* SetControlsChord */
@@ -6563,7 +7267,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  33,
+  36,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -6830,6 +7534,30 @@ void chordstore__v1__chord_store__get_store_info(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 32, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__create_token(ProtobufCService *service,
+                                               const Chordstore__V1__CreateTokenRequest *input,
+                                               Chordstore__V1__CreatedToken_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 33, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__revoke_token(ProtobufCService *service,
+                                               const Chordstore__V1__RevokeTokenRequest *input,
+                                               Chordstore__V1__RevokeTokenReply_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 34, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
+                                              const Chordstore__V1__ListTokensRequest *input,
+                                              Chordstore__V1__TokenList_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 35, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

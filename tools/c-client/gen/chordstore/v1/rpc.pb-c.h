@@ -79,6 +79,13 @@ typedef struct Chordstore__V1__ListStoresRequest Chordstore__V1__ListStoresReque
 typedef struct Chordstore__V1__StoreList Chordstore__V1__StoreList;
 typedef struct Chordstore__V1__GetStoreInfoRequest Chordstore__V1__GetStoreInfoRequest;
 typedef struct Chordstore__V1__StoreInfo Chordstore__V1__StoreInfo;
+typedef struct Chordstore__V1__CreateTokenRequest Chordstore__V1__CreateTokenRequest;
+typedef struct Chordstore__V1__CreatedToken Chordstore__V1__CreatedToken;
+typedef struct Chordstore__V1__RevokeTokenRequest Chordstore__V1__RevokeTokenRequest;
+typedef struct Chordstore__V1__RevokeTokenReply Chordstore__V1__RevokeTokenReply;
+typedef struct Chordstore__V1__ListTokensRequest Chordstore__V1__ListTokensRequest;
+typedef struct Chordstore__V1__TokenList Chordstore__V1__TokenList;
+typedef struct Chordstore__V1__TokenInfo Chordstore__V1__TokenInfo;
 
 
 /* --- enums --- */
@@ -1261,6 +1268,121 @@ struct  Chordstore__V1__StoreInfo
     , (char *)protobuf_c_empty_string, 0, NULL, 0, 0, 0, 0 }
 
 
+/*
+ * Creates a token. A read-write or read-only token needs `store` (an existing store); an
+ * admin token takes none.
+ */
+struct  Chordstore__V1__CreateTokenRequest
+{
+  ProtobufCMessage base;
+  Chordstore__V1__TokenRole role;
+  char *store;
+};
+#define CHORDSTORE__V1__CREATE_TOKEN_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__create_token_request__descriptor) \
+    , CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The only time the secret is shown: the server keeps its SHA-256 alone.
+ */
+struct  Chordstore__V1__CreatedToken
+{
+  ProtobufCMessage base;
+  Chordstore__V1__TokenInfo *token;
+  /*
+   * send as metadata "authorization: Bearer <secret>"
+   */
+  char *secret;
+};
+#define CHORDSTORE__V1__CREATED_TOKEN__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__created_token__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Chordstore__V1__RevokeTokenRequest
+{
+  ProtobufCMessage base;
+  char *token_id;
+};
+#define CHORDSTORE__V1__REVOKE_TOKEN_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__revoke_token_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Chordstore__V1__RevokeTokenReply
+{
+  ProtobufCMessage base;
+  /*
+   * the revocation's place in the whole log
+   */
+  uint64_t log_sequence;
+};
+#define CHORDSTORE__V1__REVOKE_TOKEN_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__revoke_token_reply__descriptor) \
+    , 0 }
+
+
+struct  Chordstore__V1__ListTokensRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 0: 100; at most the server's list limit
+   */
+  uint32_t page_size;
+  /*
+   * a previous TokenList's next_page_token
+   */
+  char *page_token;
+};
+#define CHORDSTORE__V1__LIST_TOKENS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__list_tokens_request__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Tokens by id: the node's own admin token (id "local-admin") first, then the tokens of
+ * the log. Never a secret.
+ */
+struct  Chordstore__V1__TokenList
+{
+  ProtobufCMessage base;
+  size_t n_tokens;
+  Chordstore__V1__TokenInfo **tokens;
+  /*
+   * empty: this was the last page
+   */
+  char *next_page_token;
+};
+#define CHORDSTORE__V1__TOKEN_LIST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__token_list__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Chordstore__V1__TokenInfo
+{
+  ProtobufCMessage base;
+  char *token_id;
+  Chordstore__V1__TokenRole role;
+  /*
+   * scoped roles: the store's name
+   */
+  char *store;
+  Google__Protobuf__Timestamp *created;
+  /*
+   * The last call this node authenticated with it since it started; absent: none.
+   */
+  Google__Protobuf__Timestamp *last_used;
+  /*
+   * the id of the token that created it
+   */
+  char *created_by;
+};
+#define CHORDSTORE__V1__TOKEN_INFO__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__token_info__descriptor) \
+    , (char *)protobuf_c_empty_string, CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string }
+
+
 /* Chordstore__V1__Frame methods */
 void   chordstore__v1__frame__init
                      (Chordstore__V1__Frame         *message);
@@ -2385,6 +2507,139 @@ Chordstore__V1__StoreInfo *
 void   chordstore__v1__store_info__free_unpacked
                      (Chordstore__V1__StoreInfo *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__CreateTokenRequest methods */
+void   chordstore__v1__create_token_request__init
+                     (Chordstore__V1__CreateTokenRequest         *message);
+size_t chordstore__v1__create_token_request__get_packed_size
+                     (const Chordstore__V1__CreateTokenRequest   *message);
+size_t chordstore__v1__create_token_request__pack
+                     (const Chordstore__V1__CreateTokenRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__create_token_request__pack_to_buffer
+                     (const Chordstore__V1__CreateTokenRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__CreateTokenRequest *
+       chordstore__v1__create_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__create_token_request__free_unpacked
+                     (Chordstore__V1__CreateTokenRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__CreatedToken methods */
+void   chordstore__v1__created_token__init
+                     (Chordstore__V1__CreatedToken         *message);
+size_t chordstore__v1__created_token__get_packed_size
+                     (const Chordstore__V1__CreatedToken   *message);
+size_t chordstore__v1__created_token__pack
+                     (const Chordstore__V1__CreatedToken   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__created_token__pack_to_buffer
+                     (const Chordstore__V1__CreatedToken   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__CreatedToken *
+       chordstore__v1__created_token__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__created_token__free_unpacked
+                     (Chordstore__V1__CreatedToken *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__RevokeTokenRequest methods */
+void   chordstore__v1__revoke_token_request__init
+                     (Chordstore__V1__RevokeTokenRequest         *message);
+size_t chordstore__v1__revoke_token_request__get_packed_size
+                     (const Chordstore__V1__RevokeTokenRequest   *message);
+size_t chordstore__v1__revoke_token_request__pack
+                     (const Chordstore__V1__RevokeTokenRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__revoke_token_request__pack_to_buffer
+                     (const Chordstore__V1__RevokeTokenRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__RevokeTokenRequest *
+       chordstore__v1__revoke_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__revoke_token_request__free_unpacked
+                     (Chordstore__V1__RevokeTokenRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__RevokeTokenReply methods */
+void   chordstore__v1__revoke_token_reply__init
+                     (Chordstore__V1__RevokeTokenReply         *message);
+size_t chordstore__v1__revoke_token_reply__get_packed_size
+                     (const Chordstore__V1__RevokeTokenReply   *message);
+size_t chordstore__v1__revoke_token_reply__pack
+                     (const Chordstore__V1__RevokeTokenReply   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__revoke_token_reply__pack_to_buffer
+                     (const Chordstore__V1__RevokeTokenReply   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__RevokeTokenReply *
+       chordstore__v1__revoke_token_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__revoke_token_reply__free_unpacked
+                     (Chordstore__V1__RevokeTokenReply *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ListTokensRequest methods */
+void   chordstore__v1__list_tokens_request__init
+                     (Chordstore__V1__ListTokensRequest         *message);
+size_t chordstore__v1__list_tokens_request__get_packed_size
+                     (const Chordstore__V1__ListTokensRequest   *message);
+size_t chordstore__v1__list_tokens_request__pack
+                     (const Chordstore__V1__ListTokensRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__list_tokens_request__pack_to_buffer
+                     (const Chordstore__V1__ListTokensRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ListTokensRequest *
+       chordstore__v1__list_tokens_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__list_tokens_request__free_unpacked
+                     (Chordstore__V1__ListTokensRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__TokenList methods */
+void   chordstore__v1__token_list__init
+                     (Chordstore__V1__TokenList         *message);
+size_t chordstore__v1__token_list__get_packed_size
+                     (const Chordstore__V1__TokenList   *message);
+size_t chordstore__v1__token_list__pack
+                     (const Chordstore__V1__TokenList   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__token_list__pack_to_buffer
+                     (const Chordstore__V1__TokenList   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TokenList *
+       chordstore__v1__token_list__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__token_list__free_unpacked
+                     (Chordstore__V1__TokenList *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__TokenInfo methods */
+void   chordstore__v1__token_info__init
+                     (Chordstore__V1__TokenInfo         *message);
+size_t chordstore__v1__token_info__get_packed_size
+                     (const Chordstore__V1__TokenInfo   *message);
+size_t chordstore__v1__token_info__pack
+                     (const Chordstore__V1__TokenInfo   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__token_info__pack_to_buffer
+                     (const Chordstore__V1__TokenInfo   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__TokenInfo *
+       chordstore__v1__token_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__token_info__free_unpacked
+                     (Chordstore__V1__TokenInfo *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Chordstore__V1__Frame_Closure)
@@ -2567,6 +2822,27 @@ typedef void (*Chordstore__V1__GetStoreInfoRequest_Closure)
 typedef void (*Chordstore__V1__StoreInfo_Closure)
                  (const Chordstore__V1__StoreInfo *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__CreateTokenRequest_Closure)
+                 (const Chordstore__V1__CreateTokenRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__CreatedToken_Closure)
+                 (const Chordstore__V1__CreatedToken *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__RevokeTokenRequest_Closure)
+                 (const Chordstore__V1__RevokeTokenRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__RevokeTokenReply_Closure)
+                 (const Chordstore__V1__RevokeTokenReply *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ListTokensRequest_Closure)
+                 (const Chordstore__V1__ListTokensRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__TokenList_Closure)
+                 (const Chordstore__V1__TokenList *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__TokenInfo_Closure)
+                 (const Chordstore__V1__TokenInfo *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2706,6 +2982,18 @@ struct Chordstore__V1__ChordStore_Service
                          const Chordstore__V1__GetStoreInfoRequest *input,
                          Chordstore__V1__StoreInfo_Closure closure,
                          void *closure_data);
+  void (*create_token)(Chordstore__V1__ChordStore_Service *service,
+                       const Chordstore__V1__CreateTokenRequest *input,
+                       Chordstore__V1__CreatedToken_Closure closure,
+                       void *closure_data);
+  void (*revoke_token)(Chordstore__V1__ChordStore_Service *service,
+                       const Chordstore__V1__RevokeTokenRequest *input,
+                       Chordstore__V1__RevokeTokenReply_Closure closure,
+                       void *closure_data);
+  void (*list_tokens)(Chordstore__V1__ChordStore_Service *service,
+                      const Chordstore__V1__ListTokensRequest *input,
+                      Chordstore__V1__TokenList_Closure closure,
+                      void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -2746,7 +3034,10 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## create_store,\
       function_prefix__ ## delete_store,\
       function_prefix__ ## list_stores,\
-      function_prefix__ ## get_store_info  }
+      function_prefix__ ## get_store_info,\
+      function_prefix__ ## create_token,\
+      function_prefix__ ## revoke_token,\
+      function_prefix__ ## list_tokens  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -2879,6 +3170,18 @@ void chordstore__v1__chord_store__get_store_info(ProtobufCService *service,
                                                  const Chordstore__V1__GetStoreInfoRequest *input,
                                                  Chordstore__V1__StoreInfo_Closure closure,
                                                  void *closure_data);
+void chordstore__v1__chord_store__create_token(ProtobufCService *service,
+                                               const Chordstore__V1__CreateTokenRequest *input,
+                                               Chordstore__V1__CreatedToken_Closure closure,
+                                               void *closure_data);
+void chordstore__v1__chord_store__revoke_token(ProtobufCService *service,
+                                               const Chordstore__V1__RevokeTokenRequest *input,
+                                               Chordstore__V1__RevokeTokenReply_Closure closure,
+                                               void *closure_data);
+void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
+                                              const Chordstore__V1__ListTokensRequest *input,
+                                              Chordstore__V1__TokenList_Closure closure,
+                                              void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2946,6 +3249,13 @@ extern const ProtobufCMessageDescriptor chordstore__v1__list_stores_request__des
 extern const ProtobufCMessageDescriptor chordstore__v1__store_list__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__get_store_info_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__store_info__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__create_token_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__created_token__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__revoke_token_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__revoke_token_reply__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__list_tokens_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__token_list__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__token_info__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 
 PROTOBUF_C__END_DECLS

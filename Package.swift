@@ -240,7 +240,8 @@ if ProcessInfo.processInfo.environment["CHORDSTORE_FUZZ"] != nil {
         ("fuzz-record", ["ChordStoreEngine"]),
         ("fuzz-command", ["ChordStoreServer", "ChordStoreEngine", "ChordStoreWire"]),
     ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
     for (name, dependencies) in harnesses {
-        package.targets.append(.executableTarget(name: name, dependencies: dependencies, path: "Fuzz/\(name)"))
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
     }
 }

@@ -1,5 +1,6 @@
 // libFuzzer harness: a Call frame body, then what the server does before the payload:
 // the method's registry entry, the credentials in its metadata, and the permission check.
+import FuzzSupport
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -25,16 +26,8 @@ public func fuzzCall(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable's entry point as `<module>_main`: hand libFuzzer the run.
+// SwiftPM's entry point of this executable: libFuzzer runs `fuzzCall`.
 @_cdecl("fuzz_call_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzCall(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzCall(data, size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt

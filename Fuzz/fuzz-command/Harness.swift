@@ -1,6 +1,7 @@
 // libFuzzer harness: request payload → command (the registry's parse of each command
 // method) and the point reads, against an in-memory store. The first byte picks the
 // method, the rest is its payload.
+import FuzzSupport
 import ChordStoreEngine
 import ChordStoreServer
 import ChordStoreWire
@@ -25,16 +26,8 @@ public func fuzzCommand(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable's entry point as `<module>_main`: hand libFuzzer the run.
+// SwiftPM's entry point of this executable: libFuzzer runs `fuzzCommand`.
 @_cdecl("fuzz_command_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzCommand(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzCommand(data, size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt

@@ -1,5 +1,6 @@
 // libFuzzer harness: the frame decoder, then each frame body as a chordstore.v1.Frame.
 // Built by tools/fuzz only (CHORDSTORE_FUZZ=1, -sanitize=fuzzer,address).
+import FuzzSupport
 import ChordStoreProto
 import ChordStoreWire
 import NIOCore
@@ -29,16 +30,8 @@ public func fuzzFrame(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable's entry point as `<module>_main`: hand libFuzzer the run.
+// SwiftPM's entry point of this executable: libFuzzer runs `fuzzFrame`.
 @_cdecl("fuzz_frame_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzFrame(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzFrame(data, size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt

@@ -1,5 +1,6 @@
 // libFuzzer harness: the storage record decoder (a log record: an EventEnvelope with its
 // checksum), as reading the log, verify and replication use it.
+import FuzzSupport
 import ChordStoreEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -14,16 +15,8 @@ public func fuzzRecord(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable's entry point as `<module>_main`: hand libFuzzer the run.
+// SwiftPM's entry point of this executable: libFuzzer runs `fuzzRecord`.
 @_cdecl("fuzz_record_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzRecord(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzRecord(data, size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt

@@ -1,8 +1,11 @@
 /// What a token may do (docs/SECURITY.md). An `admin` token works on every store and
 /// manages stores and tokens; the other two work on the one store they are scoped to.
 public enum TokenRole: String, Sendable, Hashable, CaseIterable {
+    /// Every store; stores, tokens and cluster status.
     case admin
+    /// Reads and changes of its one store.
     case readWrite = "read-write"
+    /// Reads of its one store.
     case readOnly = "read-only"
 
     /// Whether the role is scoped to one store.
@@ -13,11 +16,16 @@ public enum TokenRole: String, Sendable, Hashable, CaseIterable {
 /// SHA-256. Scoped roles name their store by id (a re-created store of the same name is
 /// another store) and by name (for people).
 public struct TokenGrant: Sendable, Hashable {
+    /// The id of each node's own admin token (`DATA/admin.token`), which the log never holds.
+    public static let localAdminID = "local-admin"
+
     /// The token's public id (it is also the start of the secret: docs/SECURITY.md).
     public var id: String
+    /// What it may do.
     public var role: TokenRole
     /// The store a scoped token works on (0 with `storeName` empty for `admin`).
     public var storeID: UInt32
+    /// That store's name (empty for `admin`).
     public var storeName: String
     /// SHA-256 of the whole secret (32 bytes).
     public var secretHash: [UInt8]

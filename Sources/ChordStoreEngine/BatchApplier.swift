@@ -193,6 +193,9 @@ struct BatchApplier: Sendable {
         case .create(var grant):
             do throws(ChordStoreError) {
                 try TokenGrant.checkID(grant.id)
+                guard grant.id != TokenGrant.localAdminID else {
+                    throw ChordStoreError(.invalidArgument, "token id \(grant.id) is each node's own admin token's")
+                }
                 guard grant.secretHash.count == 32 else { throw ChordStoreError(.invalidArgument, "a token's secret hash is SHA-256, 32 bytes") }
                 if grant.role.isScoped {
                     try StoreName.check(grant.storeName)

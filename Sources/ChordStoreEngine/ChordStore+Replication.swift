@@ -83,7 +83,7 @@ extension ChordStore {
         let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
             Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
         }.get()
-        notifier.serverChanged()
+        if records.contains(where: { $0.withUnsafeBytes { WireCodec.holdsServerEvent($0) } }) { notifier.serverChanged() }
         notifier.published(head.sequence)
         return head.position
     }

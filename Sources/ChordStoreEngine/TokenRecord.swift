@@ -5,6 +5,7 @@ public import ChordStoreDomain
 /// the registry of stores: ``ChordStoreDomain/TokenEvent`` adds and removes them, and a
 /// store's deletion removes the tokens scoped to it.
 public struct TokenRecord: Sendable, Hashable {
+    /// What the token is and may do.
     public var grant: TokenGrant
     /// Its creation event's commit time.
     public var created: Instant

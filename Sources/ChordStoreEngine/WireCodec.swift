@@ -263,7 +263,7 @@ enum WireCodec {
             case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
             case 4: try r.expect(wire, 2, field: 4); fields.session = try r.string()
             case 5: try r.expect(wire, 2, field: 5); fields.commandID = try r.string()
-            case 23: try r.expect(wire, 2, field: 23); fields.tokenID = try r.string()
+            case 23: try r.expect(wire, 2, field: 23); fields.tokenID = try readTokenID(try r.string())
             case 6...13, 16, 19...22: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
             case 14: try r.expect(wire, 2, field: 14); fields.mark = try readMark(try r.lengthDelimited())
             default: try r.skip(wire)
@@ -339,7 +339,7 @@ enum WireCodec {
             case 15: try r.expect(wire, 1, field: 15); recorded.checksum = try r.fixed64()
             case 17: try r.expect(wire, 0, field: 17); recorded.store = try readStoreID(try r.varint())
             case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
-            case 23: try r.expect(wire, 2, field: 23); recorded.tokenID = try r.string()
+            case 23: try r.expect(wire, 2, field: 23); recorded.tokenID = try readTokenID(try r.string())
             default: try r.skip(wire)
             }
         }
@@ -424,6 +424,27 @@ enum WireCodec {
             return .token(.revoked(id: string1))
         default: return .allDeleted(count: Int(clamping: number1))
         }
+    }
+
+    /// The id of the token that made a record, checked against the rule for ids.
+    private static func readTokenID(_ id: String) throws(ChordStoreError) -> String {
+        do {
+            try TokenGrant.checkID(id)
+        } catch {
+            throw ChordStoreError(.dataLoss, "a record names token '\(id.prefix(40))', which is no token id")
+        }
+        return id
+    }
+
+    /// Whether a record is an event of the whole server (a store's or a token's creation
+    /// or deletion), read from its top-level fields only.
+    static func holdsServerEvent(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var r = ProtoReader(raw)
+        while let (field, wire) = try? r.next() {
+            if (19...22).contains(field) { return true }
+            guard (try? r.skip(wire)) != nil else { return false }
+        }
+        return false
     }
 
     /// A store id as the log holds it (a varint), checked to fit.

@@ -37,12 +37,12 @@ public final class Authenticator: Sendable {
     /// An authenticator for `store`'s tokens, in `mode`.
     public init(
         store: ChordStore, mode: Mode, logger: Logger, guessing: FailedAuthentications = FailedAuthentications(),
-        localAdminCreated: Instant = .now
+        localAdminCreated: Instant? = nil
     ) {
         self.failures = Mutex(guessing)
         self.store = store
         self.logger = logger
-        self.localAdminCreated = localAdminCreated
+        self.localAdminCreated = localAdminCreated ?? .now
         switch mode {
         case .none:
             localAdmin = nil
@@ -52,6 +52,9 @@ public final class Authenticator: Sendable {
             clusterSecretHash = clusterSecret.map(TokenSecret.hash)
         }
     }
+
+    /// What an unknown id's secret is compared with.
+    private static let noHash = [UInt8](repeating: 0, count: 32)
 
     /// Failed authentications since the server started, over every address.
     public var failedAuthentications: UInt64 { failures.withLock { $0.total } }
@@ -70,7 +73,7 @@ public final class Authenticator: Sendable {
             return .success(.member)
         }
         guard let header = metadata["authorization"] else { return .success(.anonymous) }
-        guard header.hasPrefix("Bearer ") else {
+        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
             return .failure(WireError(.unauthenticated, "the authorization metadata must be 'Bearer <token>'"))
         }
         let secret = String(header.dropFirst(7))
@@ -86,7 +89,10 @@ public final class Authenticator: Sendable {
                 return .failure(WireError(.unavailable, "cannot read the tokens: \(error)"))
             }
         }
-        guard let grant, TokenSecret.equal(TokenSecret.hash(secret), grant.secretHash) else { return .failure(invalid) }
+        // Hashed and compared whether or not the id is known: the time taken does not
+        // tell which ids exist.
+        let matches = TokenSecret.equal(TokenSecret.hash(secret), grant?.secretHash ?? Self.noHash)
+        guard let grant, matches else { return .failure(invalid) }
         return .success(.token(grant))
     }
 
@@ -127,8 +133,8 @@ public final class Authenticator: Sendable {
         localAdmin.map { TokenRecord(grant: $0, created: localAdminCreated, createdAt: 0, createdBy: "") }
     }
 
-    /// Notes a failed authentication from `peer` (logged without the secret) and says
-    /// what to do with the call.
+    /// Notes a failed authentication from `peer` (an address, or an IPv6 /64; logged
+    /// without the secret) and says what to do with the call.
     func failed(from peer: String, method: Method, error: WireError) -> FailedAuthentications.Penalty {
         let (penalty, count) = failures.withLock { $0.failed(from: peer, at: .now) }
         if count <= 3 || count % 10 == 0 {

@@ -35,6 +35,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var lastCredentials: (token: String?, member: String?, version: UInt64, principal: Principal)?
     /// When this connection last noted its token's use.
     private var lastUseNoted: NIODeadline = .distantPast
+    /// Whether a failed authentication's delay is running: the connection reads nothing,
+    /// and frames already read wait in ``held`` until it ends.
+    private var penalized = false
+    private var held: [ByteBuffer] = []
+    private var heldBytes = 0
     private let limits: WireLimits
     private let activity: ServerActivity
     private var logger: Logger
@@ -90,6 +95,21 @@ final class ConnectionHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         let body = unwrapInboundIn(data)
+        if penalized {
+            // Frames that were read before reading stopped: kept, in order, within bounds.
+            guard held.count < limits.maxCallsPerConnection, heldBytes + body.readableBytes <= limits.maxFrameSize * 2 else {
+                goAway(WireError(.resourceExhausted, "frames sent while a failed authentication is answered exceed what is held"))
+                return
+            }
+            held.append(body)
+            heldBytes += body.readableBytes
+            return
+        }
+        handle(body)
+    }
+
+    /// Runs one frame: a call's start, or a cancel.
+    private func handle(_ body: ByteBuffer) {
         let frame: Chordstore_V1_Frame
         do {
             frame = try body.withUnsafeReadableBytes { try Chordstore_V1_Frame(serializedBytes: $0.bytes) }
@@ -119,8 +139,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Backpressure: while the client does not read its replies (the write buffer is over
     /// its high-water mark), stop reading its calls, so it cannot make replies pile up.
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        context.channel.setOption(ChannelOptions.autoRead, value: context.channel.isWritable).whenComplete { _ in }
-        if context.channel.isWritable { context.read() }
+        if !penalized {
+            context.channel.setOption(ChannelOptions.autoRead, value: context.channel.isWritable).whenComplete { _ in }
+            if context.channel.isWritable { context.read() }
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -168,8 +190,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         authenticator.noteUse(grant.id)
     }
 
-    /// Refuses a call whose credential is invalid: at once, after a delay during which
-    /// the connection reads nothing more, or after the delay and then closing it.
+    /// Refuses a call whose credential is invalid: at once, or after a delay during which
+    /// the connection handles nothing more (frames already read wait their turn), or after
+    /// the delay and then closing it.
     private func refuse(_ callID: UInt64, _ error: WireError, penalty: FailedAuthentications.Penalty) {
         switch penalty {
         case .answer:
@@ -177,6 +200,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .delay(let delay), .close(after: let delay):
             guard let context else { return }
             let closing = if case .close = penalty { true } else { false }
+            penalized = true
             context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
@@ -184,7 +208,16 @@ final class ConnectionHandler: ChannelInboundHandler {
                 handler.send(.reply(callID: callID, status: .init(error)))
                 if closing {
                     handler.goAway(WireError(.unauthenticated, "too many failed authentications from this address; try again later"))
-                } else if let context = handler.context, context.channel.isWritable {
+                    return
+                }
+                handler.penalized = false
+                // The frames read meanwhile, in order, until one is penalized in turn.
+                while !handler.penalized, !handler.closing, !handler.held.isEmpty {
+                    let next = handler.held.removeFirst()
+                    handler.heldBytes -= next.readableBytes
+                    handler.handle(next)
+                }
+                if !handler.penalized, let context = handler.context, context.channel.isWritable {
                     context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
                     context.read()
                 }
@@ -225,8 +258,11 @@ final class ConnectionHandler: ChannelInboundHandler {
         switch authenticate(call.metadata) {
         case .success(let proved):
             principal = proved
+        case .failure(let error) where error.code == .unauthenticated:
+            refuse(callID, error, penalty: authenticator.failed(from: ConnectionAdmission.key(for: peerAddress), method: method, error: error))
+            return
         case .failure(let error):
-            refuse(callID, error, penalty: authenticator.failed(from: peerAddress, method: method, error: error))
+            send(.reply(callID: callID, status: .init(error)))  // the tokens could not be read: not a guess
             return
         }
         if let denial = principal.check(entry.permission, store: call.store) {
@@ -234,9 +270,12 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         let handler = entry.handler
+        // A method anyone may call (Health) works on no store: it never waits on one,
+        // which would tell a caller without a credential how far a store has come.
+        let minSequence = entry.permission == .anyone ? 0 : call.minSequence
         let session = call.metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? self.session  // empty = not given
         let callContext = CallContext(session: session, peerAddress: peerAddress, store: call.store, principal: principal)
-        if case .pointRead(let read) = handler, call.minSequence == 0 {
+        if case .pointRead(let read) = handler, minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
             do {
                 send(.reply(callID: callID, payload: try read(dispatcher, call.payload, callContext), status: .ok))
@@ -315,11 +354,10 @@ final class ConnectionHandler: ChannelInboundHandler {
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         case .pointRead(let read):
-            let minSequence = call.minSequence
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    try await dispatcher.waitForSequence(minSequence, store: callContext.store)
+                    try await dispatcher.waitForSequence(minSequence, context: callContext)
                     result = .success(try read(dispatcher, payload, callContext))
                 } catch {
                     result = .failure(WireError.wrapping(error))
@@ -327,11 +365,10 @@ final class ConnectionHandler: ChannelInboundHandler {
                 loop.execute { bound.value.finished(callID, token: token, with: result) }
             }
         case .unary(let run):
-            let minSequence = call.minSequence
             task = Task {
                 let result: Result<[UInt8]?, WireError>
                 do {
-                    if minSequence > 0 { try await dispatcher.waitForSequence(minSequence, store: callContext.store) }
+                    if minSequence > 0 { try await dispatcher.waitForSequence(minSequence, context: callContext) }
                     result = .success(try await run(dispatcher, payload, callContext))
                 } catch {
                     result = .failure(WireError.wrapping(error))

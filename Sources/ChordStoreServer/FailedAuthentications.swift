@@ -17,10 +17,15 @@ public struct FailedAuthentications: Sendable {
         case close(after: Duration)
     }
 
+    /// How long an address's failures count.
     public var window: Duration = .seconds(60)
+    /// Failures of a window answered at once.
     public var freeFailures = 3
+    /// The delay of the first failure after the free ones; each next one doubles it.
     public var firstDelay: Duration = .milliseconds(100)
+    /// The longest delay.
     public var maxDelay: Duration = .seconds(2)
+    /// The failure of a window that closes the connection (and every later one).
     public var closeAfter = 10
     /// Most addresses remembered; past it, the oldest windows are forgotten first.
     public var maxPeers = 10_000
@@ -57,10 +62,12 @@ public struct FailedAuthentications: Sendable {
     /// How many addresses are remembered now.
     public var peerCount: Int { peers.count }
 
+    /// Makes room: drops the expired windows, and if that is not enough the oldest tenth,
+    /// so that the work is done once per many new addresses, not for each.
     private mutating func forgetOldest(now: ContinuousClock.Instant) {
         peers = peers.filter { now - $0.value.since <= window }
-        while peers.count >= maxPeers, let oldest = peers.min(by: { $0.value.since < $1.value.since })?.key {
-            peers[oldest] = nil
-        }
+        guard peers.count >= maxPeers else { return }
+        let oldest = peers.sorted { $0.value.since < $1.value.since }.prefix(max(1, maxPeers / 10))
+        for (peer, _) in oldest { peers[peer] = nil }
     }
 }

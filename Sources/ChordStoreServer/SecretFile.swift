@@ -7,36 +7,67 @@ import Glibc
 /// start, mode 0600) and the cluster secret (given by the operator).
 public enum SecretFile {
     /// The node's admin token in `directory` (`admin.token`): read, or made with a new
-    /// secret (mode 0600, never overwritten). Returns the secret and whether it was made.
-    public static func localAdminToken(in directory: URL) throws -> (secret: String, created: Bool) {
-        let file = directory.appendingPathComponent("admin.token")
+    /// secret. A new file is written whole under a temporary name (mode 0600, synced) and
+    /// then linked into place, so a crash never leaves a partial one, and an existing one
+    /// is never overwritten. An existing file must be a regular file of this user that no
+    /// one else may write. Returns the secret, whether it was made now, and when.
+    public static func localAdminToken(in directory: URL) throws -> (secret: String, created: Bool, date: Date) {
+        let file = directory.appendingPathComponent("admin.token").path
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let existing = try readAdminToken(file) { return (existing.secret, false, existing.date) }
         let secret = TokenSecret.make(id: TokenSecret.localAdminID)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let bytes = Array((secret + "\n").utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == bytes.count, synced == 0 else {
-                unlink(file.path)
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
-            }
-            return (secret, true)
+        let temporary = directory.appendingPathComponent(".admin.token.\(getpid()).\(UInt32.random(in: .min ... .max))").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw SecretFileError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        let bytes = Array((secret + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        defer { unlink(temporary) }
+        guard written == bytes.count, synced == 0 else { throw SecretFileError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        if link(temporary, file) != 0 {
+            // Another process made it first: that one counts.
+            if errno == EEXIST, let existing = try readAdminToken(file) { return (existing.secret, false, existing.date) }
+            throw SecretFileError("cannot create \(file): \(String(cString: strerror(errno)))")
         }
-        guard errno == EEXIST else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let stored = try read(file.path, what: "the admin token")
-        guard TokenSecret.id(of: stored) == TokenSecret.localAdminID else {
-            throw SecretFileError("\(file.path) does not hold an admin token (cs1.local-admin.…): delete it and restart for a new one")
+        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
         }
-        return (stored, false)
+        return (secret, true, Date())
     }
 
-    /// The cluster secret in `path`: its first line, at least 16 bytes.
+    /// The admin token in `path`, or `nil` if there is no such file.
+    private static func readAdminToken(_ path: String) throws -> (secret: String, date: Date)? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw SecretFileError("\(path) is a symbolic link; the admin token must be a file of its own") }
+            throw SecretFileError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw SecretFileError("\(path) is not a regular file") }
+        guard info.st_uid == geteuid() else {
+            throw SecretFileError("\(path) belongs to user id \(info.st_uid), not to this one (\(geteuid())): the admin token must be this user's")
+        }
+        guard info.st_mode & 0o022 == 0 else { throw SecretFileError("others may write \(path): chmod 600 it, or delete it and restart for a new one") }
+        var buffer = [UInt8](repeating: 0, count: 1_024)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let line = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+            .split(whereSeparator: \.isNewline).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard TokenSecret.id(of: line) == TokenSecret.localAdminID else {
+            throw SecretFileError("\(path) does not hold an admin token (cs1.local-admin.…): delete it and restart for a new one")
+        }
+        return (line, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+    }
+
+    /// The cluster secret in `path`: its first line, at least 32 bytes.
     public static func clusterSecret(at path: String) throws -> String {
         let secret = try read(path, what: "the cluster secret")
-        guard secret.utf8.count >= 16 else {
-            throw SecretFileError("the cluster secret in \(path) is \(secret.utf8.count) bytes; give at least 16 (e.g. `openssl rand -hex 32 > \(path)`)")
+        guard secret.utf8.count >= 32 else {
+            throw SecretFileError("the cluster secret in \(path) is \(secret.utf8.count) bytes; give at least 32 (e.g. `openssl rand -hex 32 > \(path)`)")
         }
         return secret
     }
@@ -63,6 +94,7 @@ public enum SecretFile {
 
 /// A secret file that cannot be used, and why.
 public struct SecretFileError: Error, CustomStringConvertible {
+    /// What is wrong, and what to do.
     public let description: String
     init(_ description: String) { self.description = description }
 }

@@ -2,6 +2,7 @@ public import ChordStoreEngine
 public import ChordStoreWire
 public import Logging
 public import NIOCore
+import ChordStoreDomain
 import ChordStoreProto
 public import ChordStoreReplication
 import NIOPosix
@@ -44,7 +45,9 @@ public final class Server: Sendable {
         store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", replication: ReplicationNode? = nil,
         security: ServerSecurity, logger: Logger, threads: Int = System.coreCount
     ) {
-        let authenticator = Authenticator(store: store, mode: security.authentication, logger: logger, guessing: security.guessing)
+        let authenticator = Authenticator(
+            store: store, mode: security.authentication, logger: logger, guessing: security.guessing,
+            localAdminCreated: security.localAdminCreated.map { Instant($0) })
         self.authenticator = authenticator
         self.security = security
         self.dispatcher = ServiceDispatcher(

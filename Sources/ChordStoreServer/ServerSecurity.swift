@@ -1,3 +1,4 @@
+public import Foundation
 import NIOSSL
 
 /// How a server protects its calls (docs/SECURITY.md): who may make them, and TLS.
@@ -8,6 +9,8 @@ public struct ServerSecurity: Sendable {
     public var tls: ServerTLS?
     /// How failed authentications are slowed down and cut off, per address.
     public var guessing = FailedAuthentications()
+    /// When the node's admin token was made (its file's time; `nil`: now).
+    public var localAdminCreated: Date?
 
     /// The security settings.
     public init(authentication: Authenticator.Mode, tls: ServerTLS? = nil) {

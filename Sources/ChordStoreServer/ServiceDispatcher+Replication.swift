@@ -164,6 +164,23 @@ extension ServiceDispatcher {
         }
     }
 
+    /// Read your writes for a call: waits for its store's event `sequence`
+    /// (``waitForSequence(_:store:limit:)``), then checks that the call's token still
+    /// works: one revoked meanwhile, or whose store was deleted (and maybe created again),
+    /// reads nothing.
+    func waitForSequence(_ sequence: UInt64, context: CallContext) async throws(WireError) {
+        try await waitForSequence(sequence, store: context.store)
+        try checkStillAuthorized(context)
+    }
+
+    /// Refuses with `UNAUTHENTICATED` a call whose token was revoked since it started (a
+    /// store's deletion revokes the tokens scoped to it).
+    func checkStillAuthorized(_ context: CallContext) throws(WireError) {
+        if case .token(let grant) = context.principal, let authenticator, !authenticator.isLive(grant) {
+            throw WireError(.unauthenticated, "token \(grant.id) was revoked while this call waited")
+        }
+    }
+
     /// Read your writes: returns once this node has applied event `sequence` of the
     /// call's store; fails with UNAVAILABLE after `limit` (the call's deadline, if sooner,
     /// ends it first).

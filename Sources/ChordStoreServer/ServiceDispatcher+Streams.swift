@@ -23,9 +23,7 @@ extension ServiceDispatcher {
     /// name would read another store; and one whose token was revoked while it ran
     /// (`UNAUTHENTICATED`).
     func checkStreamStore(_ id: UInt32, _ context: CallContext) throws(WireError) {
-        if case .token(let grant) = context.principal, let authenticator, !authenticator.isLive(grant) {
-            throw WireError(.unauthenticated, "token \(grant.id) was revoked while this stream was open")
-        }
+        try checkStillAuthorized(context)
         let current: UInt32?
         do {
             current = try store.storeID(context.store)

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import Crypto
 import Foundation
 
@@ -6,7 +7,7 @@ import Foundation
 /// constant time.
 public enum TokenSecret {
     /// The id of each node's own admin token, kept in `DATA/admin.token`.
-    public static let localAdminID = "local-admin"
+    public static let localAdminID = TokenGrant.localAdminID
     /// Longest secret looked at; a longer one is refused unread.
     static let maxLength = 128
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreProto
+import ChordStoreServer
 import ChordStoreWire
 import Foundation
 import SwiftProtobuf
@@ -42,7 +43,7 @@ struct BenchWireCommand: AsyncParsableCommand {
         // $CHORDSTORE_TOKEN or $CHORDSTORE_TOKEN_FILE.
         let environment = ProcessInfo.processInfo.environment
         let tokenFile = child.map { $0.directory.appendingPathComponent("admin.token").path } ?? environment["CHORDSTORE_TOKEN_FILE"]
-        let token = try tokenFile.map { try SecretText.read($0, what: "a token") } ?? environment["CHORDSTORE_TOKEN"]
+        let token = try tokenFile.map { try SecretFile.read($0, what: "a token") } ?? environment["CHORDSTORE_TOKEN"]
         let credentials = ClientCredentials(token: token)
         let setup = try await Connection.connect(host: host, port: port, credentials: credentials)
         let seed: Chordstore_V1_CommandReply = try await setup.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "bench" })
@@ -109,7 +110,7 @@ final class ChildServer: @unchecked Sendable {
 
     /// What a client shows the child: its admin token (from its data directory).
     var credentials: ClientCredentials {
-        ClientCredentials(token: try? SecretText.read(directory.appendingPathComponent("admin.token").path, what: "the admin token"))
+        ClientCredentials(token: try? SecretFile.read(directory.appendingPathComponent("admin.token").path, what: "the admin token"))
     }
 
     static func start() async throws -> ChildServer {

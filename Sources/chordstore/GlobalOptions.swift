@@ -2,7 +2,10 @@ import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreServer
+import ChordStoreWire
 import Foundation
+import SwiftProtobuf
 
 /// Options every verb takes: where the store is, who is acting, and the output format.
 struct GlobalOptions: ParsableArguments {
@@ -75,7 +78,7 @@ struct GlobalOptions: ParsableArguments {
         var credentials = ClientCredentials()
         do {
             credentials.token = try resolvedToken()
-            credentials.clusterSecret = try clusterSecretFile.map { try SecretText.read($0, what: "the cluster secret") }
+            credentials.clusterSecret = try clusterSecretFile.map { try SecretFile.read($0, what: "the cluster secret") }
         } catch {
             throw ChordStoreError(.invalidArgument, "\(error)")
         }
@@ -90,23 +93,33 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The token: `--token`, `--token-file`, `$CHORDSTORE_TOKEN`, `$CHORDSTORE_TOKEN_FILE`,
-    /// or, for a server on this machine's loopback, the local admin token in the data
-    /// directory the server was most likely started on. A token read from the data
-    /// directory is never sent to another machine.
+    /// or, for a server on a loopback address, the admin token in the data directory
+    /// (``dataDirectory``) while a server runs on it (it holds the directory's lock). A
+    /// token read from the data directory is never sent to another machine, nor to a
+    /// loopback port while no server has that directory open.
     private func resolvedToken() throws -> String? {
         let environment = ProcessInfo.processInfo.environment
         if let token { return token }
-        if let tokenFile { return try SecretText.read(tokenFile, what: "a token") }
+        if let tokenFile { return try SecretFile.read(tokenFile, what: "a token") }
         if let token = environment["CHORDSTORE_TOKEN"], !token.isEmpty { return token }
-        if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return try SecretText.read(file, what: "a token") }
-        guard let host = try? serverAddress(server).host, Self.isLoopback(host) else { return nil }
-        let local = URL(fileURLWithPath: dataDirectory).appendingPathComponent("admin.token").path
-        return FileManager.default.isReadableFile(atPath: local) ? try? SecretText.read(local, what: "a token") : nil
+        if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return try SecretFile.read(file, what: "a token") }
+        guard let host = try? serverAddress(server).host, HostAddress.isLoopback(host) else { return nil }
+        let directory = URL(fileURLWithPath: dataDirectory)
+        let local = directory.appendingPathComponent("admin.token").path
+        guard FileManager.default.isReadableFile(atPath: local), Self.isServed(directory) else { return nil }
+        return try? SecretFile.read(local, what: "a token")
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// Whether a process holds the lock of the data directory `directory` (a server runs on it).
+    private static func isServed(_ directory: URL) -> Bool {
+        let fd = open(directory.appendingPathComponent("chordstore.lock").path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
     }
 
     /// The data directory for verbs that always work on one (`--data`, or the default).
@@ -124,6 +137,33 @@ struct GlobalOptions: ParsableArguments {
 
     /// The context recorded with a command: a fresh command id, so a retry applies once.
     var context: CommandContext { CommandContext(session: sessionName, commandID: UUID().uuidString, store: storeName) }
+}
+
+extension GlobalOptions {
+    /// A client of `--server` showing the credentials; a bad address or credential is a
+    /// ``Failure``.
+    func client(store: String = "", retry: Client.RetryPolicy = Client.RetryPolicy()) throws -> Client {
+        do {
+            let (host, port) = try serverAddress(server)
+            return Client(host: host, port: port, retry: retry, store: store, credentials: try credentials())
+        } catch {
+            throw Failure(error)
+        }
+    }
+}
+
+/// One unary call to `--server` (within 30 s); a refusal is a ``Failure``.
+func serverCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request, retry: Client.RetryPolicy,
+    as: Response.Type = Response.self
+) async throws -> Response {
+    let client = try global.client(retry: retry)
+    defer { Task { await client.close() } }
+    do {
+        return try await client.call(method, request, timeout: .seconds(30), as: Response.self)
+    } catch {
+        throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+    }
 }
 
 /// Runs `body` with an open store in the data directory, closing it afterwards, and
@@ -191,21 +231,6 @@ enum SessionFile {
         } catch {
             return "cli-\(user)"  // no writable home: a per-user name that is at least stable
         }
-    }
-}
-
-/// Tokens and secrets given in files: the first line, trimmed.
-enum SecretText {
-    static func read(_ path: String, what: String) throws -> String {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ValidationError("cannot read \(what) from \(path): \(error.localizedDescription)")
-        }
-        let line = text.split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
-        guard !line.isEmpty else { throw ValidationError("\(path) is empty: it should hold \(what)") }
-        return line
     }
 }
 

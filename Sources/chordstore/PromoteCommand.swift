@@ -37,25 +37,11 @@ struct PromoteCommand: AsyncParsableCommand {
     }
 }
 
-/// One call to the server at `address` (no redirect: these verbs are about that node).
+/// One call to `--server` about that node: never moved to another (no redirect).
 func clusterCall<Request: SwiftProtobuf.Message>(
     _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
 ) async throws -> Chordstore_V1_NodeStatus {
-    let (host, port): (String, Int)
-    let credentials: ClientCredentials
-    do {
-        (host, port) = try serverAddress(global.server)
-        credentials = try global.credentials()
-    } catch {
-        throw Failure(error)
-    }
     var retry = Client.RetryPolicy()
     retry.redirects = 0
-    let client = Client(host: host, port: port, retry: retry, credentials: credentials)
-    defer { Task { await client.close() } }
-    do {
-        return try await client.call(method, request, timeout: .seconds(30), as: Chordstore_V1_NodeStatus.self)
-    } catch {
-        throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
-    }
+    return try await serverCall(global, method, request, retry: retry)
 }

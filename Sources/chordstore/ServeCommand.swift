@@ -81,7 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsClientCa: String?
     @Option(help: ArgumentHelp("With TLS: the authority (PEM) that issued the other members' certificates, for replication connections (default: --tls-client-ca, else the system's roots).", valueName: "FILE"))
     var tlsCa: String?
-    @Option(help: ArgumentHelp("The cluster secret (its first line, at least 16 bytes), the same file on every member: members show it to each other, and only it allows replication and the cluster calls.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The cluster secret (its first line, at least 32 bytes), the same file on every member: members show it to each other, and only it allows replication and the cluster calls.", valueName: "FILE"))
     var clusterSecretFile: String?
 
     func validate() throws {
@@ -160,17 +160,21 @@ struct ServeCommand: AsyncParsableCommand {
                 return try SecretFile.clusterSecret(at: path)
             }
             var authentication = Authenticator.Mode.none
+            var localAdminCreated: Date?
             if auth == "tokens" {
-                let (secret, created) = try SecretFile.localAdminToken(in: URL(fileURLWithPath: data))
+                let (secret, created, date) = try SecretFile.localAdminToken(in: URL(fileURLWithPath: data))
+                localAdminCreated = date
                 let file = URL(fileURLWithPath: data).appendingPathComponent("admin.token").path
-                if SecretFile.isShared(file) { logger.warning("the admin token file may be read by other users: chmod 600 it", metadata: ["file": "\(file)"]) }
+                if SecretFile.isShared(file) { logger.warning("other users may read the admin token file: chmod 600 it", metadata: ["file": "\(file)"]) }
                 logger.notice(created ? "wrote this node's admin token" : "this node's admin token", metadata: ["file": "\(file)"])
                 authentication = .tokens(localAdmin: secret, clusterSecret: clusterSecret)
             } else {
                 logger.warning("authentication is off (--auth none): anyone who can reach \(host):\(port) may do anything")
             }
             let tls = try tlsCert.map { try ServerTLS(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }
-            security = ServerSecurity(authentication: authentication, tls: tls)
+            var chosen = ServerSecurity(authentication: authentication, tls: tls)
+            chosen.localAdminCreated = localAdminCreated
+            security = chosen
             config.credentials = ClientCredentials(
                 clusterSecret: clusterSecret,
                 tls: tls == nil ? nil : try ClientTLS(

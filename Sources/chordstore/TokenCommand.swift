@@ -24,9 +24,11 @@ struct TokenCommand: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a token and print its secret (shown only now).",
-            discussion: "With --json it prints the CreatedToken message. Keep the secret in a file of mode 0600 and use --token-file.")
+            discussion: "With --out FILE the secret goes to FILE (created with mode 0600; an existing file is refused) instead of standard output. With --json it prints the CreatedToken message. Use the file with --token-file.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "admin, read-write or read-only (these two work on the one store --store names).") var role: String
+        @Option(help: ArgumentHelp("Write the secret to this new file (mode 0600) instead of standard output.", valueName: "FILE"))
+        var out: String?
 
         /// The store of a scoped token: `--store`, or `$CHORDSTORE_STORE`.
         private var forStore: String? {
@@ -45,8 +47,22 @@ struct TokenCommand: AsyncParsableCommand {
                 $0.role = TokenRole(rawValue: role)?.proto ?? .unspecified
                 $0.store = TokenRole(rawValue: role)?.isScoped == true ? forStore ?? "" : ""
             }
+            if let out, FileManager.default.fileExists(atPath: out) {
+                throw ValidationError("\(out) exists: --out makes a new file")
+            }
             let created: Chordstore_V1_CreatedToken = try await tokenCall(global, .createToken, request)
-            if global.json {
+            if let out {
+                let fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                let bytes = Array((created.secret + "\n").utf8)
+                guard fd >= 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+                    if fd >= 0 { close(fd) }
+                    // The token exists; its secret must not be lost: print it after all.
+                    Output.print(created.secret)
+                    throw ValidationError("cannot write \(out) (\(String(cString: strerror(errno)))); the secret of token \(created.token.tokenID) is above")
+                }
+                close(fd)
+                FileHandle.standardError.write(Data("created token \(created.token.tokenID) (\(role)\(forStore.map { " for store \($0)" } ?? "")); its secret is in \(out) (mode 0600)\n".utf8))
+            } else if global.json {
                 try Output.json(created)
             } else {
                 Output.print(created.secret)
@@ -106,24 +122,10 @@ struct TokenCommand: AsyncParsableCommand {
     }
 }
 
-/// One call of the token methods to `--server` (no retry: a repeated create would make a
-/// second token).
+/// One call of the token methods to `--server`, made once: a repeated create would make a
+/// second token.
 private func tokenCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
     _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
 ) async throws -> Response {
-    let (host, port): (String, Int)
-    let credentials: ClientCredentials
-    do {
-        (host, port) = try serverAddress(global.server)
-        credentials = try global.credentials()
-    } catch {
-        throw Failure(error)
-    }
-    let client = Client(host: host, port: port, credentials: credentials)
-    defer { Task { await client.close() } }
-    do {
-        return try await client.call(method, request, timeout: .seconds(30), as: Response.self)
-    } catch {
-        throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
-    }
+    try await serverCall(global, method, request, retry: .once)
 }

@@ -35,15 +35,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let chordsetID = try chordset.map { try parseID($0, what: "chordset id") }
-        let (host, port): (String, Int)
-        let credentials: ClientCredentials
-        do {
-            (host, port) = try serverAddress(global.server)
-            credentials = try global.credentials()
-        } catch {
-            throw Failure(error)
-        }
-        let client = Client(host: host, port: port, store: global.storeName, credentials: credentials)
+        let client = try global.client(store: global.storeName)
         defer { Task { await client.close() } }
         var printed = 0
         do {

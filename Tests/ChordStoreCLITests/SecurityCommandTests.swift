@@ -60,6 +60,16 @@ struct SecurityCommandTests {
         let listDefault = try await runChordstore(server_ + ["list"], environment: nowhere.merging(["CHORDSTORE_TOKEN": secret]) { $1 })
         #expect(listDefault.stderr.contains("PERMISSION_DENIED"), "\(listDefault.stderr)")
 
+        // --out: a new file of mode 0600, never an existing one.
+        let outFile = data.appendingPathComponent("rw.token")
+        let written = try await runChordstore(server_ + ["token", "create", "--role", "read-write", "--store", "a", "--out", outFile.path], environment: local)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(written.stdout.isEmpty)
+        #expect((try FileManager.default.attributesOfItem(atPath: outFile.path)[.posixPermissions] as? Int) == 0o600)
+        let again = try await runChordstore(server_ + ["token", "create", "--role", "admin", "--out", outFile.path], environment: local)
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("exists"), "\(again.stderr)")
+
         let tokens = try await runChordstore(server_ + ["token", "list"], environment: local)
         #expect(tokens.stdout.contains("local-admin  admin"), "\(tokens.stdout)")
         #expect(tokens.stdout.contains("\(id)  read-only a"), "\(tokens.stdout)")

@@ -30,6 +30,8 @@ struct TokenEngineTests {
         #expect(scopedAdmin?.code == .invalidArgument)
         let badID = await #expect(throws: ChordStoreError.self) { try await store.createToken(Self.grant("Not An Id", .admin)) }
         #expect(badID?.code == .invalidArgument)
+        let reserved = await #expect(throws: ChordStoreError.self) { try await store.createToken(Self.grant("local-admin", .admin)) }
+        #expect(reserved?.code == .invalidArgument)
         let unknown = await #expect(throws: ChordStoreError.self) { try await store.revokeToken("ghost") }
         #expect(unknown?.code == .notFound)
 

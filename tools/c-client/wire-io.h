@@ -37,13 +37,19 @@ static inline SSL_CTX *wire_tls_context(const char *ca_file, const char *program
 static inline void wire_tls_start(WireIO *io, SSL_CTX *ctx, const char *host, const char *program) {
   io->ssl = SSL_new(ctx);
   unsigned char ip[16];
-  if (inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(io->ssl), host);
+  int named;
+  if (io->ssl == NULL) {
+    named = 0;
+  } else if (inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1) {
+    named = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(io->ssl), host) == 1;
   } else {
-    SSL_set_tlsext_host_name(io->ssl, host);
-    SSL_set1_host(io->ssl, host);
+    named = SSL_set_tlsext_host_name(io->ssl, host) == 1 && SSL_set1_host(io->ssl, host) == 1;
   }
-  SSL_set_fd(io->ssl, io->fd);
+  /* Without the host to check, the handshake would accept any certificate of the authority. */
+  if (!named || SSL_set_fd(io->ssl, io->fd) != 1) {
+    fprintf(stderr, "%s: cannot set up TLS for %s\n", program, host);
+    exit(2);
+  }
   if (SSL_connect(io->ssl) != 1) {
     long verify = SSL_get_verify_result(io->ssl);
     fprintf(stderr, "%s: TLS handshake with %s failed: %s\n", program, host,

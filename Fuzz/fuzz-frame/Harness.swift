@@ -18,7 +18,7 @@ public func fuzzFrame(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             return 0
         }
         guard let body else { break }
-        if let frame = try? body.withUnsafeReadableBytes({ try Chordstore_V1_Frame(serializedBytes: $0) }) {
+        if let frame = try? Chordstore_V1_Frame(serializedBytes: Array(body.readableBytesView)) {
             // What the server reads of a frame first: its kind, and a call's method and metadata.
             if case .call(let call) = frame.kind {
                 _ = Method(rawValue: call.method)

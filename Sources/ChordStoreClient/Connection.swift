@@ -24,6 +24,8 @@ public final class Connection: Sendable {
     public let store: String
     /// The metadata every call carries for the credentials (token, cluster secret).
     private let credentialMetadata: [String: String]
+    /// Whether the connection uses TLS (a plaintext one to a TLS server is closed at once).
+    private let usesTLS: Bool
 
     private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?, store: String, credentials: ClientCredentials) {
         self.channel = channel
@@ -31,6 +33,14 @@ public final class Connection: Sendable {
         self.group = group
         self.store = store
         self.credentialMetadata = credentials.metadata
+        self.usesTLS = credentials.tls != nil
+    }
+
+    /// Why the connection closed, as a clause for an error message.
+    private var closedBecause: String {
+        let hint = usesTLS ? nil : "if the server uses TLS, connect with TLS: a TLS server closes plaintext connections"
+        let parts = [router.closeReason, hint].compactMap { $0 }
+        return parts.isEmpty ? "" : " (\(parts.joined(separator: "; ")))"
     }
 
     /// Connects to `host:port`, from `localAddress` (an IP address of this machine) when
@@ -134,7 +144,7 @@ public final class Connection: Sendable {
             try? await cancel(callID)
             throw ClientError(.cancelled, "the call was cancelled")
         }
-        throw ClientError(.unavailable, "the connection closed before the reply")
+        throw ClientError(.unavailable, "the connection closed before the reply\(closedBecause)")
     }
 
     /// Makes a server-streaming call; the sequence yields each message and ends with the
@@ -210,7 +220,7 @@ public final class Connection: Sendable {
             let body = try frame.body(allocator: channel.allocator)
             try await channel.writeAndFlush(body).get()
         } catch {
-            throw ClientError(.unavailable, "cannot send to the server: \(error)")
+            throw ClientError(.unavailable, "cannot send to the server: \(error)\(closedBecause)")
         }
     }
 }

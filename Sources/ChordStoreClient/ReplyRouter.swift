@@ -15,6 +15,8 @@ final class ReplyRouter: Sendable {
         var paused = false
         var closed = false
         var goAway: Chordstore_V1_GoAway?
+        /// The error that closed the connection (a TLS handshake's, say), if any.
+        var failure: String?
     }
 
     /// Undelivered replies of one stream beyond which the socket is not read.
@@ -105,6 +107,16 @@ final class ReplyRouter: Sendable {
     }
 
     var goAway: Chordstore_V1_GoAway? { state.withLock { $0.goAway } }
+
+    /// Notes the error that closes the connection.
+    func failed(_ error: any Error) {
+        state.withLock { if $0.failure == nil { $0.failure = "\(error)" } }
+    }
+
+    /// Why the connection closed, for a person: the error or the server's GoAway.
+    var closeReason: String? {
+        state.withLock { state in state.failure ?? state.goAway.map { "the server sent GoAway: \($0.status.message)" } }
+    }
 }
 
 /// The client's channel handler: decodes frames and hands replies to the router.
@@ -135,6 +147,7 @@ final class ReplyHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        router.failed(error)
         context.close(promise: nil)
     }
 }

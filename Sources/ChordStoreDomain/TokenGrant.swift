@@ -54,12 +54,4 @@ public enum TokenEvent: Sendable, Hashable {
     case created(TokenGrant)
     /// A token was revoked: it stops working at the next call that shows it.
     case revoked(id: String)
-
-    /// The token's id.
-    public var id: String {
-        switch self {
-        case .created(let grant): grant.id
-        case .revoked(let id): id
-        }
-    }
 }

@@ -48,7 +48,7 @@ public final class Authenticator: Sendable {
             localAdmin = nil
             clusterSecretHash = nil
         case .tokens(let secret, let clusterSecret):
-            localAdmin = TokenGrant(id: TokenSecret.localAdminID, role: .admin, secretHash: TokenSecret.hash(secret))
+            localAdmin = TokenGrant(id: TokenGrant.localAdminID, role: .admin, secretHash: TokenSecret.hash(secret))
             clusterSecretHash = clusterSecret.map(TokenSecret.hash)
         }
     }

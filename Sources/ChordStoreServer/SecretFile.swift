@@ -1,3 +1,4 @@
+import ChordStoreDomain
 public import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ public enum SecretFile {
         let file = directory.appendingPathComponent("admin.token").path
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if let existing = try readAdminToken(file) { return (existing.secret, false, existing.date) }
-        let secret = TokenSecret.make(id: TokenSecret.localAdminID)
+        let secret = TokenSecret.make(id: TokenGrant.localAdminID)
         let temporary = directory.appendingPathComponent(".admin.token.\(getpid()).\(UInt32.random(in: .min ... .max))").path
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw SecretFileError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
@@ -57,7 +58,7 @@ public enum SecretFile {
         let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         let line = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
             .split(whereSeparator: \.isNewline).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        guard TokenSecret.id(of: line) == TokenSecret.localAdminID else {
+        guard TokenSecret.id(of: line) == TokenGrant.localAdminID else {
             throw SecretFileError("\(path) does not hold an admin token (cs1.local-admin.…): delete it and restart for a new one")
         }
         return (line, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))

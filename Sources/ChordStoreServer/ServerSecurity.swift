@@ -26,8 +26,6 @@ public struct ServerSecurity: Sendable {
 /// certificate authority whose certificates clients must show.
 public struct ServerTLS: Sendable {
     let context: NIOSSLContext
-    /// Whether clients must show a certificate.
-    public let requiresClientCertificates: Bool
 
     /// Loads `certificateFile` (PEM chain) and `keyFile` (PEM); with `clientCAFile`,
     /// refuses connections that show no certificate issued by it.
@@ -41,6 +39,5 @@ public struct ServerTLS: Sendable {
             configuration.certificateVerification = .noHostnameVerification
         }
         context = try NIOSSLContext(configuration: configuration)
-        requiresClientCertificates = clientCAFile != nil
     }
 }

@@ -38,7 +38,7 @@ extension ServiceDispatcher {
 
     func revokeToken(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_RevokeTokenRequest.self, payload, .revokeToken)
-        if request.tokenID == TokenSecret.localAdminID {
+        if request.tokenID == TokenGrant.localAdminID {
             throw WireError(
                 .failedPrecondition,
                 "the local admin token is each node's own, in DATA/admin.token: delete that file and restart the node for a new one")
@@ -63,8 +63,8 @@ extension ServiceDispatcher {
         if let local = authenticator?.localAdminRecord { all.insert(local, at: 0) }
         // The local admin first, then by id; a page starts after the id of the last one.
         let start = request.pageToken.isEmpty ? 0
-            : request.pageToken == TokenSecret.localAdminID ? (all.first?.grant.id == TokenSecret.localAdminID ? 1 : 0)
-            : all.firstIndex { $0.grant.id != TokenSecret.localAdminID && $0.grant.id > request.pageToken } ?? all.count
+            : request.pageToken == TokenGrant.localAdminID ? (all.first?.grant.id == TokenGrant.localAdminID ? 1 : 0)
+            : all.firstIndex { $0.grant.id != TokenGrant.localAdminID && $0.grant.id > request.pageToken } ?? all.count
         let page = all[start...].prefix(size)
         return try Chordstore_V1_TokenList.with {
             $0.tokens = page.map(tokenInfo)

@@ -6,8 +6,6 @@ import Foundation
 /// bits after the id. The server keeps only their SHA-256 and compares hashes in
 /// constant time.
 public enum TokenSecret {
-    /// The id of each node's own admin token, kept in `DATA/admin.token`.
-    public static let localAdminID = TokenGrant.localAdminID
     /// Longest secret looked at; a longer one is refused unread.
     static let maxLength = 128
 

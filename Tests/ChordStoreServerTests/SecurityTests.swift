@@ -14,7 +14,7 @@ import Testing
 /// Tokens, roles and the registry's permissions, over the wire (docs/SECURITY.md).
 @Suite("Security: tokens and permissions")
 struct SecurityTests {
-    static let adminSecret = TokenSecret.make(id: TokenSecret.localAdminID)
+    static let adminSecret = TokenSecret.make(id: TokenGrant.localAdminID)
     static let clusterSecret = "a-cluster-secret-of-the-test-cluster"
 
     static var secured: ServerSecurity {
@@ -142,7 +142,7 @@ struct SecurityTests {
 
         // The list of tokens: ids, roles, stores, last use; never a secret.
         let tokens: Chordstore_V1_TokenList = try await admin.call(.listTokens, Chordstore_V1_ListTokensRequest())
-        #expect(tokens.tokens.map(\.tokenID) == [TokenSecret.localAdminID, created.token.tokenID])
+        #expect(tokens.tokens.map(\.tokenID) == [TokenGrant.localAdminID, created.token.tokenID])
         #expect(tokens.tokens[1].hasLastUsed)
         #expect(!(try tokens.jsonString()).contains(String(created.secret.split(separator: ".").last!)))
 
@@ -170,7 +170,7 @@ struct SecurityTests {
         let history: Chordstore_V1_HistoryPage = try await adminOfA.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
             $0.chordsetID = added.chordsetAdded.chordset.id
         })
-        #expect(history.events.map(\.tokenID) == [TokenSecret.localAdminID])
+        #expect(history.events.map(\.tokenID) == [TokenGrant.localAdminID])
     }
 
     @Test("Health needs no token but tells a stranger nothing of the stores: no wait on min_sequence, no store looked up, last_sequence 0")

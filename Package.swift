@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "ChordStoreEngine", targets: ["ChordStoreEngine"]),
         .library(name: "ChordStoreDomain", targets: ["ChordStoreDomain"]),
         .library(name: "ChordStoreClient", targets: ["ChordStoreClient"]),
+        .library(name: "ChordStoreReplica", targets: ["ChordStoreReplica"]),
         .library(name: "ChordStoreServer", targets: ["ChordStoreServer"]),
         .library(name: "ChordStoreWire", targets: ["ChordStoreWire"]),
     ],
@@ -118,6 +119,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Devices: an offline-first local replica of one store, synced through its feed.
+        .target(
+            name: "ChordStoreReplica",
+            dependencies: [
+                "ChordStoreClient",
+                "ChordStoreEngine",
+                "ChordStoreWire",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                "LMDB",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Replication: roles, the follower's copy of the leader's log, quorum writes,
         // promotion and fencing. Uses the client to reach the other members.
         .target(
@@ -137,6 +152,7 @@ let package = Package(
             name: "chordstore",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreReplica",
                 "ChordStoreReplication",
                 "ChordStoreClient",
                 "ChordStoreWire",
@@ -203,6 +219,7 @@ let package = Package(
             name: "ChordStoreServerTests",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreReplica",
                 "ChordStoreReplication",
                 "ChordStoreClient",
                 "ChordStoreWire",
@@ -220,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "ChordStoreCLITests",
             dependencies: [
-                "chordstore", "chordstore-check", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
+                "chordstore", "chordstore-check", "ChordStoreReplica", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
                 "ChordStoreWire", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],

@@ -1,6 +1,6 @@
 import ChordStoreProto
 import ChordStoreWire
-import Foundation
+public import Foundation
 public import SwiftProtobuf
 import Synchronization
 
@@ -27,6 +27,17 @@ public struct ServerStream<Message: SwiftProtobuf.Message>: AsyncSequence, Senda
         var done = false
 
         public mutating func next() async throws -> Message? {
+            guard let payload = try await nextPayload() else { return nil }
+            do {
+                return try Message(serializedBytes: payload)
+            } catch {
+                throw ClientError(.internal, "a message of the stream is not a \(Message.protoMessageName)")
+            }
+        }
+
+        /// The next message's bytes, undecoded (for a reader with a faster decoder of its
+        /// own, such as a replica reading the change feed's records).
+        public mutating func nextPayload() async throws -> Data? {
             while !done {
                 guard let reply = try await replies.next() else {
                     done = true
@@ -40,13 +51,7 @@ public struct ServerStream<Message: SwiftProtobuf.Message>: AsyncSequence, Senda
                     call.finished()
                     guard reply.status.code == 0 else { throw ClientError(reply.status) }
                 }
-                if !reply.payload.isEmpty {
-                    do {
-                        return try Message(serializedBytes: reply.payload)
-                    } catch {
-                        throw ClientError(.internal, "a message of the stream is not a \(Message.protoMessageName)")
-                    }
-                }
+                if !reply.payload.isEmpty { return reply.payload }
             }
             return nil
         }

@@ -1,5 +1,5 @@
-import ChordStoreDomain
-import Foundation
+public import ChordStoreDomain
+public import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -8,11 +8,13 @@ import Glibc
 /// An exclusive `flock` on `DIR/chordstore.lock`, held while a store is open, so that a
 /// second process (a CLI next to a running server, or a second server) is refused with
 /// a clear message instead of writing the same log. The file holds the owner's pid.
-final class DirectoryLock: Sendable {
+public final class DirectoryLock: Sendable {
     private let descriptor: Mutex<Int32>
     static let fileName = "chordstore.lock"
 
-    init(directory: URL) throws(ChordStoreError) {
+    /// Takes the lock of `directory`, or fails with `UNAVAILABLE` and `inUse`'s sentence
+    /// (given the owner's pid, if known) while another process holds it.
+    public init(directory: URL, inUse: ((Int?) -> String)? = nil) throws(ChordStoreError) {
         let path = directory.appendingPathComponent(Self.fileName).path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
@@ -31,6 +33,7 @@ final class DirectoryLock: Sendable {
         guard locked else {
             let owner = Self.owner(fd: fd)
             close(fd)
+            if let inUse { throw ChordStoreError(.unavailable, inUse(owner)) }
             throw ChordStoreError(
                 .unavailable,
                 "data directory \(directory.path) is in use by another process\(owner.map { " (pid \($0))" } ?? ""); "
@@ -49,7 +52,7 @@ final class DirectoryLock: Sendable {
     }
 
     /// Gives up the lock. Calling it again does nothing.
-    func release() {
+    public func release() {
         descriptor.withLock { fd in
             if fd >= 0 { close(fd) }
             fd = -1

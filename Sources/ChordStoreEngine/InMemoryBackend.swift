@@ -158,36 +158,9 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {
-        // The same keys as the LMDB indexes, sorted on each call (the in-memory engine
-        // is for tests and embedding, not for large stores).
-        let all = state.chordsetIDsInOrder.compactMap(state.chordset)
-        var keyed: [(key: [UInt8], id: UUID)] = switch order {
-        case .creationDate: all.map { (StoreKeys.creation($0.creationDate, $0.id), $0.id) }
-        case .title: all.map { (StoreKeys.title($0), $0.id) }
-        case .index: all.map { (StoreKeys.index($0.index), $0.id) }
-        }
-        keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        var candidates: [(key: [UInt8], id: UUID)]
-        var cursor = cursor
-        if let resume = cursor, let start,
-           descending ? start.lexicographicallyPrecedes(resume) : resume.lexicographicallyPrecedes(start) {
-            cursor = nil  // the start key lies beyond the cursor
-        }
-        let start = start.flatMap { $0.isEmpty ? nil : $0 }
-        if let cursor {
-            candidates = descending
-                ? keyed.filter { $0.key.lexicographicallyPrecedes(cursor) }.reversed()
-                : keyed.filter { cursor.lexicographicallyPrecedes($0.key) }
-        } else if let start {
-            candidates = descending
-                ? keyed.filter { $0.key.lexicographicallyPrecedes(start) }.reversed()
-                : keyed.filter { !$0.key.lexicographicallyPrecedes(start) }
-        } else {
-            candidates = descending ? keyed.reversed() : keyed
-        }
-        for candidate in candidates {
-            guard try candidate.key.withUnsafeBytes({ try body($0, candidate.id) }) else { return }
-        }
+        // Sorted on each call: the in-memory engine is for tests and embedding, not for
+        // large stores.
+        try InMemoryIndex(state, order: order).scan(descending: descending, after: cursor, from: start, body)
     }
     func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
     func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }

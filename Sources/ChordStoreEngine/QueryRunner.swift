@@ -1,6 +1,22 @@
 import ChordStoreDomain
 import Foundation
 
+/// What a query reads: the chordsets and their ordered indexes (creation, title, user
+/// order) at one position of the store's log. A store snapshot (LMDB or memory) and a
+/// device replica's view (``InMemoryQueries``) both provide it.
+protocol OrderedChordsets {
+    /// The store's last event the chordsets reflect.
+    var head: UInt64 { get }
+    /// The chordset with `id`.
+    func chordset(_ id: UUID) throws -> Chordset?
+    /// How many chordsets there are.
+    func chordsetCount() throws -> Int
+    /// See ``StoreSnapshot/scan(_:descending:after:from:_:)``.
+    func scan(
+        _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool) throws
+}
+
 /// Runs a ``ChordsetQuery`` over a snapshot's ordered indexes (creation, title, user
 /// order): it seeks to the cursor (or to the first possible match), reads in order, and
 /// stops after `limit` matches, or after `maxScanned` entries with a cursor to go on
@@ -9,8 +25,8 @@ enum QueryRunner {
     /// Entries one page may read before it returns what it has.
     static let maxScanned = 100_000
 
-    static func page(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> QueryPage {
-        let sequence = snapshot.record.head
+    static func page(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> QueryPage {
+        let sequence = snapshot.head
         guard query.limit > 0 else { return QueryPage(chordsets: [], nextCursor: query.cursor, sequence: sequence) }
         var chordsets: [Chordset] = []
         var scanned = 0
@@ -46,8 +62,8 @@ enum QueryRunner {
     }
 
     /// How many chordsets match (all pages), and the position it was counted at.
-    static func count(_ query: ChordsetQuery, in snapshot: any StoreSnapshot) throws -> (count: Int, sequence: UInt64) {
-        let sequence = snapshot.record.head
+    static func count(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> (count: Int, sequence: UInt64) {
+        let sequence = snapshot.head
         guard query.isFiltered else { return (try snapshot.chordsetCount(), sequence) }
         // The title index's keys hold every filtered field: count without reading records.
         var count = 0

@@ -57,7 +57,7 @@ protocol StoresSnapshot {
 /// A consistent, read-only view of one store at one committed point: its events (through
 /// its index into the log, each checked as it is read) and the projections that reflect
 /// exactly them. Sequence numbers are the store's own.
-protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSource {
+protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSource, OrderedChordsets {
     /// The store's registry entry: its last event is `record.head`.
     var record: StoreRecord { get }
     /// The stored checksum of the store's last event (0 for none): what a snapshot file
@@ -89,6 +89,10 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     func scan(
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool) throws
+}
+
+extension StoreSnapshot {
+    var head: UInt64 { record.head }
 }
 
 /// Where a store keeps its log and projections: LMDB on disk or plain memory. Every

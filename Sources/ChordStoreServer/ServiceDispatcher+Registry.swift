@@ -11,52 +11,18 @@ extension ServiceDispatcher {
     /// place a call is routed and authorized.
     public static let registry: [Method: MethodEntry] = [
         // Commands: changes of the call's store.
-        .addChordset: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_AddChordsetRequest.self, payload, .addChordset)
-            return ParsedCommand(command: .addChordset(try d.addCommand(request)), context: request.context)
-        }),
-        .renameChordset: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_RenameChordsetRequest.self, payload, .renameChordset)
-            return ParsedCommand(
-                command: .renameChordset(id: try d.id(request.chordsetID, "chordset_id"), title: request.title), context: request.context)
-        }),
-        .deleteChordset: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_DeleteChordsetRequest.self, payload, .deleteChordset)
-            return ParsedCommand(command: .deleteChordset(id: try d.id(request.chordsetID, "chordset_id")), context: request.context)
-        }),
-        .setChordColor: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_SetChordColorRequest.self, payload, .setChordColor)
-            guard request.hasColor else { throw WireError(.invalidArgument, "color is required") }
-            return ParsedCommand(
-                command: .setChordColor(chordID: try d.id(request.chordID, "chord_id"), color: ChordColor(proto: request.color)),
-                context: request.context)
-        }),
-        .setChordBPM: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_SetChordBpmRequest.self, payload, .setChordBPM)
-            return ParsedCommand(command: .setChordBPM(chordID: try d.id(request.chordID, "chord_id"), bpm: request.bpm), context: request.context)
-        }),
+        .addChordset: .write(.command { d, payload in try d.command(Chordstore_V1_AddChordsetRequest.self, payload, .addChordset) }),
+        .renameChordset: .write(.command { d, payload in try d.command(Chordstore_V1_RenameChordsetRequest.self, payload, .renameChordset) }),
+        .deleteChordset: .write(.command { d, payload in try d.command(Chordstore_V1_DeleteChordsetRequest.self, payload, .deleteChordset) }),
+        .setChordColor: .write(.command { d, payload in try d.command(Chordstore_V1_SetChordColorRequest.self, payload, .setChordColor) }),
+        .setChordBPM: .write(.command { d, payload in try d.command(Chordstore_V1_SetChordBpmRequest.self, payload, .setChordBPM) }),
         .setControlsChord: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_SetControlsChordRequest.self, payload, .setControlsChord)
-            guard request.hasColor else { throw WireError(.invalidArgument, "color is required") }
-            let set = SetControlsChord(
-                id: request.id.isEmpty ? nil : try d.id(request.id, "id"), bpm: request.bpm, color: ChordColor(proto: request.color))
-            return ParsedCommand(command: .setControlsChord(set), context: request.context)
+            try d.command(Chordstore_V1_SetControlsChordRequest.self, payload, .setControlsChord)
         }),
-        .moveChordset: .write(.command { d, payload in
-            let request = try d.parse(Chordstore_V1_MoveChordsetRequest.self, payload, .moveChordset)
-            return ParsedCommand(
-                command: .moveChordset(id: try d.id(request.chordsetID, "chordset_id"), toIndex: Int(request.toIndex)),
-                context: request.context)
-        }),
-        .deleteAll: .write(.command { d, payload in
-            ParsedCommand(command: .deleteAll, context: try d.parse(Chordstore_V1_DeleteAllRequest.self, payload, .deleteAll).context)
-        }),
-        .undo: .write(.command { d, payload in
-            ParsedCommand(command: .undo, context: try d.parse(Chordstore_V1_UndoRequest.self, payload, .undo).context)
-        }),
-        .redo: .write(.command { d, payload in
-            ParsedCommand(command: .redo, context: try d.parse(Chordstore_V1_RedoRequest.self, payload, .redo).context)
-        }),
+        .moveChordset: .write(.command { d, payload in try d.command(Chordstore_V1_MoveChordsetRequest.self, payload, .moveChordset) }),
+        .deleteAll: .write(.command { d, payload in try d.command(Chordstore_V1_DeleteAllRequest.self, payload, .deleteAll) }),
+        .undo: .write(.command { d, payload in try d.command(Chordstore_V1_UndoRequest.self, payload, .undo) }),
+        .redo: .write(.command { d, payload in try d.command(Chordstore_V1_RedoRequest.self, payload, .redo) }),
 
         // Point reads of the call's store, on the event loop.
         .getChordset: .read(.pointRead { d, payload, context in try d.getChordset(payload, context) }),

@@ -213,19 +213,27 @@ public struct ServiceDispatcher: Sendable {
         return try UUID(protoBytes: bytes)
     }
 
-    func addCommand(_ request: Chordstore_V1_AddChordsetRequest) throws -> AddChordset {
-        var specs: [ChordSpec] = []
-        for spec in request.chords {
-            specs.append(ChordSpec(
-                id: spec.id.isEmpty ? nil : try id(spec.id, "chords.id"), position: Int(spec.position),
-                bpm: spec.bpm == 0 ? nil : spec.bpm, color: spec.hasColor ? ChordColor(proto: spec.color) : nil))
-        }
-        return AddChordset(
-            id: request.id.isEmpty ? nil : try id(request.id, "id"), title: request.title,
-            creationDate: request.creationMicros == 0 ? nil : Instant(microsecondsSince1970: request.creationMicros),
-            chords: specs)
+    /// Parses a command request with the one mapping of requests to commands.
+    func command<Request: SwiftProtobuf.Message & ContextCarrying>(_ type: Request.Type, _ payload: Data, _ method: Method) throws -> ParsedCommand {
+        let request = try parse(Request.self, payload, method)
+        return ParsedCommand(command: try CommandMessages.command(from: request), context: request.context)
     }
 }
+
+/// The command requests, which all carry a `CommandContext` as field `context`.
+protocol ContextCarrying {
+    var context: Chordstore_V1_CommandContext { get }
+}
+extension Chordstore_V1_AddChordsetRequest: ContextCarrying {}
+extension Chordstore_V1_RenameChordsetRequest: ContextCarrying {}
+extension Chordstore_V1_DeleteChordsetRequest: ContextCarrying {}
+extension Chordstore_V1_SetChordColorRequest: ContextCarrying {}
+extension Chordstore_V1_SetChordBpmRequest: ContextCarrying {}
+extension Chordstore_V1_SetControlsChordRequest: ContextCarrying {}
+extension Chordstore_V1_MoveChordsetRequest: ContextCarrying {}
+extension Chordstore_V1_DeleteAllRequest: ContextCarrying {}
+extension Chordstore_V1_UndoRequest: ContextCarrying {}
+extension Chordstore_V1_RedoRequest: ContextCarrying {}
 
 /// What this server build is.
 public enum ServerInfo {

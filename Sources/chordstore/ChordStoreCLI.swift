@@ -23,7 +23,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
             HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
-            StoreCommand.self, TokenCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
+            StoreCommand.self, TokenCommand.self, ReplicaCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self, BenchCommand.self,
         ]
     )
 
@@ -39,8 +39,25 @@ struct ChordStoreCLI: AsyncParsableCommand {
             "--cluster-secret-file",
         ]
         let flags: Set<String> = ["--json", "--tls"]
+        var (leading, rest) = leadingOptions(arguments[...], valued: valued, flags: flags)
+        // `replica --dir DIR --store NAME add …`: the options between `replica` and its verb
+        // go after the verb too.
+        if rest.first == "replica" {
+            let (options, verb) = leadingOptions(rest.dropFirst(), valued: valued.union(["--dir"]), flags: flags)
+            leading += options
+            rest = ["replica"] + verb
+        }
+        var result = Array(rest)
+        result.insert(contentsOf: leading, at: result.firstIndex(of: "--") ?? result.endIndex)
+        return result
+    }
+
+    /// The options at the start of `arguments` (with their values), and what follows them.
+    private static func leadingOptions(
+        _ arguments: ArraySlice<String>, valued: Set<String>, flags: Set<String>
+    ) -> ([String], ArraySlice<String>) {
         var leading: [String] = []
-        var rest = arguments[...]
+        var rest = arguments
         while let first = rest.first {
             let name = String(first.split(separator: "=", maxSplits: 1)[0])
             if valued.contains(name) && !first.contains("=") && rest.count >= 2 {
@@ -53,8 +70,6 @@ struct ChordStoreCLI: AsyncParsableCommand {
                 break
             }
         }
-        var result = Array(rest)
-        result.insert(contentsOf: leading, at: result.firstIndex(of: "--") ?? result.endIndex)
-        return result
+        return (leading, rest)
     }
 }

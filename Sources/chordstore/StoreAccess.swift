@@ -300,65 +300,7 @@ enum RemoteCommand {
             $0.commandID = context.commandID
             if let expected = context.expectedRevision { $0.expected = .with { $0.revision = expected } }
         }
-        switch command {
-        case .addChordset(let add):
-            return (.addChordset, Chordstore_V1_AddChordsetRequest.with {
-                $0.context = wireContext
-                if let id = add.id { $0.id = id.protoBytes }
-                $0.title = add.title
-                if let date = add.creationDate { $0.creationMicros = date.microsecondsSince1970 }
-                $0.chords = add.chords.map { spec in
-                    Chordstore_V1_ChordSpec.with {
-                        if let id = spec.id { $0.id = id.protoBytes }
-                        $0.position = UInt32(clamping: spec.position)
-                        if let bpm = spec.bpm { $0.bpm = bpm }
-                        if let color = spec.color { $0.color = color.proto }
-                    }
-                }
-            })
-        case .renameChordset(let id, let title):
-            return (.renameChordset, Chordstore_V1_RenameChordsetRequest.with {
-                $0.context = wireContext
-                $0.chordsetID = id.protoBytes
-                $0.title = title
-            })
-        case .deleteChordset(let id):
-            return (.deleteChordset, Chordstore_V1_DeleteChordsetRequest.with {
-                $0.context = wireContext
-                $0.chordsetID = id.protoBytes
-            })
-        case .setChordColor(let chordID, let color):
-            return (.setChordColor, Chordstore_V1_SetChordColorRequest.with {
-                $0.context = wireContext
-                $0.chordID = chordID.protoBytes
-                $0.color = color.proto
-            })
-        case .setChordBPM(let chordID, let bpm):
-            return (.setChordBPM, Chordstore_V1_SetChordBpmRequest.with {
-                $0.context = wireContext
-                $0.chordID = chordID.protoBytes
-                $0.bpm = bpm
-            })
-        case .setControlsChord(let set):
-            return (.setControlsChord, Chordstore_V1_SetControlsChordRequest.with {
-                $0.context = wireContext
-                if let id = set.id { $0.id = id.protoBytes }
-                $0.bpm = set.bpm
-                $0.color = set.color.proto
-            })
-        case .moveChordset(let id, let index):
-            return (.moveChordset, Chordstore_V1_MoveChordsetRequest.with {
-                $0.context = wireContext
-                $0.chordsetID = id.protoBytes
-                $0.toIndex = UInt32(clamping: index)
-            })
-        case .deleteAll:
-            return (.deleteAll, Chordstore_V1_DeleteAllRequest.with { $0.context = wireContext })
-        case .undo:
-            return (.undo, Chordstore_V1_UndoRequest.with { $0.context = wireContext })
-        case .redo:
-            return (.redo, Chordstore_V1_RedoRequest.with { $0.context = wireContext })
-        }
+        return (Method(command: command), CommandMessages.request(for: command, context: wireContext))
     }
 }
 

@@ -117,6 +117,28 @@ struct FormatFixtureTests {
         #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
     }
 
+    @Test("a device replica of format 1 opens with the same view and its pending writes, which a sync sends")
+    func replica1() async throws {
+        let device = try copy("replica1")
+        let list = try await runChordstore(["replica", "--dir", device, "--json", "list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout == (try expected("list.json", "replica1")))
+        let status = try await runChordstore(["replica", "--dir", device, "status"])
+        let lines = status.stdout.split(separator: "\n").filter { !$0.hasPrefix("  ") && !$0.hasPrefix("session") }
+        #expect(lines.joined(separator: "\n") + "\n" == (try expected("status.txt", "replica1")))
+        // Its server is gone: a new server's store `songs` is another store, refused as such,
+        // and the pending writes stay.
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-fixture-\(UUID().uuidString)")
+        let (server, port, _) = try await ServerCrashTests.serve(data)
+        defer { server.terminate() }
+        #expect(try await runChordstore(["store", "create", "songs", "--server", "127.0.0.1:\(port)"]).status == 0)
+        for _ in 0..<3 { _ = try await runChordstore(["--store", "songs", "add", "other", "--server", "127.0.0.1:\(port)"]) }
+        let sync = try await runChordstore(["replica", "--dir", device, "sync", "--server", "127.0.0.1:\(port)"])
+        #expect(sync.status == 1)
+        #expect(sync.stderr.contains("FAILED_PRECONDITION: store songs on the server is not the one this replica copied"))
+        #expect(try await runChordstore(["replica", "--dir", device, "status"]).stdout.contains("pending: 2"))
+    }
+
     /// What make-format3.sh adds to `dump`: store `songs` and the list of stores.
     private func storeDump(_ data: String) async throws -> [String: String] {
         var out: [String: String] = [:]

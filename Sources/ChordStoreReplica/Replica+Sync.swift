@@ -1,0 +1,342 @@
+public import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import Synchronization
+import SwiftProtobuf
+
+/// What one sync did.
+public struct SyncReport: Sendable {
+    /// Writes the server recorded.
+    public var pushed = 0
+    /// The command ids of the writes the server recorded, with their store sequences.
+    public var confirmed: [(commandID: String, sequence: UInt64)] = []
+    /// Writes the server refused (taken back from the view).
+    public var rejected: [RejectedWrite] = []
+    /// Events copied from the store's feed.
+    public var pulled = 0
+    /// The last store event on the device after the sync.
+    public var lastSequence: UInt64 = 0
+    /// Writes still queued (made during the sync).
+    public var pending = 0
+}
+
+extension Replica {
+    /// Syncs once: sends the queued writes in order, then copies the store's events up to
+    /// the server's last one. `client` must work on this replica's store. Throws
+    /// ``ReplicaError`` with `.offline` when the server cannot be reached (nothing is
+    /// lost: sync again later), and a code that needs a person otherwise.
+    public func sync(with client: Client, timeout: Duration = .seconds(30)) async throws(ReplicaError) -> SyncReport {
+        try begin(client)
+        var report = SyncReport()
+        do {
+            try await checkStore(client, timeout: timeout)
+            try await push(client, timeout: timeout, into: &report)
+            try await pull(client, timeout: timeout, live: false, into: &report)
+            try storage.flush()
+            end(.synced)
+        } catch {
+            end(error.isTransient ? .idle(error.message) : .stopped(error))
+            throw error
+        }
+        report.lastSequence = lastSequence
+        report.pending = core.withLock { $0.model.pending.count }
+        return report
+    }
+
+    /// Syncs continuously until the task is cancelled: sends each write as it is made,
+    /// follows the store's feed, and reconnects with backoff (100 ms doubling to 10 s)
+    /// while the server is unreachable. Returns when cancelled; throws when syncing
+    /// cannot go on without a person (a revoked token, a deleted store).
+    public func run(with client: Client, timeout: Duration = .seconds(30)) async throws(ReplicaError) {
+        try begin(client)
+        var backoff = Backoff()
+        while !Task.isCancelled {
+            let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            core.withLock { $0.wake = wake }
+            do {
+                var report = SyncReport()
+                try await checkStore(client, timeout: timeout)
+                try await push(client, timeout: timeout, into: &report)
+                setLink(.live)
+                backoff.reset()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        var report = SyncReport()
+                        try await self.pull(client, timeout: timeout, live: true, into: &report)
+                    }
+                    group.addTask {
+                        for await _ in wakeups {
+                            var report = SyncReport()
+                            try await self.push(client, timeout: timeout, into: &report)
+                            self.publishStatus()
+                        }
+                    }
+                    defer { group.cancelAll() }
+                    try await group.next()
+                }
+            } catch let error as ReplicaError where !error.isTransient {
+                end(.stopped(error))
+                throw error
+            } catch {
+                if Task.isCancelled { break }
+                let reason = (error as? ReplicaError)?.message ?? "\(error)"
+                setLink(.idle(reason))
+                try? await Task.sleep(for: backoff.next())
+            }
+        }
+        try? storage.flush()
+        end(.idle("not syncing"))
+    }
+
+    // MARK: Steps
+
+    private func begin(_ client: Client) throws(ReplicaError) {
+        let named = client.store.isEmpty ? StoreName.default : client.store
+        guard named == storeName else {
+            throw ReplicaError(.wrongStore, "the client works on store \(named), but this replica copies store \(storeName)")
+        }
+        try core.withLock { core throws(ReplicaError) in
+            guard !core.closed else { throw ReplicaError(.storage, "the replica is closed") }
+            guard !core.syncing else { throw ReplicaError(.busy, "another sync of this replica is running") }
+            core.syncing = true
+            core.caughtUp = false
+            core.link = .connecting
+        }
+        publishStatus()
+    }
+
+    private func end(_ link: Link) {
+        core.withLock { core in
+            core.syncing = false
+            core.link = link
+            core.wake?.finish()
+            core.wake = nil
+        }
+        publishStatus()
+    }
+
+    private func setLink(_ link: Link) {
+        core.withLock { $0.link = link }
+        publishStatus()
+    }
+
+    /// Checks that the server's store is the one copied: its last copied event must be
+    /// on the server, byte for byte (a record names its store's id and its place in the
+    /// whole log, so a store deleted and created again under the same name, or a server
+    /// restored from an older backup, does not match), and, where the token may ask (an
+    /// admin token), the store's id must be the one first seen.
+    private func checkStore(_ client: Client, timeout: Duration) async throws(ReplicaError) {
+        let replaced = ReplicaError(
+            .storeReplaced,
+            "store \(storeName) on the server is not the one this replica copied (deleted and created again, or restored from an older backup); copy it again into a new replica directory")
+        do {
+            let info = try await client.storeInfo(timeout: timeout)
+            let known = core.withLock { $0.storeID }
+            if let known, known != info.id { throw replaced }
+            if known == nil {
+                try storage.setStoreID(info.id)
+                core.withLock { $0.storeID = info.id }
+            }
+        } catch let error as ClientError where error.code == .permissionDenied {
+            // A store-scoped token: the record check below is enough.
+        } catch let error as ClientError {
+            throw Self.failure(error, doing: "reading the store's description")
+        } catch let error as ReplicaError {
+            throw error
+        } catch {
+            throw ReplicaError(.protocolError, "\(error)")
+        }
+        let head = lastSequence
+        guard head > 0, let stored = try storage.record(at: head) else { return }
+        let target: UInt64
+        do {
+            target = try await client.profile(timeout: timeout).lastSequence
+        } catch {
+            throw Self.failure(error, doing: "reading the store's last sequence")
+        }
+        if target < head { throw replaced }
+        do {
+            var iterator = try await client.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = head })
+                .makeAsyncIterator() as ServerStream<Chordstore_V1_EventEnvelope>.Iterator
+            guard let first = try await iterator.nextPayload() else { throw ReplicaError(.offline, "the server ended the feed") }
+            if [UInt8](first) != stored { throw replaced }
+        } catch let error as ClientError {
+            throw Self.failure(error, doing: "reading the store's feed")
+        } catch let error as ReplicaError {
+            throw error
+        } catch {
+            throw ReplicaError(.offline, "the feed ended: \(error)")
+        }
+    }
+
+    /// Sends the queued writes in order, one at a time (a write may depend on the one
+    /// before it), each under its command id.
+    private func push(_ client: Client, timeout: Duration, into report: inout SyncReport) async throws(ReplicaError) {
+        while let write = core.withLock({ $0.closed ? nil : $0.model.nextToPush }) {
+            try Task.checkCancellation(or: .offline)
+            let context = Chordstore_V1_CommandContext.with {
+                $0.session = session
+                $0.commandID = write.commandID
+            }
+            let request = CommandMessages.request(for: write.command, context: context)
+            do {
+                let reply: Chordstore_V1_CommandReply = try await client.call(
+                    Method(command: write.command), request, timeout: timeout, as: Chordstore_V1_CommandReply.self)
+                try confirm(write, at: reply.event.sequence)
+                report.pushed += 1
+                report.confirmed.append((write.commandID, reply.event.sequence))
+            } catch let error as ClientError where Self.isRefusal(error) {
+                report.rejected.append(try reject(write, error))
+            } catch let error as ClientError {
+                throw Self.failure(error, doing: "sending a write")
+            } catch let error as ReplicaError {
+                throw error
+            } catch {
+                throw ReplicaError(.protocolError, "\(error)")
+            }
+        }
+    }
+
+    private func confirm(_ write: PendingWrite, at sequence: UInt64) throws(ReplicaError) {
+        let updated = core.withLock { $0.model.confirm(commandID: write.commandID, sequence: sequence) }
+        if let updated { try storage.update(updated, session: session) }
+        announce([.confirmed(commandID: write.commandID, sequence: sequence)])
+        publishStatus()
+    }
+
+    private func reject(_ write: PendingWrite, _ error: ClientError) throws(ReplicaError) -> RejectedWrite {
+        let rejection = RejectedWrite(
+            write: write, code: ChordStoreError.Code(rawValue: Int(error.code.rawValue)), message: error.message, rejected: .now)
+        try core.withLock { core throws(ReplicaError) in
+            try storage.reject(rejection, session: session)
+            _ = core.model.reject(commandID: write.commandID)
+        }
+        announce([.rejected(rejection)])
+        changed()
+        return rejection
+    }
+
+    /// Copies the store's events after the last one held: up to the server's last event
+    /// (`live` false), or on and on as they commit (`live`).
+    private func pull(_ client: Client, timeout: Duration, live: Bool, into report: inout SyncReport) async throws(ReplicaError) {
+        let target: UInt64
+        do {
+            target = try await client.profile(timeout: timeout).lastSequence
+        } catch {
+            throw Self.failure(error, doing: "reading the store's last sequence")
+        }
+        let head = lastSequence
+        if target < head {
+            throw ReplicaError(
+                .storeReplaced,
+                "store \(storeName) on the server ends at event \(target), but this replica holds events up to \(head): the server lost events or the store was replaced")
+        }
+        if target == head {
+            markCaughtUp()
+            if !live { return }
+        }
+        var iterator: ServerStream<Chordstore_V1_EventEnvelope>.Iterator
+        do {
+            iterator = try await client.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = head + 1 }).makeAsyncIterator()
+        } catch {
+            throw Self.failure(error, doing: "subscribing to the store's feed")
+        }
+        var batch: [(sequence: UInt64, bytes: [UInt8], recorded: RecordedEvent)] = []
+        while true {
+            let payload: Data?
+            do {
+                payload = try await iterator.nextPayload()
+            } catch let error as ClientError {
+                throw Self.failure(error, doing: "reading the store's feed")
+            } catch {
+                throw ReplicaError(.offline, "the feed ended: \(error)")
+            }
+            guard let payload else { throw ReplicaError(.offline, "the server ended the feed") }
+            let bytes = [UInt8](payload)
+            let recorded: RecordedEvent
+            do {
+                recorded = try bytes.withUnsafeBytes { raw throws(ChordStoreError) in try RecordCodec.decodeChecked(raw) }
+            } catch {
+                throw ReplicaError(.protocolError, "the feed sent an unreadable event: \(error)")
+            }
+            batch.append((recorded.sequence, bytes, recorded))
+            if recorded.sequence >= target || batch.count >= 1_024 {
+                try apply(batch)
+                report.pulled += batch.count
+                batch.removeAll(keepingCapacity: true)
+            }
+            if recorded.sequence >= target {
+                markCaughtUp()
+                if !live { return }
+            }
+            if Task.isCancelled { throw ReplicaError(.offline, "the sync was cancelled") }
+        }
+    }
+
+    private func markCaughtUp() {
+        core.withLock { $0.caughtUp = true }
+        publishStatus()
+    }
+
+    /// Folds feed events into the confirmed store and stores them, with the queued writes
+    /// they confirm taken off the queue, in one commit.
+    private func apply(_ batch: [(sequence: UInt64, bytes: [UInt8], recorded: RecordedEvent)]) throws(ReplicaError) {
+        let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
+            guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
+            let done: [(PendingWrite, UInt64)]
+            do {
+                done = try core.model.applyPulled(
+                    batch.map(\.recorded.change), commandIDs: batch.map { $0.recorded.session == session ? $0.recorded.commandID : "" })
+                try storage.appendEvents(batch.map { ($0.sequence, $0.bytes) }, confirming: done.map(\.0))
+            } catch {
+                // The model folded part of the batch in place: take it back from disk.
+                try reload(&core)
+                if let error = error as? ReplicaError { throw error }
+                throw ReplicaError(.storeReplaced, "the store's events do not apply to this replica's copy: \(error)")
+            }
+            return done
+        }
+        announce(done.map { ReplicaNotice.confirmed(commandID: $0.0.commandID, sequence: $0.1) })
+        changed()
+    }
+
+    /// Refusals of a write that sending it again would not change: the write is taken back.
+    static func isRefusal(_ error: ClientError) -> Bool {
+        switch error.code {
+        case .invalidArgument, .notFound, .alreadyExists, .permissionDenied, .aborted, .outOfRange:
+            return !isStoreGone(error)
+        case .failedPrecondition:
+            return error.leader == nil && !error.message.hasPrefix("not the leader")
+        default:
+            return false
+        }
+    }
+
+    private static func isStoreGone(_ error: ClientError) -> Bool {
+        error.code == .notFound && error.message.hasPrefix("there is no store named")
+    }
+
+    /// The replica's error for a failed call.
+    static func failure(_ error: ClientError, doing what: String) -> ReplicaError {
+        switch error.code {
+        case .unauthenticated:
+            return ReplicaError(.accessRevoked, "the server refused the credentials while \(what): \(error.message)")
+        case .permissionDenied:
+            return ReplicaError(.accessRevoked, "the token may not do this (\(what)): \(error.message)")
+        case .notFound where isStoreGone(error):
+            return ReplicaError(.storeDeleted, "the store was deleted on the server: \(error.message)")
+        default:
+            return ReplicaError(.offline, "\(what): \(error.code): \(error.message)")
+        }
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws `code` if the current task is cancelled.
+    static func checkCancellation(or code: ReplicaError.Code) throws(ReplicaError) {
+        if isCancelled { throw ReplicaError(code, "the sync was cancelled") }
+    }
+}

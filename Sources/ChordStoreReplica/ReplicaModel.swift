@@ -1,0 +1,126 @@
+import ChordStoreDomain
+import Foundation
+
+/// What a replica knows, as plain values and without I/O: the store as the server
+/// confirmed it (``confirmed``, folded from the change feed), the writes made on the
+/// device since (``pending``, in order), and the view the app sees (``local``): the
+/// confirmed store with the pending writes applied on top.
+///
+/// Every change of the confirmed store *rebases* the pending writes: the view is the
+/// confirmed store again, with each pending write decided anew on top, in order, as the
+/// server will decide it when the write arrives. A pending write that no longer applies
+/// (its chordset was deleted meanwhile) is left out of the view but stays queued: the
+/// server has the last word, and its refusal takes the write back for good.
+struct ReplicaModel: Sendable {
+    /// The device's session: its writes, undos and redos are recorded under it.
+    let session: String
+    private let decider = Decider()
+    private(set) var confirmed = ReplicaView()
+    private(set) var pending: [PendingWrite] = []
+    private(set) var local = ReplicaView()
+    /// Command ids of pending writes the view leaves out (they no longer apply).
+    private(set) var shadowed: Set<String> = []
+    /// Bumped on every change of ``local``.
+    private(set) var version: UInt64 = 0
+
+    init(session: String) {
+        self.session = session
+    }
+
+    /// Decides `command` against the view and applies it there: the write as queued
+    /// (fully specified), or the refusal the server would give.
+    mutating func write(
+        _ command: Command, commandID: String, key: UInt64, now: Instant, using generator: inout some RandomNumberGenerator
+    ) throws(ChordStoreError) -> PendingWrite {
+        let decision = try decider.decide(
+            command, session: session, state: local.state, changes: local.changes, log: local, timestamp: now, using: &generator)
+        let write = PendingWrite(key: key, commandID: commandID, command: Self.specified(command, by: decision.event), made: now)
+        try local.fold(Change(sequence: local.head + 1, session: session, event: decision.event, mark: decision.mark), session: session)
+        pending.append(write)
+        version += 1
+        return write
+    }
+
+    /// Folds events of the change feed (the next ones after the confirmed head, in
+    /// order; `commandIDs` are the device session's command ids, empty for others');
+    /// returns the pending writes they confirm, which leave the queue, with their
+    /// sequence numbers.
+    ///
+    /// Folds in place (the view lets go of its share of the state first, so nothing is
+    /// copied): if it throws, the model is unusable and must be restored from disk.
+    mutating func applyPulled(_ events: [Change], commandIDs: [String]) throws(ChordStoreError) -> [(PendingWrite, UInt64)] {
+        local = ReplicaView()
+        var arrived: [String: UInt64] = [:]
+        for (change, commandID) in zip(events, commandIDs) {
+            guard change.sequence == confirmed.head + 1 else {
+                throw ChordStoreError(.dataLoss, "the feed sent event \(change.sequence) after \(confirmed.head)")
+            }
+            try confirmed.fold(change, session: session)
+            if !commandID.isEmpty { arrived[commandID] = change.sequence }
+        }
+        let done = pending.compactMap { write in arrived[write.commandID].map { (write, $0) } }
+        if !done.isEmpty { pending.removeAll { arrived[$0.commandID] != nil } }
+        rebase()
+        return done
+    }
+
+    /// Records the server's answer to a pending write: the sequence it was recorded at.
+    mutating func confirm(commandID: String, sequence: UInt64) -> PendingWrite? {
+        guard let at = pending.firstIndex(where: { $0.commandID == commandID }) else { return nil }
+        pending[at].confirmedSequence = sequence
+        return pending[at]
+    }
+
+    /// Takes back a pending write the server refused; the view is rebased without it.
+    mutating func reject(commandID: String) -> PendingWrite? {
+        guard let at = pending.firstIndex(where: { $0.commandID == commandID }) else { return nil }
+        let write = pending.remove(at: at)
+        rebase()
+        return write
+    }
+
+    /// Puts back the state a replica had on disk: its confirmed store and its queue.
+    mutating func restore(confirmed: ReplicaView, pending: [PendingWrite]) {
+        self.confirmed = confirmed
+        self.pending = pending
+        rebase()
+    }
+
+    /// The first pending write the server has not answered.
+    var nextToPush: PendingWrite? { pending.first { $0.confirmedSequence == 0 } }
+
+    /// The view: the confirmed store, then each pending write decided anew on top.
+    private mutating func rebase() {
+        var view = confirmed
+        var left: Set<String> = []
+        var generator = SplitMix64(seed: 0)  // specified commands draw nothing
+        for write in pending {
+            do {
+                let decision = try decider.decide(
+                    write.command, session: session, state: view.state, changes: view.changes, log: view,
+                    timestamp: write.made, using: &generator)
+                try view.fold(Change(sequence: view.head + 1, session: session, event: decision.event, mark: decision.mark), session: session)
+            } catch {
+                left.insert(write.commandID)
+            }
+        }
+        local = view
+        shadowed = left
+        version += 1
+    }
+
+    /// `command` with everything the store would choose filled in from its event, so
+    /// that the server records the ids, dates and colours the device showed.
+    static func specified(_ command: Command, by event: Event) -> Command {
+        switch (command, event) {
+        case (.addChordset, .chordsetAdded(let chordset)):
+            return .addChordset(AddChordset(
+                id: chordset.id, title: chordset.title, creationDate: chordset.creationDate,
+                chords: chordset.chords.map { ChordSpec(id: $0.id, position: $0.position, bpm: $0.bpm, color: $0.color) }))
+        case (.setControlsChord(let set), .controlsChordSet(let chord?, _)):
+            return .setControlsChord(SetControlsChord(id: chord.id, bpm: set.bpm, color: set.color))
+        default:
+            return command
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreReplica
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `chordstore replica`: the walk-through (a write with the server down, then
+/// sync, then a second device), and a replica process killed in the middle of a sync.
+@Suite("chordstore replica", .serialized)
+struct ReplicaCommandTests {
+    @Test("add and list with the server down; sync; the server and a second replica show the write")
+    func offlineThenSync() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("replica-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let phone = root.appendingPathComponent("phone").path
+        let down = ["--server", "127.0.0.1:1"]
+        let added = try await runChordstore(["replica", "--dir", phone, "--store", "default", "add", "Offline"] + down)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("1 pending write, at store sequence 0"))
+        let listed = try await runChordstore(["replica", "--dir", phone, "list"] + down)
+        #expect(listed.stdout.contains("Offline"))
+        let offline = try await runChordstore(["replica", "--dir", phone, "sync"] + down)
+        #expect(offline.status == 1)
+        #expect(offline.stderr.contains("UNAVAILABLE"))
+        let status = try await runChordstore(["replica", "--dir", phone, "status"])
+        #expect(status.stdout.contains("pending: 1"))
+        #expect(status.stdout.contains("last sequence: 0"))
+
+        let data = root.appendingPathComponent("data")
+        let (server, port, _) = try await ServerCrashTests.serve(data)
+        defer { server.terminate() }
+        let up = ["--server", "127.0.0.1:\(port)"]
+        let synced = try await runChordstore(["replica", "--dir", phone, "sync"] + up)
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(synced.stdout.contains("sent 1 write, 0 rejected; copied 1 event; 0 pending writes, at store sequence 1"))
+        #expect(try await runChordstore(["list"] + up).stdout.contains("Offline"))
+        let tablet = root.appendingPathComponent("tablet").path
+        #expect(try await runChordstore(["replica", "--dir", tablet, "--store", "default", "sync"] + up).status == 0)
+        #expect(try await runChordstore(["replica", "--dir", tablet, "list"] + up).stdout.contains("Offline"))
+        let wrong = try await runChordstore(["replica", "--dir", tablet, "--store", "other", "list"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("is a replica of store default"))
+    }
+
+    @Test("a replica process killed in the middle of a sync loses no queued write and duplicates none")
+    func killDuringSync() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("replica-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (server, port, _) = try await ServerCrashTests.serve(root.appendingPathComponent("data"))
+        defer { server.terminate() }
+        let directory = root.appendingPathComponent("device")
+        let writes = 300
+        do {
+            let replica = try Replica.open(at: directory, store: "default")
+            for index in 0..<writes { try replica.addChordset(AddChordset(title: "w\(index)")) }
+            replica.close()
+        }
+        let client = Client(host: "127.0.0.1", port: port, retry: .once)
+        defer { Task { await client.close() } }
+        var interrupted = 0
+        for delay in [80, 160, 240, 320, 400, 480] {
+            let process = Process()
+            process.executableURL = try chordstoreExecutable()
+            process.arguments = ["replica", "--dir", directory.path, "sync", "--server", "127.0.0.1:\(port)"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: .milliseconds(delay))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+
+            let titles = try await client.listChordsets(limit: 5_000).map(\.title)
+            #expect(Set(titles).count == titles.count, "a write was applied twice")
+            let replica = try Replica.open(at: directory)
+            let pending = replica.pendingWrites.compactMap { write -> String? in
+                guard case .addChordset(let add) = write.command else { return nil }
+                return add.title
+            }
+            replica.close()
+            #expect(Set(titles).union(pending) == Set((0..<writes).map { "w\($0)" }), "a queued write was lost")
+            if !titles.isEmpty && titles.count < writes { interrupted += 1 }
+            if titles.count == writes { break }
+        }
+        #expect(interrupted > 0, "no kill landed in the middle of a sync")
+        let finished = try await runChordstore(["replica", "--dir", directory.path, "sync", "--server", "127.0.0.1:\(port)"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let titles = try await client.listChordsets(limit: 5_000).map(\.title)
+        #expect(titles.count == writes)
+        #expect(Set(titles) == Set((0..<writes).map { "w\($0)" }))
+        let replica = try Replica.open(at: directory)
+        defer { replica.close() }
+        #expect(replica.pendingWrites.isEmpty)
+        #expect(try replica.chordsets().chordsets.map(\.title) == titles)
+    }
+}

@@ -16,6 +16,8 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store on the server is not the one this replica copied: it was deleted and
         /// created again under the same name, or the server lost events the replica holds.
         case storeReplaced
+        /// The directory holds no replica (and no store was named to create one).
+        case noReplica
         /// Another process has the replica directory open.
         case inUse
         /// The directory holds a replica of another store, or the client works on another.
@@ -55,7 +57,7 @@ extension ReplicaError {
     public var statusCode: ChordStoreError.Code {
         switch code {
         case .offline, .inUse, .busy: .unavailable
-        case .storeDeleted: .notFound
+        case .storeDeleted, .noReplica: .notFound
         case .accessRevoked: .unauthenticated
         case .storeReplaced, .formatTooNew: .failedPrecondition
         case .wrongStore: .invalidArgument

@@ -64,7 +64,7 @@ final class ReplicaStorage: @unchecked Sendable {
         let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
         if !existed {
             guard store != nil else {
-                throw ReplicaError(.storage, "\(directory.path) holds no replica; name the store to create one")
+                throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
             }
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -107,7 +107,7 @@ final class ReplicaStorage: @unchecked Sendable {
         }
         guard let store else {
             storage.close()
-            throw ReplicaError(.storage, "\(directory.path) holds no replica; name the store to create one")
+            throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
         }
         let fresh = Meta(store: store, session: newSession())
         do {

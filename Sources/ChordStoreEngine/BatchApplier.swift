@@ -63,9 +63,9 @@ struct BatchApplier: Sendable {
     /// storage failure and means the whole batch must be discarded.
     func apply(
         _ batch: [SubmittedCommand], to space: inout some StoreSpace, now: Instant, generator: inout SplitMix64
-    ) throws -> [Result<RecordedEvent, ChordStoreError>] {
+    ) throws -> [Result<CommittedEvent, ChordStoreError>] {
         let timestamp = max(now, space.logHead.timestamp)
-        var results: [Result<RecordedEvent, ChordStoreError>] = []
+        var results: [Result<CommittedEvent, ChordStoreError>] = []
         results.reserveCapacity(batch.count)
         for submitted in batch {
             let decided: Result<(event: Event, mark: ChangeMark?, store: StoreRecord?), ChordStoreError>
@@ -73,7 +73,7 @@ struct BatchApplier: Sendable {
             case .command(let command):
                 switch try decide(command, submitted.context, in: &space, timestamp: timestamp, generator: &generator) {
                 case .repeated(let answer):
-                    results.append(answer)
+                    results.append(answer.map { CommittedEvent(recorded: $0) })
                     continue
                 case .decided(let outcome):
                     decided = outcome.map { ($0.decision.event, $0.decision.mark, $0.store) }
@@ -98,7 +98,7 @@ struct BatchApplier: Sendable {
                 try space.appendRecord(logSequence, bytes)
                 try StoreFold.apply(ReplayFields(recorded), record: bytes, to: &space)
                 space.logHead = LogHead(sequence: logSequence, checksum: checksum, timestamp: timestamp, epoch: epoch)
-                results.append(.success(recorded))
+                results.append(.success(CommittedEvent(recorded: recorded, record: bytes)))
             }
         }
         return results

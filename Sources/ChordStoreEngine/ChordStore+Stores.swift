@@ -9,7 +9,7 @@ extension ChordStore {
     /// exists, `resourceExhausted` past ``Options/maxStores``.
     @discardableResult
     public func createStore(_ name: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> StoreInfo {
-        let recorded = try await writer.submit(SubmittedCommand(store: .create(name), context: context)).get()
+        let recorded = try await writer.submit(SubmittedCommand(store: .create(name), context: context)).get().recorded
         // From the event, not a lookup by name: a delete right after must not change the answer.
         guard case .store(.created(let id, let created)) = recorded.event else {
             throw ChordStoreError(.internal, "creating store \(name) recorded a \(recorded.event.kindName)")
@@ -31,7 +31,7 @@ extension ChordStore {
     /// `failedPrecondition` for `default`.
     @discardableResult
     public func deleteStore(_ name: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> RecordedEvent {
-        try await writer.submit(SubmittedCommand(store: .delete(name), context: context)).get()
+        try await writer.submit(SubmittedCommand(store: .delete(name), context: context)).get().recorded
     }
 
     /// Up to `limit` live stores after the one named `name` (from the first if `nil`):

@@ -10,7 +10,7 @@ extension ChordStore {
     /// in use; `resourceExhausted` past ``Options/maxTokens``.
     @discardableResult
     public func createToken(_ grant: TokenGrant, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> TokenRecord {
-        let recorded = try await writer.submit(SubmittedCommand(token: .create(grant), context: context)).get()
+        let recorded = try await writer.submit(SubmittedCommand(token: .create(grant), context: context)).get().recorded
         guard case .token(.created(let created)) = recorded.event else {
             throw ChordStoreError(.internal, "creating token \(grant.id) recorded a \(recorded.event.kindName)")
         }
@@ -21,7 +21,7 @@ extension ChordStore {
     /// no such token is live. Returns the revocation's event.
     @discardableResult
     public func revokeToken(_ id: String, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> RecordedEvent {
-        try await writer.submit(SubmittedCommand(token: .revoke(id: id), context: context)).get()
+        try await writer.submit(SubmittedCommand(token: .revoke(id: id), context: context)).get().recorded
     }
 
     /// Every live token, by id.

@@ -106,6 +106,12 @@ public final class ChordStore: Sendable {
     /// Throws the validation error (nothing is written), or a storage error.
     @discardableResult
     public func execute(_ command: Command, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> RecordedEvent {
+        try await commit(command, context: context).recorded
+    }
+
+    /// ``execute(_:context:)``, returning the event with its record's bytes as the log
+    /// holds them (what a reply sends).
+    public func commit(_ command: Command, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> CommittedEvent {
         try await writer.submit(SubmittedCommand(command: command, context: context)).get()
     }
 
@@ -115,7 +121,7 @@ public final class ChordStore: Sendable {
     /// ``execute(_:context:)`` without a task hop, for servers.
     public func submit(
         _ command: Command, context: CommandContext = CommandContext(),
-        completion: @escaping @Sendable (Result<RecordedEvent, ChordStoreError>) -> Void
+        completion: @escaping @Sendable (Result<CommittedEvent, ChordStoreError>) -> Void
     ) {
         writer.submit(SubmittedCommand(command: command, context: context), completion: completion)
     }

@@ -1,9 +1,6 @@
 import ChordStoreDomain
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The one writer: a dedicated thread that owns every write to the backend.
 ///
@@ -12,7 +9,7 @@ import Glibc
 /// fsync is paid once per batch instead of once per command.
 final class GroupCommitWriter: Sendable {
     /// Called on the writer thread with a command's outcome: it must return quickly.
-    typealias Completion = @Sendable (Result<RecordedEvent, ChordStoreError>) -> Void
+    typealias Completion = @Sendable (Result<CommittedEvent, ChordStoreError>) -> Void
 
     private enum Job: Sendable {
         case command(SubmittedCommand, Completion)
@@ -23,6 +20,8 @@ final class GroupCommitWriter: Sendable {
         var jobs: [Job] = []
         var sleeping = false
         var closed = false
+        /// While the writer gathers a batch: the queue length at which to wake it.
+        var gatheringUntil: Int?
     }
 
     private let queue = Mutex(Queue())
@@ -59,7 +58,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Queues `command` and waits for its commit (or its refusal).
-    func submit(_ command: SubmittedCommand) async -> Result<RecordedEvent, ChordStoreError> {
+    func submit(_ command: SubmittedCommand) async -> Result<CommittedEvent, ChordStoreError> {
         await withCheckedContinuation { continuation in
             submit(command) { continuation.resume(returning: $0) }
         }
@@ -120,8 +119,13 @@ final class GroupCommitWriter: Sendable {
                 return (ChordStoreError(.resourceExhausted, "the write queue holds \(maxQueued) commands, its limit; retry later"), false)
             }
             queue.jobs.append(job)
-            defer { queue.sleeping = false }
-            return (nil, queue.sleeping)
+            var signal = queue.sleeping
+            queue.sleeping = false
+            if let goal = queue.gatheringUntil, queue.jobs.count >= goal {
+                queue.gatheringUntil = nil
+                signal = true
+            }
+            return (nil, signal)
         }
         if signal { wake.signal() }
         return refusal
@@ -171,13 +175,13 @@ final class GroupCommitWriter: Sendable {
                     $0.events += UInt64(committed)
                 }
             }
-            if results.contains(where: { if case .success(let recorded) = $0 { recorded.event.isServerEvent } else { false } }) {
+            if results.contains(where: { if case .success(let committed) = $0 { committed.recorded.event.isServerEvent } else { false } }) {
                 notifier.serverChanged()
             }
             for (completion, result) in zip(completions, results) { completion(result) }
             let head = results.reduce(UInt64(0)) { head, result in
                 // The notifier counts in log positions (a store's own sequence is not one).
-                if case .success(let recorded) = result { return max(head, recorded.logSequence) }
+                if case .success(let committed) = result { return max(head, committed.recorded.logSequence) }
                 return head
             }
             if head > 0 { notifier.published(head) }
@@ -189,18 +193,31 @@ final class GroupCommitWriter: Sendable {
     /// that batch are most likely still resubmitting (they were answered a moment ago).
     /// Waiting while the queue keeps growing, up to `maxCommitDelay`, lets them share the
     /// next fsync instead of splitting into a small commit and a large one. A lone caller
-    /// (last batch of 1) never waits, and the wait ends as soon as arrivals stop.
+    /// (last batch of 1) never waits. The writer sleeps until the queue holds as many as
+    /// the last batch (``enqueue(_:)`` wakes it then), or until no command arrived for
+    /// ``quietGap``: the wait ends as soon as arrivals stop.
     private func gatherSiblings(expecting target: Int) {
         guard target > 1, maxCommitDelay > .zero else { return }
+        let goal = min(target, maxBatch)
         let deadline = ContinuousClock.now + maxCommitDelay
-        var seen = queue.withLock { $0.jobs.count }
-        while seen > 0, seen < min(target, maxBatch), ContinuousClock.now < deadline {
-            usleep(100)
-            let now = queue.withLock { $0.jobs.count }
-            if now == seen { return }
-            seen = now
+        var seen = 0
+        defer { queue.withLock { $0.gatheringUntil = nil } }
+        while true {
+            let count = queue.withLock { queue -> Int in
+                queue.gatheringUntil = goal
+                return queue.jobs.count
+            }
+            let now = ContinuousClock.now
+            guard count > 0, count < goal, count > seen, now < deadline else { return }
+            seen = count
+            let wait = min(Self.quietGap, deadline - now)
+            let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
         }
     }
+
+    /// How long the writer waits for the next command of a batch it gathers.
+    static let quietGap: Duration = .microseconds(100)
 
     /// The next batch: one exclusive job alone, or the leading run of commands.
     private func takeBatch(from jobs: inout [Job]) -> [Job] {

@@ -109,7 +109,7 @@ final class LMDBBackend: StorageBackend {
     /// damaged log (until it is repaired and the views rebuilt).
     var writeRefusal: ChordStoreError? { viewsFault.withLock { $0?.error } }
 
-    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<RecordedEvent, ChordStoreError>] {
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<CommittedEvent, ChordStoreError>] {
         do {
             return try logAndFold { space in
                 try applier.apply(batch, to: &space, now: .now, generator: &generator)

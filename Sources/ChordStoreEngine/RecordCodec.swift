@@ -23,6 +23,16 @@ public enum RecordCodec {
         return (bytes, checksum)
     }
 
+    /// The record of `recorded` with its own stored checksum: the bytes the writer stored
+    /// for it (the encoding is deterministic).
+    public static func record(of recorded: RecordedEvent) -> [UInt8] {
+        var bytes = WireCodec.envelope(recorded)
+        bytes.reserveCapacity(bytes.count + trailerSize)
+        bytes.append(checksumTag)
+        withUnsafeBytes(of: recorded.checksum.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
     /// The protobuf envelope of `recorded`, checksum included (for JSON output and the wire).
     public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope {
         var envelope = Chordstore_V1_EventEnvelope()

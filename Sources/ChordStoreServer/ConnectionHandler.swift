@@ -1,3 +1,4 @@
+import ChordStoreEngine
 import ChordStoreDomain
 import ChordStoreProto
 import ChordStoreWire
@@ -72,6 +73,16 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var peerAddress = ""
     /// Where the writer hands command answers back to this connection's loop.
     private let inbox: LoopInbox
+    /// Streams waiting for the client to take what was sent to it (the channel to be
+    /// writable again), each with the timer that gives up on a slow reader.
+    private var writableWaiters: [WritableWaiter] = []
+
+    private struct WritableWaiter {
+        var callID: UInt64
+        var token: UInt64
+        var promise: EventLoopPromise<Void>
+        var timer: Scheduled<Void>
+    }
 
     init(
         dispatcher: ServiceDispatcher, authenticator: Authenticator, limits: WireLimits, activity: ServerActivity, logger: Logger,
@@ -143,6 +154,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             context.channel.setOption(ChannelOptions.autoRead, value: context.channel.isWritable).whenComplete { _ in }
             if context.channel.isWritable { context.read() }
         }
+        if context.channel.isWritable { resolveWaiters(with: .success(())) { _ in true } }
         context.fireChannelWritabilityChanged()
     }
 
@@ -156,6 +168,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             call.deadline?.timer.cancel()
         }
         calls.removeAll()
+        resolveWaiters(with: .failure(WireError(.unavailable, "the connection closed"))) { _ in true }
         progressTimer?.cancel()
         progressTimer = nil
         context.fireChannelInactive()
@@ -196,7 +209,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private func refuse(_ callID: UInt64, _ error: WireError, penalty: FailedAuthentications.Penalty) {
         switch penalty {
         case .answer:
-            send(.reply(callID: callID, status: .init(error)))
+            reply(callID, status: .init(error))
         case .delay(let delay), .close(after: let delay):
             guard let context else { return }
             let closing = if case .close = penalty { true } else { false }
@@ -205,7 +218,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                 let handler = bound.value
-                handler.send(.reply(callID: callID, status: .init(error)))
+                handler.reply(callID, status: .init(error))
                 if closing {
                     handler.goAway(WireError(.unauthenticated, "too many failed authentications from this address; try again later"))
                     return
@@ -230,26 +243,26 @@ final class ConnectionHandler: ChannelInboundHandler {
     private func start(_ call: Chordstore_V1_Call) {
         let callID = call.callID
         guard calls[callID] == nil else {
-            send(.reply(callID: callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight"))))
+            reply(callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight")))
             return
         }
         guard calls.count < limits.maxCallsPerConnection else {
-            send(.reply(callID: callID, status: .init(WireError(
-                .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit"))))
+            reply(callID, status: .init(WireError(
+                .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit")))
             return
         }
         guard running < Self.maxRunningFactor * limits.maxCallsPerConnection else {
-            send(.reply(callID: callID, status: .init(WireError(
+            reply(callID, status: .init(WireError(
                 .resourceExhausted,
-                "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly"))))
+                "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly")))
             return
         }
         guard !activity.isDraining else {
-            send(.reply(callID: callID, status: .init(WireError(.unavailable, "the server is shutting down"))))
+            reply(callID, status: .init(WireError(.unavailable, "the server is shutting down")))
             return
         }
         guard let method = Method(rawValue: call.method), let entry = ServiceDispatcher.registry[method] else {
-            send(.reply(callID: callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'"))))
+            reply(callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'")))
             return
         }
         guard let context else { return }
@@ -262,11 +275,11 @@ final class ConnectionHandler: ChannelInboundHandler {
             refuse(callID, error, penalty: authenticator.failed(from: ConnectionAdmission.key(for: peerAddress), method: method, error: error))
             return
         case .failure(let error):
-            send(.reply(callID: callID, status: .init(error)))  // the tokens could not be read: not a guess
+            reply(callID, status: .init(error))  // the tokens could not be read: not a guess
             return
         }
         if let denial = principal.check(entry.permission, store: call.store) {
-            send(.reply(callID: callID, status: .init(denial)))
+            reply(callID, status: .init(denial))
             return
         }
         let handler = entry.handler
@@ -278,9 +291,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         if case .pointRead(let read) = handler, minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
             do {
-                send(.reply(callID: callID, payload: try read(dispatcher, call.payload, callContext), status: .ok))
+                reply(callID, payload: .bytes(try read(dispatcher, call.payload, callContext)), status: .ok)
             } catch {
-                send(.reply(callID: callID, status: .init(WireError.wrapping(error))))
+                reply(callID, status: .init(WireError.wrapping(error)))
             }
             return
         }
@@ -289,7 +302,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             do {
                 parsed = try parse(dispatcher, call.payload)
             } catch {
-                send(.reply(callID: callID, status: .init(WireError.wrapping(error))))
+                reply(callID, status: .init(WireError.wrapping(error)))
                 return
             }
         }
@@ -321,18 +334,15 @@ final class ConnectionHandler: ChannelInboundHandler {
             let inbox = self.inbox
             dispatcher.submit(parsed!, context: callContext) { result in
                 inbox.post {
-                    let reply = result.flatMap { recorded in
-                        Result { () throws(WireError) -> [UInt8]? in try ServiceDispatcher.commandReply(recorded) }
-                    }
-                    bound.value.finished(callID, token: token, with: reply)
+                    bound.value.finished(callID, token: token, with: result.map { .field1($0.record) })
                 }
             }
         case .command:
             let parsed = parsed!
             task = Task {
-                let result: Result<[UInt8]?, WireError>
+                let result: Result<ReplyPayload, WireError>
                 do {
-                    result = .success(try await dispatcher.command(parsed, callContext))
+                    result = .success(.field1(try await dispatcher.command(parsed, callContext)))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
@@ -344,10 +354,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             let activity = self.activity
             let isDraining: @Sendable () -> Bool = { activity.isDraining }
             task = Task {
-                let result: Result<[UInt8]?, WireError>
+                let result: Result<ReplyPayload, WireError>
                 do {
                     try await run(dispatcher, payload, callContext, isDraining) { page throws(WireError) in try await stream.send(page) }
-                    result = .success(nil)
+                    result = .success(.none)
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
@@ -355,10 +365,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
         case .pointRead(let read):
             task = Task {
-                let result: Result<[UInt8]?, WireError>
+                let result: Result<ReplyPayload, WireError>
                 do {
                     try await dispatcher.waitForSequence(minSequence, context: callContext)
-                    result = .success(try read(dispatcher, payload, callContext))
+                    result = .success(.bytes(try read(dispatcher, payload, callContext)))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
@@ -366,10 +376,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
         case .unary(let run):
             task = Task {
-                let result: Result<[UInt8]?, WireError>
+                let result: Result<ReplyPayload, WireError>
                 do {
                     if minSequence > 0 { try await dispatcher.waitForSequence(minSequence, context: callContext) }
-                    result = .success(try await run(dispatcher, payload, callContext))
+                    result = .success(.bytes(try await run(dispatcher, payload, callContext)))
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
@@ -382,7 +392,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// A call's task is done: its result answers the call unless the call already ended
     /// (cancelled, past its deadline, or its connection closed).
-    func finished(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
+    func finished(_ callID: UInt64, token: UInt64, with result: Result<ReplyPayload, WireError>) {
         running -= 1
         activity.callEnded()
         // Streams, and calls that ended early (cancelled, past their deadline, cut), may
@@ -394,36 +404,74 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Ends call `token` (under `callID`) with its final reply, once: later ends of the
     /// same call, and ends meant for an earlier call that used the same id, are ignored.
-    func end(_ callID: UInt64, token: UInt64, with result: Result<[UInt8]?, WireError>) {
+    func end(_ callID: UInt64, token: UInt64, with result: Result<ReplyPayload, WireError>) {
         guard let call = calls[callID], call.token == token else { return }
         calls[callID] = nil
         call.deadline?.timer.cancel()
+        if call.isStream {
+            resolveWaiters(with: .failure(WireError(.cancelled, "the call ended"))) { $0.callID == callID && $0.token == token }
+        }
         var result = result
         // NIO may run a result's hop to this loop before a deadline task that came due
         // earlier: a result that arrives after the deadline still ends the call with it.
         if let due = call.deadline?.due, case .success = result, NIODeadline.now() >= due {
             result = .failure(WireError(.deadlineExceeded, "the deadline passed before the call ended"))
         }
-        if case .success(let payload?) = result, payload.count > limits.maxFrameSize - 64 {
+        if case .success(let payload) = result, payload.count > limits.maxFrameSize - 64 {
             result = .failure(WireError(
                 .resourceExhausted,
                 "the reply is \(payload.count) bytes, over the frame limit of \(limits.maxFrameSize); ask for less (a smaller limit)"))
         }
         switch result {
         case .success(let payload):
-            send(.reply(callID: callID, payload: payload, status: .ok))
+            reply(callID, payload: payload, status: .ok)
         case .failure(let error):
             call.task?.cancel()
             if error.code == .resourceExhausted, error.message.hasPrefix(StreamWriter.slowReaderPrefix) { activity.slowReaderCut() }
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }
-            send(.reply(callID: callID, status: .init(error)))
+            reply(callID, status: .init(error))
         }
     }
 
     /// Whether call `token` is still in flight (a stream stops when it is not).
     func isActive(_ callID: UInt64, token: UInt64) -> Bool { calls[callID]?.token == token }
+
+    /// Succeeds once the client has taken enough of what was sent that the channel is
+    /// writable again (at once if it is); fails when the call ends, the connection closes,
+    /// or the client takes nothing for `timeout` (the slow-reader error).
+    func whenWritable(_ callID: UInt64, token: UInt64, timeout: Duration) -> EventLoopFuture<Void> {
+        guard let context else { return inbox.loop.makeFailedFuture(WireError(.unavailable, "the connection closed")) }
+        let loop = context.eventLoop
+        guard isActive(callID, token: token) else { return loop.makeFailedFuture(WireError(.cancelled, "the call ended")) }
+        if context.channel.isWritable { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let timer = loop.scheduleTask(in: TimeAmount(timeout)) {
+            bound.value.resolveWaiters(with: .failure(StreamWriter.slowReader(timeout))) { $0.callID == callID && $0.token == token }
+        }
+        writableWaiters.append(WritableWaiter(callID: callID, token: token, promise: promise, timer: timer))
+        return promise.futureResult
+    }
+
+    /// Completes the waiters that `matching` picks with `result`.
+    private func resolveWaiters(with result: Result<Void, WireError>, matching: (WritableWaiter) -> Bool) {
+        guard !writableWaiters.isEmpty else { return }
+        var kept: [WritableWaiter] = []
+        var done: [WritableWaiter] = []
+        for waiter in writableWaiters {
+            if matching(waiter) { done.append(waiter) } else { kept.append(waiter) }
+        }
+        writableWaiters = kept
+        for waiter in done {
+            waiter.timer.cancel()
+            switch result {
+            case .success: waiter.promise.succeed()
+            case .failure(let error): waiter.promise.fail(error)
+            }
+        }
+    }
 
     // MARK: Slow readers
 
@@ -456,27 +504,43 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Writes one frame and flushes it.
-    func send(_ frame: Chordstore_V1_Frame) { send([frame]) }
-
-    /// Writes frames and flushes once.
-    func send(_ frames: [Chordstore_V1_Frame]) {
+    /// Writes a reply frame and flushes it.
+    func reply(_ callID: UInt64, payload: ReplyPayload = .none, status: Chordstore_V1_Status?) {
         guard let context, context.channel.isActive else { return }
+        var buffer = context.channel.allocator.buffer(capacity: 64 + payload.count)
         do {
-            for frame in frames {
-                context.write(wrapOutboundOut(try frame.body(allocator: context.channel.allocator)), promise: nil)
+            try ReplyFrame.write(callID: callID, payload: payload, status: status, into: &buffer)
+        } catch {
+            logger.error("cannot encode a reply", metadata: ["error": "\(error)"])
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Writes a stream's messages (replies that do not end the call) in one buffer and
+    /// flushes once.
+    func stream(_ callID: UInt64, messages: [[UInt8]]) {
+        guard let context, context.channel.isActive else { return }
+        var buffer = context.channel.allocator.buffer(capacity: messages.reduce(0) { $0 + $1.count + 24 })
+        do {
+            for message in messages {
+                try ReplyFrame.write(callID: callID, payload: message.isEmpty ? .none : .bytes(message), status: nil, into: &buffer)
             }
         } catch {
-            logger.error("cannot encode a frame", metadata: ["error": "\(error)"])
+            logger.error("cannot encode a stream message", metadata: ["error": "\(error)"])
+            return
         }
-        context.flush()
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
     private func goAway(_ error: WireError) {
         guard !closing, let context else { return }
         closing = true
         logger.notice("closing the connection", metadata: ["reason": "\(error)"])
-        send(.goAway(error))
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        if (try? ReplyFrame.write(.goAway(error), into: &buffer)) != nil {
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
         context.close(promise: nil)
     }
 }
@@ -500,35 +564,24 @@ struct StreamWriter: Sendable {
     let limits: WireLimits
     let handler: NIOLoopBound<ConnectionHandler>
 
-    /// Writes a page of messages in one hop to the event loop and one flush, then waits
-    /// while the client is behind.
+    /// Writes a page of messages in one hop to the event loop and one flush, then waits,
+    /// woken by the channel, while the client is behind (see
+    /// ``ConnectionHandler/whenWritable(_:token:timeout:)``).
     func send(_ messages: [[UInt8]]) async throws(WireError) {
         let callID = self.callID
         let token = self.token
         let handler = self.handler
-        let accepted: Bool
+        let timeout = limits.slowReaderTimeout
         do {
-            accepted = try await channel.eventLoop.submit {
-                guard handler.value.isActive(callID, token: token) else { return false }
-                handler.value.send(messages.map { Chordstore_V1_Frame.reply(callID: callID, payload: $0) })
-                return true
+            try await channel.eventLoop.flatSubmit {
+                // A call that ended sends nothing, and its wait fails at once.
+                if handler.value.isActive(callID, token: token) { handler.value.stream(callID, messages: messages) }
+                return handler.value.whenWritable(callID, token: token, timeout: timeout)
             }.get()
+        } catch let error as WireError {
+            throw error
         } catch {
             throw WireError(.unavailable, "the connection closed")
-        }
-        guard accepted else { throw WireError(.cancelled, "the call ended") }
-        let deadline = ContinuousClock.now + limits.slowReaderTimeout
-        while !channel.isWritable {
-            guard channel.isActive else { throw WireError(.unavailable, "the connection closed") }
-            guard !Task.isCancelled else { throw WireError(.cancelled, "the call ended") }
-            guard ContinuousClock.now < deadline else {
-                throw Self.slowReader(limits.slowReaderTimeout)
-            }
-            do {
-                try await Task.sleep(for: .milliseconds(2))
-            } catch {
-                throw WireError(.cancelled, "the call ended")
-            }
         }
     }
 }

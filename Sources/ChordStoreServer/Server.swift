@@ -100,8 +100,9 @@ public final class Server: Sendable {
         // Never wait on a client that does not read: write the GoAway without waiting,
         // then close (the close does not wait for the write either).
         for connection in connections {
-            if let body = try? goAway.body(allocator: connection.allocator) {
-                connection.writeAndFlush(body, promise: nil)
+            var buffer = connection.allocator.buffer(capacity: 128)
+            if (try? ReplyFrame.write(goAway, into: &buffer)) != nil {
+                connection.writeAndFlush(buffer, promise: nil)
             }
             connection.close(promise: nil)
         }
@@ -153,7 +154,6 @@ public final class Server: Sendable {
             try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
             try pipeline.addHandler(InboundFrameGuard(limits: limits, activity: activity))
             try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: limits.maxFrameSize)))
-            try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
             try pipeline.addHandler(handler)
         }
     }

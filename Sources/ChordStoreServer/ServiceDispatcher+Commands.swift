@@ -20,10 +20,10 @@ extension ServiceDispatcher {
     }
 
     /// Queues a command whose answer is its local commit (see
-    /// ``answersAtLocalCommit(_:)``); `completion` gets the reply's event or the error,
+    /// ``answersAtLocalCommit(_:)``); `completion` gets the committed event (its record is the reply's event) or the error,
     /// on the writer thread: hand it on, do not work there.
     public func submit(
-        _ parsed: ParsedCommand, context: CallContext, completion: @escaping @Sendable (Result<RecordedEvent, WireError>) -> Void
+        _ parsed: ParsedCommand, context: CallContext, completion: @escaping @Sendable (Result<CommittedEvent, WireError>) -> Void
     ) {
         do {
             try checkLeading()
@@ -37,26 +37,18 @@ extension ServiceDispatcher {
         }
     }
 
-    /// The reply to a command: its recorded event.
-    public static func commandReply(_ recorded: RecordedEvent) throws(WireError) -> [UInt8] {
-        do {
-            return try Chordstore_V1_CommandReply.with { $0.event = RecordCodec.envelope(for: recorded) }.serializedBytes()
-        } catch {
-            throw WireError(.internal, "cannot encode the reply: \(error)")
-        }
-    }
-
     /// Runs a command, waiting for the durability it asks for.
+    /// Returns the event's record: the `event` of the `CommandReply`.
     func command(_ parsed: ParsedCommand, _ context: CallContext) async throws -> [UInt8] {
         try checkLeading()
-        let recorded: RecordedEvent
+        let committed: CommittedEvent
         do {
-            recorded = try await store.execute(parsed.command, context: commandContext(parsed, context))
+            committed = try await store.commit(parsed.command, context: commandContext(parsed, context))
         } catch {
             throw Self.commandError(error, leader: replication)
         }
-        try await awaitDurability(parsed.context.durability, of: recorded.logSequence)
-        return try Self.commandReply(recorded)
+        try await awaitDurability(parsed.context.durability, of: committed.recorded.logSequence)
+        return committed.record
     }
 
     private func commandContext(_ parsed: ParsedCommand, _ call: CallContext) -> CommandContext {

@@ -49,6 +49,15 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    Benchmark("frame encode: the reply to an add (CommandReply around the record, framed)") { benchmark in
+        var buffer = ByteBufferAllocator().buffer(capacity: 1_024)
+        for i in benchmark.scaledIterations {
+            buffer.clear()
+            try ReplyFrame.write(callID: UInt64(i), payload: .field1(addedRecord), status: .ok, into: &buffer)
+            blackHole(buffer)
+        }
+    }
+
     Benchmark("fold: add then rename, in memory") { benchmark in
         for i in benchmark.scaledIterations {
             var state = InMemoryState()

@@ -92,7 +92,7 @@ public final class Client: Sendable {
             command.commandContext.commandID = UUID().uuidString
             if let identified = command as? Request { request = identified }
         }
-        var wait = retry.backoff
+        var backoff = Backoff(first: retry.backoff, limit: nil, jitter: 0)
         var attempt = 1
         var redirects = 0
         while true {
@@ -109,8 +109,7 @@ public final class Client: Sendable {
                 }
             } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
                 drop(used)
-                try? await Task.sleep(for: wait)
-                wait *= 2
+                try? await Task.sleep(for: backoff.next())
                 attempt += 1
             } catch where error.code == .failedPrecondition && redirects < retry.redirects && Self.isRetryable(method, request) {
                 guard let leader = error.leader, let (host, port) = Self.split(leader) else { throw error }

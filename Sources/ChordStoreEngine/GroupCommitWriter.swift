@@ -199,7 +199,7 @@ final class GroupCommitWriter: Sendable {
     private func gatherSiblings(expecting target: Int) {
         guard target > 1, maxCommitDelay > .zero else { return }
         let goal = min(target, maxBatch)
-        let deadline = ContinuousClock.now + maxCommitDelay
+        let deadline = DispatchTime.now() + .nanoseconds(Int(maxCommitDelay / .nanoseconds(1)))
         var seen = 0
         defer { queue.withLock { $0.gatheringUntil = nil } }
         while true {
@@ -207,17 +207,14 @@ final class GroupCommitWriter: Sendable {
                 queue.gatheringUntil = goal
                 return queue.jobs.count
             }
-            let now = ContinuousClock.now
-            guard count > 0, count < goal, count > seen, now < deadline else { return }
+            guard count > 0, count < goal, count > seen, DispatchTime.now() < deadline else { return }
             seen = count
-            let wait = min(Self.quietGap, deadline - now)
-            let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+            _ = wake.wait(timeout: min(.now() + Self.quietGap, deadline))
         }
     }
 
     /// How long the writer waits for the next command of a batch it gathers.
-    static let quietGap: Duration = .microseconds(100)
+    static let quietGap = DispatchTimeInterval.microseconds(100)
 
     /// The next batch: one exclusive job alone, or the leading run of commands.
     private func takeBatch(from jobs: inout [Job]) -> [Job] {

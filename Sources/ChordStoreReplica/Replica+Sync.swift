@@ -52,7 +52,7 @@ extension Replica {
     /// cannot go on without a person (a revoked token, a deleted store).
     public func run(with client: Client, timeout: Duration = .seconds(30)) async throws(ReplicaError) {
         try begin(client)
-        var backoff = Backoff()
+        var backoff = Backoff(first: .milliseconds(100), limit: .seconds(10), jitter: 0.25)
         while !Task.isCancelled {
             let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             core.withLock { $0.wake = wake }

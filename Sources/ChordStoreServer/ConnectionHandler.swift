@@ -524,7 +524,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         var buffer = context.channel.allocator.buffer(capacity: messages.reduce(0) { $0 + $1.count + 24 })
         do {
             for message in messages {
-                try ReplyFrame.write(callID: callID, payload: message.isEmpty ? .none : .bytes(message), status: nil, into: &buffer)
+                try ReplyFrame.write(callID: callID, payload: .bytes(message), status: nil, into: &buffer)
             }
         } catch {
             logger.error("cannot encode a stream message", metadata: ["error": "\(error)"])

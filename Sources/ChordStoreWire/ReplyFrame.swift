@@ -20,20 +20,6 @@ public enum ReplyPayload: Sendable, Hashable {
         case .field1(let message): 1 + ReplyFrame.varintSize(UInt64(message.count)) + message.count
         }
     }
-
-    /// The payload as one array of bytes.
-    public var bytes: [UInt8] {
-        switch self {
-        case .none: return []
-        case .bytes(let bytes): return bytes
-        case .field1(let message):
-            var out: [UInt8] = [0x0A]
-            out.reserveCapacity(count)
-            ReplyFrame.appendVarint(UInt64(message.count), to: &out)
-            out.append(contentsOf: message)
-            return out
-        }
-    }
 }
 
 /// Writes whole frames straight into an outbound buffer: the 4-byte big-endian length,
@@ -102,14 +88,5 @@ public enum ReplyFrame {
             value >>= 7
         }
         buffer.writeInteger(UInt8(value))
-    }
-
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }

@@ -37,8 +37,8 @@ struct ReplyFrameTests {
                 for payload in [ReplyPayload.none, .bytes(message), .field1(message)] {
                     var buffer = ByteBuffer()
                     try ReplyFrame.write(callID: callID, payload: payload, status: status, into: &buffer)
-                    let expected = Chordstore_V1_Frame.reply(
-                        callID: callID, payload: payload.bytes.isEmpty ? nil : payload.bytes, status: status)
+                    let bytes = Self.bytes(of: payload)
+                    let expected = Chordstore_V1_Frame.reply(callID: callID, payload: bytes.isEmpty ? nil : bytes, status: status)
                     let decoded = try frames(buffer)
                     #expect(decoded == [expected])
                     // The same bytes SwiftProtobuf writes, so no client can tell the two apart.
@@ -46,6 +46,24 @@ struct ReplyFrameTests {
                     #expect(body == (try expected.serializedBytes() as [UInt8]))
                 }
             }
+        }
+    }
+
+    /// The payload's bytes, built apart from ``ReplyFrame``: a field-1 payload is tag
+    /// 0x0A, the length as a varint, then the message.
+    private static func bytes(of payload: ReplyPayload) -> [UInt8] {
+        switch payload {
+        case .none: return []
+        case .bytes(let bytes): return bytes
+        case .field1(let message):
+            var out: [UInt8] = [0x0A]
+            var length = UInt64(message.count)
+            while length >= 0x80 {
+                out.append(UInt8(truncatingIfNeeded: length) | 0x80)
+                length >>= 7
+            }
+            out.append(UInt8(length))
+            return out + message
         }
     }
 

@@ -98,14 +98,19 @@ extension Replica {
         guard named == storeName else {
             throw ReplicaError(.wrongStore, "the client works on store \(named), but this replica copies store \(storeName)")
         }
-        try core.withLock { core throws(ReplicaError) in
+        let resync = try core.withLock { core throws(ReplicaError) -> String? in
             guard !core.closed else { throw ReplicaError(.storage, "the replica is closed") }
             guard !core.syncing else { throw ReplicaError(.busy, "another sync of this replica is running") }
             core.syncing = true
             core.caughtUp = false
             core.link = .connecting
+            guard !core.resyncAnnounced, let reason = core.resyncReason else { return nil }
+            core.resyncAnnounced = true
+            return reason
         }
         publishStatus()
+        // The first sync after the copy was dropped is the one that copies it again.
+        if let resync { announce([.resyncing(reason: resync)]) }
     }
 
     private func end(_ link: Link) {

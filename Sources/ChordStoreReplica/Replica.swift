@@ -55,6 +55,8 @@ public final class Replica: Sendable {
         var watchers = Watchers()
         var indexes: (version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex]) = (0, [:])
         var resyncReason: String?
+        /// Whether ``ReplicaNotice/resyncing(reason:)`` went out (at the first sync).
+        var resyncAnnounced = false
     }
 
     /// Where the sync's connection is.

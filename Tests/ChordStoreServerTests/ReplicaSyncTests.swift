@@ -178,8 +178,15 @@ struct ReplicaSyncTests {
         #expect(replica.lastSequence == 0)
         #expect(replica.pendingWrites.count == 1)
         #expect(replica.chordset(pending.id)?.title == "pending")
+        var notices = replica.notices().makeAsyncIterator()
         _ = try await replica.sync(with: Self.client(server))
         #expect(try replica.chordsets().chordsets.map(\.title) == ["synced", "pending"])
+        // The sync announced the copy first, then confirmed the pending write.
+        guard case .resyncing(let reason)? = await notices.next() else {
+            Issue.record("the first notice of the sync is not resyncing")
+            return
+        }
+        #expect(reason.contains("format 0"))
         replica.close()
 
         try setMeta("head", 7)  // the log holds 2 events: the copy no longer adds up

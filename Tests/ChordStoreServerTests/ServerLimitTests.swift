@@ -23,6 +23,9 @@ struct ServerLimitTests {
     func badFraming() async throws {
         var limits = WireLimits()
         limits.maxFrameSize = 1_000
+        // Not under test here: long enough that a loaded CI machine never closes the
+        // bystander for its first frame's delay.
+        limits.handshakeTimeout = .seconds(120)
         let server = try await TestServer.start(limits: limits)
         defer { Task { await server.stop() } }
         let bystander = try await server.connect()
@@ -176,6 +179,10 @@ struct ServerLimitTests {
     func bufferedBytesBudget() async throws {
         var limits = WireLimits()
         limits.maxBufferedBytes = 2 << 20
+        // Not under test here: the stalled partial frames must hold their budget however
+        // slowly a loaded machine runs the test.
+        limits.handshakeTimeout = .seconds(120)
+        limits.frameTimeout = .seconds(120)
         let server = try await TestServer.start(limits: limits)
         defer { Task { await server.stop() } }
         let megabyte = UInt32(1 << 20)

@@ -38,6 +38,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -71,6 +75,7 @@ let package = Package(
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "LMDB",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings
@@ -101,7 +106,26 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The HTTP endpoint: Prometheus metrics and health checks, beside the protocol's port.
+        .target(
+            name: "ChordStoreHTTP",
+            dependencies: [
+                "ChordStoreServer",
+                "ChordStoreReplication",
+                "ChordStoreEngine",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
@@ -152,6 +176,9 @@ let package = Package(
             name: "chordstore",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreHTTP",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ChordStoreReplica",
                 "ChordStoreReplication",
                 "ChordStoreClient",
@@ -203,6 +230,11 @@ let package = Package(
         .testTarget(
             name: "ChordStoreReplicationTests",
             dependencies: ["ChordStoreReplication", "ChordStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChordStoreHTTPTests",
+            dependencies: ["ChordStoreHTTP"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 public import ChordStoreDomain
+public import CoreMetrics
 public import Foundation
 import Synchronization
 
@@ -33,6 +34,13 @@ public final class ChordStore: Sendable {
         public var initialMapSize = 1 << 33
         /// The most the map grows by at once (it doubles until this step).
         public var maxMapGrowth = 1 << 30
+        /// The most each of the two maps (the log's, the views') grows to. A commit that
+        /// needs more is refused with `resourceExhausted` naming the map; reads go on,
+        /// and a restart with a larger limit takes writes again. At least 1 MiB.
+        public var maxMapSize = 1 << 40
+        /// Where the engine records its commits (batch sizes, commit and fsync times);
+        /// nothing is recorded by default.
+        public var metrics: any MetricsFactory = NOOPMetricsHandler.instance
         /// The seed of the id and colour generator; random when `nil`. Tests fix it.
         public var seed: UInt64?
         /// The least epoch written into new records: the store uses the highest of this,
@@ -81,7 +89,7 @@ public final class ChordStore: Sendable {
         self.writer = GroupCommitWriter(
             backend: backend, applier: applier, maxBatch: options.maxBatch, maxQueued: options.maxQueued,
             maxCommitDelay: options.maxCommitDelay, seed: options.seed ?? UInt64.random(in: .min ... .max),
-            notifier: notifier)
+            notifier: notifier, metrics: EngineMetrics(factory: options.metrics))
     }
 
     /// Opens (creating if needed) the durable store in `directory`.
@@ -391,6 +399,10 @@ public final class ChordStore: Sendable {
     /// How many commits (transactions) and events the writer has made since opening: the
     /// ratio shows how well group commit batches concurrent commands.
     public var statistics: WriterStatistics { writer.statistics }
+
+    /// How much room the log and views take and have now (`nil` for a store in memory,
+    /// or once closed).
+    public var storageUsage: StorageUsage? { backend.storageUsage }
 }
 
 /// What undo and redo would do next for a session.

@@ -35,6 +35,7 @@ final class GroupCommitWriter: Sendable {
     private let maxCommitDelay: Duration
     private let seed: UInt64
     private let notifier: CommitNotifier
+    private let metrics: EngineMetrics
     /// The epoch written into new records (raised by promotion or by a leader's).
     private let epoch: Atomic<UInt64>
     /// Whether commands are accepted (false on a follower: its log is the leader's copy).
@@ -42,9 +43,10 @@ final class GroupCommitWriter: Sendable {
 
     init(
         backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int,
-        maxCommitDelay: Duration, seed: UInt64, notifier: CommitNotifier
+        maxCommitDelay: Duration, seed: UInt64, notifier: CommitNotifier, metrics: EngineMetrics
     ) {
         self.notifier = notifier
+        self.metrics = metrics
         self.backend = backend
         self.applier = applier
         self.maxBatch = max(1, maxBatch)
@@ -167,9 +169,11 @@ final class GroupCommitWriter: Sendable {
             }
             var applier = self.applier
             applier.epoch = epoch.load(ordering: .acquiring)
+            let started = ContinuousClock.now
             let results = backend.commit(commands, applier: applier, generator: &generator)
             let committed = results.count { if case .success = $0 { true } else { false } }
             if committed > 0 {
+                metrics.committed(events: committed, in: ContinuousClock.now - started)
                 counters.withLock {
                     $0.commits += 1
                     $0.events += UInt64(committed)

@@ -11,6 +11,7 @@ final class InMemoryBackend: StorageBackend {
     var snapshotFiles: SnapshotFiles? { nil }
     /// Memory has no full disk and no damaged records.
     var writeRefusal: ChordStoreError? { nil }
+    var storageUsage: StorageUsage? { nil }
     private let closed = Atomic(false)
     private let epoch = Atomic<UInt64>(0)
 

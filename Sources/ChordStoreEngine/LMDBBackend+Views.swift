@@ -125,8 +125,12 @@ extension LMDBBackend {
     func keepViewsHeadroom() throws(ChordStoreError) {
         let usage = viewsEnv.usage
         guard usage.spare < max(Self.viewsHeadroom, usage.mapSize / 8) else { return }
+        guard usage.mapSize < maxMapSize else {
+            if usage.spare >= Self.viewsHeadroom / 4 { return }
+            throw mapFull()
+        }
         do {
-            try viewsEnv.grow(by: min(usage.mapSize, maxMapGrowth))
+            try viewsEnv.grow(by: min(usage.mapSize, maxMapGrowth), upTo: maxMapSize)
         } catch {
             if error.isDiskFull, usage.spare >= Self.viewsHeadroom / 4 { return }
             throw ChordStoreError.wrapping(error)

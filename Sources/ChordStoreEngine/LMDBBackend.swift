@@ -44,7 +44,10 @@ final class LMDBBackend: StorageBackend {
     let committedHead: Mutex<LogHead>
     let viewsFault = Mutex<ViewsFault?>(nil)
     let maxMapGrowth: Int
+    /// The most each map grows to.
+    let maxMapSize: Int
     let snapshotFiles: SnapshotFiles?
+    let metrics: EngineMetrics
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does
@@ -60,9 +63,11 @@ final class LMDBBackend: StorageBackend {
         lock = try DirectoryLock(directory: directory)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
+        maxMapSize = max(1 << 20, options.maxMapSize)
+        metrics = EngineMetrics(factory: options.metrics)
         snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
         var logOptions = Environment.Options()
-        logOptions.mapSize = max(1 << 16, options.initialMapSize)
+        logOptions.mapSize = min(max(1 << 16, options.initialMapSize), maxMapSize)
         logOptions.noSync = options.unsafeNoSync
         logOptions.maxDatabases = 32
         // The views' file is as large as their map, its blocks reserved: start small (the
@@ -70,7 +75,7 @@ final class LMDBBackend: StorageBackend {
         // reserved block does not stay reserved (copy-on-write filesystems), they are
         // written with write(2) instead, which a full disk fails without a signal.
         var viewsOptions = Environment.Options()
-        viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 25))
+        viewsOptions.mapSize = max(1 << 16, min(options.initialMapSize, 1 << 25, maxMapSize))
         viewsOptions.noSync = true
         viewsOptions.writeMap = Environment.reservesBlocks(in: viewsDirectory)
         viewsOptions.maxDatabases = 32
@@ -160,14 +165,17 @@ final class LMDBBackend: StorageBackend {
             try withGrowingMap {
                 guard logged == nil else { return }  // the log holds the batch: never apply it twice
                 try viewsEnv.withWriteTransaction { viewsTxn in
+                    var folded = ContinuousClock.now
                     logged = try logEnv.withWriteTransaction { logTxn in
                         try checkViews(viewsTxn, at: start)
                         var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: start)
                         let result = try fold(&space)
                         try space.flush()
                         if space.logHead != start { try AppliedHead.write(space.logHead, viewsTxn, dbs) }
+                        folded = .now
                         return (result, space.logHead, try space.store(id: 0)?.head ?? 0)
                     }
+                    metrics.logSynced(in: ContinuousClock.now - folded)
                 }
                 viewsCommitted = true
             }
@@ -272,17 +280,38 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// Runs `body`, growing both maps and retrying whenever it fails with `MDB_MAP_FULL`
-    /// (at most 32 times: a batch that needs more is refused, not retried forever).
+    /// (at most 32 times: a batch that needs more is refused, not retried forever). Maps
+    /// grow up to ``maxMapSize``: once neither can, the batch is refused, naming them.
     func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
         for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
-                for env in [logEnv, viewsEnv] { try env.grow(by: min(env.mapSize, maxMapGrowth)) }
+                var grew = false
+                for env in [logEnv, viewsEnv] where env.mapSize < maxMapSize {
+                    try env.grow(by: min(env.mapSize, maxMapGrowth), upTo: maxMapSize)
+                    grew = true
+                }
+                if !grew { throw mapFull() }
             }
         }
         throw ChordStoreError(
             .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)")
+    }
+
+    /// The refusal of a commit that needs more room than the maps may grow to.
+    func mapFull() -> ChordStoreError {
+        ChordStoreError(
+            .resourceExhausted,
+            "the maps are full: the log's and the views' reached their limit of \(maxMapSize >> 20) MiB each (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again")
+    }
+
+    var storageUsage: StorageUsage? {
+        let log = logEnv.usage, views = viewsEnv.usage
+        guard log.mapSize > 0, views.mapSize > 0 else { return nil }
+        return StorageUsage(
+            logBytes: log.mapSize - log.spare, logMapBytes: log.mapSize, viewsBytes: views.mapSize - views.spare,
+            viewsMapBytes: views.mapSize, maxMapBytes: maxMapSize, freeDiskBytes: logEnv.freeBytes)
     }
 
     /// Checks the log environment's format, creating it (new store) or moving a format 1

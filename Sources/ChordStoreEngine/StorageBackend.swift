@@ -123,6 +123,8 @@ protocol StorageBackend: AnyObject, Sendable {
     func close()
     /// Why commits are refused now (a full disk, a damaged log), or `nil`.
     var writeRefusal: ChordStoreError? { get }
+    /// The room the files take and have (`nil` in memory, or once closed).
+    var storageUsage: StorageUsage? { get }
     /// The snapshot files time travel starts from (`nil`: replays from the start).
     var snapshotFiles: SnapshotFiles? { get }
     /// Calls `body` with each record of the log from `sequence` on, until it returns

@@ -163,6 +163,7 @@ extension ReplicationNode {
             applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
         }
         try await acknowledge(applied.sequence, to: acks)
+        state.withLock { $0.heard = FollowProgress(leaderLastSequence: batch.leaderLastSequence, at: .now) }
         setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
     }
 

@@ -24,7 +24,7 @@ public final class ReplicationNode: Sendable {
     }
 
     /// What a waiting call needs acknowledged.
-    enum AckGoal {
+    enum AckGoal: Sendable {
         /// A majority holds this event (a quorum write).
         case quorum(UInt64)
         /// This follower holds this event (a Replicate stream's flow control).
@@ -42,14 +42,9 @@ public final class ReplicationNode: Sendable {
         var role: Role = .follower
         var leader: String?
         var quorum: QuorumState
-        var waiters: [Int: (goal: AckGoal, continuation: CheckedContinuation<Bool, Never>)] = [:]
-        /// Waits registered or about to be; a resolve for an id not here is late and ignored.
-        var live: Set<Int> = []
-        var abandoned: Set<Int> = []
         /// The epoch this node granted by ``fence(epoch:leader:)`` or took when promoted,
         /// and to whom: each epoch goes to one leader only.
         var granted: (epoch: UInt64, leader: String)?
-        var nextWaiter = 0
         var replication = "starting"
         var parked: UInt64 = 0
         var task: Task<Void, Never>?
@@ -58,13 +53,29 @@ public final class ReplicationNode: Sendable {
         var resolved: [String: ContinuousClock.Instant] = [:]
         /// The last reason following failed that was logged, and when.
         var loggedFailure: (detail: String, at: ContinuousClock.Instant)?
+        /// A follower's last word from its leader.
+        var heard: FollowProgress?
     }
+
+    /// What a follower last heard from its leader: how far the leader's log went, and
+    /// when (a batch or a heartbeat).
+    public struct FollowProgress: Sendable, Hashable {
+        /// The leader's last event when it sent its last batch.
+        public var leaderLastSequence: UInt64
+        /// When that batch arrived.
+        public var at: ContinuousClock.Instant
+    }
+
+    /// A follower's last word from its leader (`nil` on a leader, or before the first).
+    public var followProgress: FollowProgress? { state.withLock { $0.role == .follower ? $0.heard : nil } }
 
     /// The configuration.
     public let config: ReplicationConfig
     let store: ChordStore
     let logger: Logger
     let state: Mutex<State>
+    /// Quorum writes and Replicate streams waiting for acknowledgements.
+    let ackWaiters = Waiters<AckGoal, Bool>()
     /// The address this node's replication connections come from: its advertised host's,
     /// when this machine owns it (the leader checks it, see ``QuorumState``).
     let sourceAddress: String?
@@ -133,6 +144,7 @@ public final class ReplicationNode: Sendable {
             guard !state.stopped else { return nil }
             state.role = .leader
             state.leader = config.address
+            state.heard = nil
             state.replication = "leading"
             state.quorum.reset()
             let previous = state.task
@@ -240,17 +252,15 @@ public final class ReplicationNode: Sendable {
         try checkSource(address, source)
         observeEpoch(epoch, from: address)
         let current = store.epoch
-        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>]? in
+        let counted = state.withLock { state -> QuorumState? in
             // The sources may have been resolved again since the check: decided here.
             guard state.quorum.ack(address: address, from: source, node: node, sequence: sequence, epoch: epoch, at: .now) else {
                 return nil
             }
-            let done = state.waiters.filter { $0.value.goal.isMet(by: state.quorum, epoch: current) }
-            for id in done.keys { state.waiters[id] = nil }
-            return done.values.map(\.continuation)
+            return state.quorum
         }
-        guard let ready else { throw Self.cannotSpeak(for: address, from: source) }
-        for continuation in ready { continuation.resume(returning: true) }
+        guard let counted else { throw Self.cannotSpeak(for: address, from: source) }
+        ackWaiters.resume { $0.isMet(by: counted, epoch: current) ? true : nil }
         return current
     }
 
@@ -275,54 +285,16 @@ public final class ReplicationNode: Sendable {
 
     private func wait(for goal: AckGoal, timeout: Duration) async -> Bool {
         let epoch = store.epoch
-        let id = state.withLock { state -> Int in
-            state.nextWaiter += 1
-            state.live.insert(state.nextWaiter)
-            return state.nextWaiter
-        }
-        let timer = Task { [self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
-            resolve(id, false)
-        }
-        defer {
-            timer.cancel()
-            state.withLock { state in
-                state.live.remove(id)
-                state.abandoned.remove(id)
+        return await ackWaiters.wait(for: goal, timeout: timeout, otherwise: false) { goal in
+            state.withLock { state -> Bool? in
+                if state.role != .leader { return false }
+                return goal.isMet(by: state.quorum, epoch: epoch) ? true : nil
             }
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let now = state.withLock { state -> Bool? in
-                    if state.abandoned.contains(id) || state.role != .leader { return false }
-                    if goal.isMet(by: state.quorum, epoch: epoch) { return true }
-                    state.waiters[id] = (goal, continuation)
-                    return nil
-                }
-                if let now { continuation.resume(returning: now) }
-            }
-        } onCancel: {
-            resolve(id, false)
-        }
-    }
-
-    private func resolve(_ id: Int, _ value: Bool) {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            guard let waiter = state.waiters.removeValue(forKey: id) else {
-                if state.live.contains(id) { state.abandoned.insert(id) }  // not registered yet
-                return nil
-            }
-            return waiter.continuation
-        }
-        waiter?.resume(returning: value)
     }
 
     private func failWaiters() {
-        let waiters = state.withLock { state in
-            defer { state.waiters.removeAll() }
-            return state.waiters.values.map(\.continuation)
-        }
-        for waiter in waiters { waiter.resume(returning: false) }
+        ackWaiters.resumeAll(with: false)
     }
 
     // MARK: Status and promotion

@@ -30,6 +30,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     private let dispatcher: ServiceDispatcher
     private let authenticator: Authenticator
+    /// Where calls are counted (`nil`: nowhere).
+    private let metrics: ServerMetrics?
     /// The credentials this connection showed last and who they proved, at which access
     /// version: the same credentials are taken again without hashing until the tokens
     /// change (a revocation holds from the next call on).
@@ -52,7 +54,10 @@ final class ConnectionHandler: ChannelInboundHandler {
         var task: Task<Void, Never>?
         /// The timer that ends the call, and when it must have ended.
         var deadline: (timer: Scheduled<Void>, due: NIODeadline)?
+        var method: Method
         var isStream: Bool
+        /// When the call started (its latency ends at its final reply).
+        var started: NIODeadline
     }
 
     /// Calls not yet answered, by call id: their number is what the per-connection limit
@@ -86,8 +91,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     init(
         dispatcher: ServiceDispatcher, authenticator: Authenticator, limits: WireLimits, activity: ServerActivity, logger: Logger,
-        session: String, inbox: LoopInbox
+        session: String, inbox: LoopInbox, metrics: ServerMetrics?
     ) {
+        self.metrics = metrics
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.inbox = inbox
@@ -144,7 +150,21 @@ final class ConnectionHandler: ChannelInboundHandler {
             goAway(WireError(.unavailable, "the connection was idle for \(limits.idleTimeout)"))
             return
         }
+        if case ServerDrain.endClientStreams = event {
+            endClientStreams()
+            return
+        }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The server is draining: the streams of clients (not replication's, which the
+    /// calls in flight may need) end now with `UNAVAILABLE`, so that they hold up neither
+    /// the drain nor the client, which can resubscribe elsewhere.
+    private func endClientStreams() {
+        let error = WireError(.unavailable, "the server is shutting down")
+        for (callID, call) in calls where call.isStream && call.method != .replicate {
+            end(callID, token: call.token, with: .failure(error))
+        }
     }
 
     /// Backpressure: while the client does not read its replies (the write buffer is over
@@ -206,10 +226,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Refuses a call whose credential is invalid: at once, or after a delay during which
     /// the connection handles nothing more (frames already read wait their turn), or after
     /// the delay and then closing it.
-    private func refuse(_ callID: UInt64, _ error: WireError, penalty: FailedAuthentications.Penalty) {
+    private func refuse(_ callID: UInt64, _ method: Method, _ error: WireError, penalty: FailedAuthentications.Penalty) {
         switch penalty {
         case .answer:
-            reply(callID, status: .init(error))
+            answer(callID, method, started: nil, status: .init(error))
         case .delay(let delay), .close(after: let delay):
             guard let context else { return }
             let closing = if case .close = penalty { true } else { false }
@@ -218,7 +238,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                 let handler = bound.value
-                handler.reply(callID, status: .init(error))
+                handler.answer(callID, method, started: nil, status: .init(error))
                 if closing {
                     handler.goAway(WireError(.unauthenticated, "too many failed authentications from this address; try again later"))
                     return
@@ -242,27 +262,30 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     private func start(_ call: Chordstore_V1_Call) {
         let callID = call.callID
+        let started = NIODeadline.now()
+        let method = Method(rawValue: call.method)
         guard calls[callID] == nil else {
-            reply(callID, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight")))
+            answer(callID, method, started: started, status: .init(WireError(.invalidArgument, "call id \(callID) is already in flight")))
             return
         }
         guard calls.count < limits.maxCallsPerConnection else {
-            reply(callID, status: .init(WireError(
+            answer(callID, method, started: started, status: .init(WireError(
                 .resourceExhausted, "\(limits.maxCallsPerConnection) calls are in flight on this connection, its limit")))
             return
         }
         guard running < Self.maxRunningFactor * limits.maxCallsPerConnection else {
-            reply(callID, status: .init(WireError(
+            answer(callID, method, started: started, status: .init(WireError(
                 .resourceExhausted,
                 "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly")))
             return
         }
-        guard !activity.isDraining else {
-            reply(callID, status: .init(WireError(.unavailable, "the server is shutting down")))
+        // A drain still takes acknowledgements of replication: quorum writes in flight wait for them.
+        guard !activity.isDraining || method == .ackReplication else {
+            answer(callID, method, started: started, status: .init(WireError(.unavailable, "the server is shutting down")))
             return
         }
-        guard let method = Method(rawValue: call.method), let entry = ServiceDispatcher.registry[method] else {
-            reply(callID, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'")))
+        guard let method, let entry = ServiceDispatcher.registry[method] else {
+            answer(callID, method, started: started, status: .init(WireError(.unimplemented, "unknown method '\(call.method)'")))
             return
         }
         guard let context else { return }
@@ -272,14 +295,15 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .success(let proved):
             principal = proved
         case .failure(let error) where error.code == .unauthenticated:
-            refuse(callID, error, penalty: authenticator.failed(from: ConnectionAdmission.key(for: peerAddress), method: method, error: error))
+            metrics?.authenticationFailed()
+            refuse(callID, method, error, penalty: authenticator.failed(from: ConnectionAdmission.key(for: peerAddress), method: method, error: error))
             return
         case .failure(let error):
-            reply(callID, status: .init(error))  // the tokens could not be read: not a guess
+            answer(callID, method, started: started, status: .init(error))  // the tokens could not be read: not a guess
             return
         }
         if let denial = principal.check(entry.permission, store: call.store) {
-            reply(callID, status: .init(denial))
+            answer(callID, method, started: started, status: .init(denial))
             return
         }
         let handler = entry.handler
@@ -291,9 +315,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         if case .pointRead(let read) = handler, minSequence == 0 {
             // One short snapshot read: answering here saves two thread hops per call.
             do {
-                reply(callID, payload: .bytes(try read(dispatcher, call.payload, callContext)), status: .ok)
+                answer(callID, method, started: started, payload: .bytes(try read(dispatcher, call.payload, callContext)), status: .ok)
             } catch {
-                reply(callID, status: .init(WireError.wrapping(error)))
+                answer(callID, method, started: started, status: .init(WireError.wrapping(error)))
             }
             return
         }
@@ -302,7 +326,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             do {
                 parsed = try parse(dispatcher, call.payload)
             } catch {
-                reply(callID, status: .init(WireError.wrapping(error)))
+                answer(callID, method, started: started, status: .init(WireError.wrapping(error)))
                 return
             }
         }
@@ -313,7 +337,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         nextToken += 1
         let token = nextToken
         running += 1
-        activity.callStarted()
+        let isStream = handler.isStream
+        activity.callStarted(method, stream: isStream)
         // The deadline is scheduled before the work starts: if this thread is descheduled
         // in between, the work's answer must not be queued on the loop ahead of it.
         var deadline: (timer: Scheduled<Void>, due: NIODeadline)?
@@ -334,7 +359,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let inbox = self.inbox
             dispatcher.submit(parsed!, context: callContext) { result in
                 inbox.post {
-                    bound.value.finished(callID, token: token, with: result.map { .field1($0.record) })
+                    bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result.map { .field1($0.record) })
                 }
             }
         case .command:
@@ -346,7 +371,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
-                loop.execute { bound.value.finished(callID, token: token, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         case .serverStream(let run):
             let stream = StreamWriter(
@@ -361,7 +386,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
-                loop.execute { bound.value.finished(callID, token: token, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         case .pointRead(let read):
             task = Task {
@@ -372,7 +397,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
-                loop.execute { bound.value.finished(callID, token: token, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         case .unary(let run):
             task = Task {
@@ -383,18 +408,18 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
-                loop.execute { bound.value.finished(callID, token: token, with: result) }
+                loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         }
-        calls[callID] = InFlight(token: token, task: task, deadline: deadline, isStream: handler.isStream)
-        if handler.isStream { watchProgress() }
+        calls[callID] = InFlight(token: token, task: task, deadline: deadline, method: method, isStream: isStream, started: started)
+        if isStream { watchProgress() }
     }
 
     /// A call's task is done: its result answers the call unless the call already ended
     /// (cancelled, past its deadline, or its connection closed).
-    func finished(_ callID: UInt64, token: UInt64, with result: Result<ReplyPayload, WireError>) {
+    func finished(_ callID: UInt64, token: UInt64, method: Method, isStream: Bool, with result: Result<ReplyPayload, WireError>) {
         running -= 1
-        activity.callEnded()
+        activity.callEnded(method, stream: isStream)
         // Streams, and calls that ended early (cancelled, past their deadline, cut), may
         // leave large buffers behind.
         let call = calls[callID]
@@ -422,16 +447,17 @@ final class ConnectionHandler: ChannelInboundHandler {
                 .resourceExhausted,
                 "the reply is \(payload.count) bytes, over the frame limit of \(limits.maxFrameSize); ask for less (a smaller limit)"))
         }
+        let started = call.isStream ? nil : call.started
         switch result {
         case .success(let payload):
-            reply(callID, payload: payload, status: .ok)
+            answer(callID, call.method, started: started, payload: payload, status: .ok)
         case .failure(let error):
             call.task?.cancel()
             if error.code == .resourceExhausted, error.message.hasPrefix(StreamWriter.slowReaderPrefix) { activity.slowReaderCut() }
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }
-            reply(callID, status: .init(error))
+            answer(callID, call.method, started: started, status: .init(error))
         }
     }
 
@@ -502,6 +528,18 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
             progress = ReadProgress()  // a stream started later gets its own time
         }
+    }
+
+    /// Writes a call's final reply and counts it (by method and status code, with its
+    /// latency from `started` when given).
+    private func answer(
+        _ callID: UInt64, _ method: Method?, started: NIODeadline?, payload: ReplyPayload = .none, status: Chordstore_V1_Status?
+    ) {
+        if let metrics {
+            let code = StatusCode(rawValue: status?.code ?? 0) ?? .unknown
+            metrics.callEnded(method, code: code, duration: started.map { Duration(NIODeadline.now() - $0) })
+        }
+        reply(callID, payload: payload, status: status)
     }
 
     /// Writes a reply frame and flushes it.

@@ -61,7 +61,9 @@ public enum SecretFile {
         guard TokenSecret.id(of: line) == TokenGrant.localAdminID else {
             throw SecretFileError("\(path) does not hold an admin token (cs1.local-admin.…): delete it and restart for a new one")
         }
-        return (line, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+        // When the token was made, for display only: the checks above were made on the open file.
+        let made = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
+        return (line, made ?? Date())
     }
 
     /// The cluster secret in `path`: its first line, at least 32 bytes.

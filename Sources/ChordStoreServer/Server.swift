@@ -30,6 +30,7 @@ public final class Server: Sendable {
     private let refusals: RefusalLog
     private let security: ServerSecurity
     private let authenticator: Authenticator
+    private let metrics: ServerMetrics?
     private let state = Mutex(State())
 
     private struct State {
@@ -39,12 +40,14 @@ public final class Server: Sendable {
     }
 
     /// Creates a server for `store`; `node` names this node in `Health` replies,
-    /// `replication` is its place in a cluster (`nil`: a lone server), and `security` says
-    /// who may call it and whether connections use TLS (docs/SECURITY.md).
+    /// `replication` is its place in a cluster (`nil`: a lone server), `security` says
+    /// who may call it and whether connections use TLS (docs/SECURITY.md), and `metrics`
+    /// counts its calls (`nil`: nothing is counted).
     public init(
         store: ChordStore, limits: WireLimits = WireLimits(), node: String = "local", replication: ReplicationNode? = nil,
-        security: ServerSecurity, logger: Logger, threads: Int = System.coreCount
+        security: ServerSecurity, logger: Logger, threads: Int = System.coreCount, metrics: ServerMetrics? = nil
     ) {
+        self.metrics = metrics
         let authenticator = Authenticator(
             store: store, mode: security.authentication, logger: logger, guessing: security.guessing,
             localAdminCreated: security.localAdminCreated.map { Instant($0) })
@@ -84,22 +87,29 @@ public final class Server: Sendable {
         return address
     }
 
-    /// Stops accepting connections, waits up to `grace` for the calls in flight to end,
-    /// then closes every connection and stops the event loops. Commands already handed
-    /// to the store are committed by the store's own close.
+    /// Stops accepting connections and drains: new calls are refused with `UNAVAILABLE`,
+    /// clients' streams end at once with `UNAVAILABLE`, and the unary calls in flight get
+    /// up to `grace` to finish (acknowledgements of replication are still taken, so quorum
+    /// writes can complete). Then every connection gets a `GoAway` and is closed, and the
+    /// event loops stop. Commands already handed to the store are committed by the
+    /// store's own close. Each wait is woken by the last call's end, not polled.
     public func shutdown(grace: Duration = .seconds(10)) async {
-        let listener = state.withLock { $0.listener }
+        let (listener, connections) = state.withLock { ($0.listener, Array($0.connections.values)) }
+        logger.notice("shutting down: draining", metadata: ["calls": "\(activity.callsInFlight)", "grace": "\(grace)"])
         try? await listener?.close()
         activity.startDraining()
-        let deadline = ContinuousClock.now + grace
-        while activity.callsInFlight > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+        for connection in connections {
+            connection.pipeline.fireUserInboundEventTriggered(ServerDrain.endClientStreams)
         }
-        let connections = state.withLock { Array($0.connections.values) }
+        if !(await activity.waitForCalls(streams: false, timeout: grace)) {
+            logger.warning("calls were still in flight when the grace period ended", metadata: [
+                "calls": "\(activity.callsInFlight)", "grace": "\(grace)",
+            ])
+        }
         let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down"))
         // Never wait on a client that does not read: write the GoAway without waiting,
         // then close (the close does not wait for the write either).
-        for connection in connections {
+        for connection in state.withLock({ Array($0.connections.values) }) {
             var buffer = connection.allocator.buffer(capacity: 128)
             if (try? ReplyFrame.write(goAway, into: &buffer)) != nil {
                 connection.writeAndFlush(buffer, promise: nil)
@@ -108,13 +118,16 @@ public final class Server: Sendable {
         }
         // Cancelled tasks hop back to their event loop when they end: let them, briefly,
         // before the loops stop.
-        let drained = ContinuousClock.now + .seconds(2)
-        while activity.callsInFlight > 0, ContinuousClock.now < drained {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await activity.waitForCalls(streams: true, timeout: .seconds(2))
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }
+
+    /// Whether the server is shutting down (it refuses new calls).
+    public var isDraining: Bool { activity.isDraining }
+
+    /// Server streams open now, by method (subscriptions, live queries, replication).
+    public var streamsInFlight: [Method: Int] { activity.streamsInFlight }
 
     /// Connections open now.
     public var openConnections: Int { activity.openConnections }
@@ -147,7 +160,7 @@ public final class Server: Sendable {
         let handler = ConnectionHandler(
             dispatcher: dispatcher, authenticator: authenticator, limits: limits, activity: activity, logger: logger,
             session: "connection-\(number)",
-            inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop))
+            inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop), metrics: metrics)
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             if let tls = security.tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls.context)) }
@@ -157,4 +170,10 @@ public final class Server: Sendable {
             try pipeline.addHandler(handler)
         }
     }
+}
+
+/// What a draining server tells its connections (a user event through each pipeline).
+enum ServerDrain {
+    /// End the clients' streams now (replication streams go on until the connections close).
+    case endClientStreams
 }

@@ -1,3 +1,4 @@
+import ChordStoreEngine
 import ChordStoreWire
 import Synchronization
 
@@ -6,8 +7,14 @@ import Synchronization
 /// buffered in partial frames, and counters for tests and operators.
 final class ServerActivity: Sendable {
     private let admission: Mutex<ConnectionAdmission>
-    private let calls = Atomic(0)
+    /// Unary calls in flight (a drain waits for these).
+    private let unary = Atomic(0)
+    /// Server streams in flight, by method (they end when a drain starts).
+    private let streams = Mutex<[Method: Int]>([:])
+    private let streamCount = Atomic(0)
     private let draining = Atomic(false)
+    /// A drain waiting for the calls to end (the goal: streams included).
+    private let idle = Waiters<Bool, Bool>()
     private let slowReaders = Atomic(0)
     private let buffered = Atomic(0)
     /// Gives memory back to the system after connections close and streams end.
@@ -20,9 +27,21 @@ final class ServerActivity: Sendable {
         maxBufferedBytes = limits.maxBufferedBytes
     }
 
-    /// Set at shutdown: new calls are refused with `UNAVAILABLE`.
-    var isDraining: Bool { draining.load(ordering: .relaxed) }
-    func startDraining() { draining.store(true, ordering: .relaxed) }
+    /// Set at shutdown: new calls are refused with `UNAVAILABLE` (but acknowledgements of
+    /// replication, which the calls in flight may wait for).
+    var isDraining: Bool { draining.load(ordering: .sequentiallyConsistent) }
+    func startDraining() { draining.store(true, ordering: .sequentiallyConsistent) }
+
+    /// Returns `true` once no unary call (and with `streams`, no stream either) is in
+    /// flight, or `false` when `timeout` passes first. Woken by the last call's end (once
+    /// draining started), not polled.
+    func waitForCalls(streams: Bool, timeout: Duration) async -> Bool {
+        await idle.wait(for: streams, timeout: timeout, otherwise: false) { isIdle($0) ? true : nil }
+    }
+
+    private func isIdle(_ streams: Bool) -> Bool {
+        unary.load(ordering: .sequentiallyConsistent) == 0 && (!streams || streamCount.load(ordering: .sequentiallyConsistent) == 0)
+    }
 
     /// Takes a connection slot for `address`, or says why not.
     func admitConnection(from address: String) -> ConnectionAdmission.Refusal? {
@@ -32,8 +51,28 @@ final class ServerActivity: Sendable {
     /// Gives back the slot of a connection from `address`.
     func connectionClosed(from address: String) { admission.withLock { $0.release(address) } }
 
-    func callStarted() { calls.add(1, ordering: .relaxed) }
-    func callEnded() { calls.subtract(1, ordering: .relaxed) }
+    /// A call of `method` started; `stream` tells a server stream from a unary call.
+    func callStarted(_ method: Method, stream: Bool) {
+        if stream {
+            streamCount.add(1, ordering: .sequentiallyConsistent)
+            streams.withLock { $0[method, default: 0] += 1 }
+        } else {
+            unary.add(1, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// A call of `method` ended (its task is done).
+    func callEnded(_ method: Method, stream: Bool) {
+        if stream {
+            streams.withLock { $0[method, default: 1] -= 1 }
+            streamCount.subtract(1, ordering: .sequentiallyConsistent)
+        } else {
+            unary.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        // All sequentially consistent: either this sees the drain, or the drain's check
+        // sees the call gone.
+        if isDraining { idle.resume { isIdle($0) ? true : nil } }
+    }
 
     /// Reserves `bytes` of the buffered-bytes budget for a frame in progress; `false` if
     /// the budget cannot hold them.
@@ -58,7 +97,9 @@ final class ServerActivity: Sendable {
     /// Connections open now.
     var openConnections: Int { admission.withLock { $0.total } }
     /// Calls in flight now, over all connections.
-    var callsInFlight: Int { calls.load(ordering: .relaxed) }
+    var callsInFlight: Int { unary.load(ordering: .relaxed) + streamCount.load(ordering: .relaxed) }
+    /// Server streams in flight now, by method.
+    var streamsInFlight: [Method: Int] { streams.withLock { $0 } }
     /// Request bytes reserved by partial frames now.
     var bufferedBytes: Int { buffered.load(ordering: .relaxed) }
 }

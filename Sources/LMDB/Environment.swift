@@ -220,11 +220,13 @@ public final class Environment: @unchecked Sendable {
     /// and the smallest step it grows by.
     static let minimumReserve = 1 << 20
 
-    /// Grows the map by `step` bytes; with ``Options/writeMap``, on a disk that cannot
-    /// hold them, by as much as it holds in halved steps, at least 1 MiB. Throws the full
-    /// disk's error (the map unchanged) when not even that fits.
-    public func grow(by step: Int) throws(LMDBError) {
-        var step = max(step, Self.minimumReserve)
+    /// Grows the map by `step` bytes (at least 1 MiB), but not past `limit`; with
+    /// ``Options/writeMap``, on a disk that cannot hold them, by as much as it holds in
+    /// halved steps, at least 1 MiB. Throws the full disk's error (the map unchanged) when
+    /// not even that fits.
+    public func grow(by step: Int, upTo limit: Int = .max) throws(LMDBError) {
+        var step = min(max(step, Self.minimumReserve), max(0, limit - mapSize))
+        guard step > 0 else { return }
         while true {
             do {
                 try setMapSize(mapSize + step)

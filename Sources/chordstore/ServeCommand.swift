@@ -2,6 +2,7 @@ import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreHTTP
 import ChordStoreReplication
 import ChordStoreServer
 import ChordStoreWire
@@ -9,6 +10,8 @@ import Dispatch
 import Foundation
 import Logging
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 
 /// `chordstore serve`: runs the server on a data directory until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -17,9 +20,17 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the ChordStore server (loopback only unless --host says otherwise).",
         discussion: """
             Serves the protocol of proto/chordstore/v1/rpc.proto (see docs/PROTOCOL.md) on
-            HOST:PORT. On SIGINT or SIGTERM it stops accepting connections, lets the calls
-            in flight finish (up to --grace seconds), commits what is queued and closes the
-            log cleanly. Logs go to standard error.
+            HOST:PORT. On SIGINT or SIGTERM it stops accepting connections, ends clients'
+            streams with UNAVAILABLE, lets the calls in flight finish (up to --grace
+            seconds), commits what is queued, closes the log cleanly and exits 0. Logs go
+            to standard error, as text or (--log-format json) one JSON object per line.
+
+            Operations (docs/OPERATIONS.md): --http-port serves Prometheus metrics at
+            /metrics and health checks at /health/live and /health/ready, on 127.0.0.1
+            unless --http-host says otherwise. The log's and the views' maps grow on their
+            own up to --map-size-max each; past it, or on a full disk, writes are refused
+            with RESOURCE_EXHAUSTED saying what is full, while reads, feeds and followers go
+            on.
 
             Replication (docs/REPLICATION.md): give every member of a cluster the others'
             addresses with --peer (repeatable) and its own with --advertise. A member
@@ -55,6 +66,16 @@ struct ServeCommand: AsyncParsableCommand {
     var maxBufferedBytes = WireLimits().maxBufferedBytes
     @Option(help: "Seconds allowed for calls in flight to finish at shutdown.") var grace = 10
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(help: ArgumentHelp("How log lines look: text, or json (one JSON object per line).", valueName: "FORMAT"))
+    var logFormat = "text"
+    @Option(help: ArgumentHelp("Serve metrics (/metrics) and health checks (/health/live, /health/ready) over HTTP on this port (0: any free port); none if not given.", valueName: "PORT"))
+    var httpPort: Int?
+    @Option(help: ArgumentHelp("The address the HTTP endpoint listens on. It asks for no credential: keep it on loopback or a monitoring network.", valueName: "HOST"))
+    var httpHost = "127.0.0.1"
+    @Option(help: ArgumentHelp("A follower reports ready (/health/ready) while at most this many events behind its leader.", valueName: "EVENTS"))
+    var readyMaxLag: UInt64 = Readiness.Policy().maxLagEvents
+    @Option(help: ArgumentHelp("The most each of the two maps (the log's, the views') grows to, in bytes, or with a suffix: 512MiB, 64GiB, 1TiB. Past it, writes are refused (reads go on) until a restart with a larger value.", valueName: "SIZE"))
+    var mapSizeMax = "1TiB"
     @Option(help: ArgumentHelp("Follow the leader at this address: copy its log, serve reads, refuse writes.", valueName: "HOST:PORT"))
     var follow: String?
     @Option(name: .customLong("peer"), help: ArgumentHelp("Another member of the cluster (repeatable); the cluster has these plus this node.", valueName: "HOST:PORT"))
@@ -98,6 +119,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-buffered-bytes must be at least --max-frame-size (\(maxFrameSize)), or no large frame fits")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format is text or json, not '\(logFormat)'") }
+        if let httpPort {
+            guard (0...65_535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
+            guard httpPort == 0 || httpPort != port || httpHost != host else { throw ValidationError("--http-port must differ from --port") }
+        }
+        guard let bytes = ByteSize.parse(mapSizeMax), bytes >= 1 << 20 else {
+            throw ValidationError("--map-size-max takes bytes or a size such as 512MiB, 64GiB or 1TiB, at least 1MiB; not '\(mapSizeMax)'")
+        }
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability is local or quorum, not '\(durability)'") }
         guard (1...3_600).contains(quorumTimeout) else { throw ValidationError("--quorum-timeout must be 1...3600") }
         guard maxStores >= 1 else { throw ValidationError("--max-stores must be at least 1 (store default)") }
@@ -124,7 +153,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "chordstore")
+        let format = logFormat
+        var logger = Logger(label: "chordstore") { label in
+            format == "json" ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)
+        }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         var limits = WireLimits()
         limits.maxFrameSize = maxFrameSize
@@ -136,7 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.frameTimeout = .seconds(frameTimeout)
         limits.maxBufferedBytes = maxBufferedBytes
 
-        let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
+        let endpoint = httpPort == nil ? nil : HTTPEndpoint()
         let store: ChordStore
         do {
             let progress = ProgressReporter(label: "rebuilding the views")
@@ -144,6 +176,8 @@ struct ServeCommand: AsyncParsableCommand {
             var options = ChordStore.Options()
             options.maxStores = maxStores
             options.maxTokens = maxTokens
+            options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
+            if let endpoint { options.metrics = endpoint.factory }
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)
@@ -185,54 +219,48 @@ struct ServeCommand: AsyncParsableCommand {
             throw Failure(ChordStoreError(.failedPrecondition, "\(error)"))
         }
         let replication = ReplicationNode(config: config, store: store, logger: logger)
-        let server = Server(store: store, limits: limits, node: node, replication: replication, security: security, logger: logger)
-        let address: String
-        do {
-            let bound = try await server.start(host: host, port: port)
-            address = "\(bound.ipAddress ?? host):\(bound.port ?? port)"
-        } catch {
-            store.close()
-            throw Failure(ChordStoreError(.unavailable, "cannot listen on \(host):\(port): \(error)"))
-        }
-        await replication.start()
+        let server = Server(
+            store: store, limits: limits, node: node, replication: replication, security: security, logger: logger,
+            metrics: endpoint.map { ServerMetrics(factory: $0.factory) })
         if let refusal = store.writeRefusal {
             logger.critical("the store refuses writes; reads are served", metadata: ["reason": "\(refusal)"])
         }
-        let profile = try? store.profile()
-        logger.notice("serving", metadata: [
-            "data": "\(data)", "address": "\(address)", "events": "\(profile?.lastSequence ?? 0)",
-            "role": "\(replication.role.rawValue)", "epoch": "\(store.epoch)",
-        ])
-        let received = await signals.next()
-        logger.notice("shutting down", metadata: ["signal": "\(received)"])
-        await replication.stop()
-        await server.shutdown(grace: .seconds(grace))
-        store.close()
-        logger.notice("stopped; the log is closed")
-    }
-}
-
-/// Turns SIGINT/SIGTERM into an awaitable event (their default action is disabled).
-/// `@unchecked`: the sources are only kept alive here, never touched after `init`.
-final class SignalWatcher: @unchecked Sendable {
-    private let stream: AsyncStream<Int32>
-    private let sources: [any DispatchSourceSignal]
-
-    init(signals: [Int32]) {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
-        self.stream = stream
-        self.sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
+        // A group shuts its services down in reverse order: the listener drains first (the
+        // HTTP endpoint then reports not ready), then the HTTP endpoint, replication, and
+        // last the store, which commits what is queued and closes the log.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: StoreService(store)),
+            .init(service: ReplicationService(replication)),
+        ]
+        if let endpoint, let httpPort {
+            if !HostAddress.isLoopback(httpHost) {
+                logger.warning("the HTTP endpoint asks for no credential: anyone who reaches it reads the metrics and health", metadata: ["http": "\(httpHost):\(httpPort)"])
+            }
+            var policy = Readiness.Policy()
+            policy.maxLagEvents = readyMaxLag
+            services.append(.init(service: endpoint.service(
+                node: NodeReadings(store: store, server: server, replication: replication), host: httpHost, port: httpPort,
+                policy: policy, logger: logger,
+                onListening: { [logger] address in
+                    logger.notice("serving HTTP: /metrics, /health/live, /health/ready", metadata: ["http": "\(address.ipAddress ?? httpHost):\(address.port ?? httpPort)"])
+                })))
         }
-    }
-
-    /// Waits for the next signal.
-    func next() async -> Int32 {
-        for await number in stream { return number }
-        return 0
+        let (host, port, data) = (self.host, self.port, self.data)
+        services.append(.init(service: ServerService(server, host: host, port: port, grace: .seconds(grace)) { [logger] bound in
+            let profile = try? store.profile()
+            logger.notice("serving", metadata: [
+                "data": "\(data)", "address": "\(bound.ipAddress ?? host):\(bound.port ?? port)", "events": "\(profile?.lastSequence ?? 0)",
+                "role": "\(replication.role.rawValue)", "epoch": "\(store.epoch)",
+            ])
+        }))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            store.close()
+            throw Failure(ChordStoreError(.unavailable, "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? ""): \(error)"))
+        }
+        logger.notice("stopped; the log is closed")
     }
 }

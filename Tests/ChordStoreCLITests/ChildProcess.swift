@@ -90,3 +90,60 @@ final class OutputCollector: @unchecked Sendable {
         return text
     }
 }
+
+/// A running `chordstore serve` with its protocol port and, when it serves HTTP, its HTTP
+/// port, both read from its log.
+struct ServedChordstore {
+    let process: Process
+    let port: Int
+    let httpPort: Int?
+    let log: OutputCollector
+
+    /// Starts `chordstore serve --data DIRECTORY --port 0` with `arguments` (and
+    /// `--http-port 0` if `http`); waits up to 60 s for its "serving" lines.
+    static func start(_ directory: URL, _ arguments: [String], http: Bool = false) async throws -> ServedChordstore {
+        let process = Process()
+        process.executableURL = try chordstoreExecutable()
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + (http ? ["--http-port", "0"] : []) + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let log = OutputCollector(pipe.fileHandleForReading)
+        let start = Date()
+        while Date().timeIntervalSince(start) < 60 {
+            let text = log.text
+            let port = Self.port(after: "address", in: text)
+            let httpPort = Self.port(after: "http", in: text)
+            if let port, !http || httpPort != nil { return ServedChordstore(process: process, port: port, httpPort: httpPort, log: log) }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.terminate()
+        throw ChildProcessError(message: "the server did not start: \(log.text)")
+    }
+
+    /// The port in `key=127.0.0.1:PORT` (text logs) or `"key":"127.0.0.1:PORT"` (JSON logs).
+    static func port(after key: String, in text: String) -> Int? {
+        for pattern in ["\(key)=127\\.0\\.0\\.1:(\\d+)", "\"\(key)\":\"127\\.0\\.0\\.1:(\\d+)\""] {
+            if let range = text.range(of: pattern, options: .regularExpression) {
+                return Int(text[range].split(separator: ":").last!.filter(\.isNumber))
+            }
+        }
+        return nil
+    }
+
+    /// SIGTERM, then the exit status (a failure if it has not stopped within 30 s).
+    func terminate() async throws -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        return try await offPool { [process] in
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                throw ChildProcessError(message: "the server did not stop within 30 s of SIGTERM")
+            }
+            return process.terminationStatus
+        }
+    }
+}

@@ -14,24 +14,8 @@ struct ServerCrashTests {
     /// Starts `chordstore serve` on a free port (with `extra` arguments: by default
     /// `--auth none`, for tests about other things); returns the process and its port.
     static func serve(_ directory: URL, _ extra: [String] = ["--auth", "none"]) async throws -> (Process, Int, OutputCollector) {
-        let process = Process()
-        process.executableURL = try chordstoreExecutable()
-        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + extra
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let log = OutputCollector(pipe.fileHandleForReading)
-        let start = Date()
-        while Date().timeIntervalSince(start) < 30 {
-            if let range = log.text.range(of: #"address=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let port = Int(log.text[range].split(separator: ":").last!)!
-                return (process, port, log)
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.terminate()
-        throw ChildProcessError(message: "the server did not start: \(log.text)")
+        let served = try await ServedChordstore.start(directory, extra)
+        return (served.process, served.port, served.log)
     }
 
     @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write")

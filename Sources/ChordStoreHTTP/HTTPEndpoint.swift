@@ -1,0 +1,80 @@
+import Foundation
+public import Hummingbird
+public import Logging
+import NIOCore
+public import Prometheus
+public import ServiceLifecycle
+
+/// The server's HTTP endpoint (`serve --http-port`), built on Hummingbird:
+/// - `GET /metrics`: every metric of the node in Prometheus's text format;
+/// - `GET /health/live`: 200 while the process serves HTTP at all;
+/// - `GET /health/ready`: 200 when the node should take traffic, else 503, with a JSON
+///   ``Readiness`` report saying why.
+///
+/// It needs no credential: bind it to loopback (the default) or to a network that only
+/// the monitoring reaches. It is one `Service` of the server's `ServiceGroup`.
+public struct HTTPEndpoint: Sendable {
+    /// The collector registry `/metrics` emits.
+    public let registry: PrometheusCollectorRegistry
+    /// The factory that records into ``registry``: give it to the engine
+    /// (``ChordStoreEngine/ChordStore/Options/metrics``) and the server
+    /// (``ChordStoreServer/ServerMetrics``).
+    public let factory: PrometheusMetricsFactory
+
+    /// An endpoint with a registry of its own, and histogram buckets suited to calls
+    /// (50 µs … 10 s) and commit batches (1 … 1,024 events).
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .milliseconds(2) + .microseconds(500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10),
+        ]
+        factory.valueHistogramBuckets["chordstore_commit_events"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024]
+        self.registry = registry
+        self.factory = factory
+    }
+
+    /// The endpoint as a service serving `node` on `host:port` (port 0 picks one);
+    /// `onListening` gets the bound address.
+    public func service(
+        node: NodeReadings, host: String, port: Int, policy: Readiness.Policy = Readiness.Policy(), logger: Logger,
+        onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
+    ) -> some Service {
+        let router = Router(context: BasicRequestContext.self)
+        let sampler = MetricsSampler(node: node, factory: factory)
+        let registry = self.registry
+        router.get("metrics") { _, _ -> Response in
+            sampler.sample()
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        router.get("health/live") { _, _ -> Response in
+            Self.json(.ok, ["status": "live"])
+        }
+        router.get("health/ready") { _, _ -> Response in
+            let readiness = Readiness(node.observation(), policy: policy)
+            return Self.json(readiness.isReady ? .ok : .serviceUnavailable, readiness)
+        }
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "chordstore"),
+            onServerRunning: { channel in
+                if let address = channel.localAddress { onListening(address) }
+            },
+            logger: logger)
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys]
+        var body = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        body.append(UInt8(ascii: "\n"))
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

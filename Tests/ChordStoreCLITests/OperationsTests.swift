@@ -1,0 +1,198 @@
+import ChordStoreClient
+import ChordStoreEngine
+import ChordStoreProto
+import ChordStoreWire
+import Foundation
+import SwiftProtobuf
+import Synchronization
+import TestSupport
+import Testing
+
+/// `chordstore serve` as an operator runs it: metrics and health over HTTP, JSON logs, a
+/// graceful SIGTERM under load, and a map that may not grow past --map-size-max.
+@Suite("Operations: metrics, health, logs, shutdown, full maps")
+struct OperationsTests {
+    /// Starts `chordstore serve` on free ports with `extra` arguments (authentication off:
+    /// these tests are about other things).
+    static func serve(_ directory: URL, _ extra: [String] = [], http: Bool = true) async throws -> ServedChordstore {
+        try await ServedChordstore.start(directory, ["--auth", "none"] + extra, http: http)
+    }
+
+    /// The value of the sample `name` (with its labels, exactly as emitted) in a scrape.
+    static func sample(_ name: String, in metrics: String) -> Double? {
+        for line in metrics.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+
+    @Test("/metrics shows chordstore metrics that move when you add; /health/live and /health/ready answer 200; every log line is JSON")
+    func metricsHealthAndJSONLogs() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await Self.serve(directory, ["--log-format", "json"])
+        let http = try #require(served.httpPort)
+        let before = try await httpGet(port: http, path: "/metrics")
+        #expect(before.status == 200)
+        #expect(before.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let sequenceBefore = try #require(Self.sample("chordstore_log_sequence", in: before.body), "\(before.body)")
+        #expect(Self.sample("chordstore_calls_total{method=\"AddChordset\",code=\"OK\"}", in: before.body) == nil)
+
+        for title in ["Verse", "Chorus"] {
+            let added = try await runChordstore(["--server", "127.0.0.1:\(served.port)", "add", title])
+            try #require(added.status == 0, "\(added.stderr)")
+        }
+        let refused = try await runChordstore(["--server", "127.0.0.1:\(served.port)", "rename", UUID().uuidString, "x"])
+        #expect(refused.status == 1)
+        let after = try await httpGet(port: http, path: "/metrics").body
+        #expect(Self.sample("chordstore_calls_total{method=\"AddChordset\",code=\"OK\"}", in: after) == 2, "\(after)")
+        #expect(Self.sample("chordstore_calls_total{method=\"RenameChordset\",code=\"NOT_FOUND\"}", in: after) == 1, "\(after)")
+        #expect(Self.sample("chordstore_log_sequence", in: after) == sequenceBefore + 2)
+        #expect((Self.sample("chordstore_commit_events_count", in: after) ?? 0) >= 1)
+        #expect((Self.sample("chordstore_log_sync_seconds_count", in: after) ?? 0) >= 1)
+        #expect((Self.sample("chordstore_call_seconds_count{method=\"AddChordset\"}", in: after) ?? 0) == 2)
+        #expect((Self.sample("chordstore_log_bytes", in: after) ?? 0) > 0)
+        #expect(Self.sample("chordstore_map_usage_percent{map=\"log\"}", in: after) != nil)
+        #expect(Self.sample("chordstore_leader", in: after) == 1)
+        #expect(Self.sample("chordstore_writes_refused", in: after) == 0)
+
+        let live = try await httpGet(port: http, path: "/health/live")
+        #expect(live.status == 200 && live.body.contains("\"live\""), "\(live)")
+        let ready = try await httpGet(port: http, path: "/health/ready")
+        #expect(ready.status == 200, "\(ready)")
+        let report = try JSONSerialization.jsonObject(with: Data(ready.body.utf8)) as? [String: Any]
+        #expect(report?["status"] as? String == "ready")
+        #expect(report?["role"] as? String == "leader")
+        #expect(report?["writes"] as? String == "accepted")
+        #expect(try await httpGet(port: http, path: "/nothing-here").status == 404)
+
+        #expect(try await served.terminate() == 0)
+        let lines = served.log.finish().split(separator: "\n")
+        #expect(lines.count >= 4)
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["time"] is String && object?["level"] is String && object?["message"] is String, "not a JSON log line: \(line)")
+        }
+        #expect(lines.contains { $0.contains("\"message\":\"shutting down: draining\"") })
+    }
+
+    @Test("SIGTERM under load: exit 0, no call hangs, streams end with UNAVAILABLE, nothing acknowledged is lost")
+    func sigtermUnderLoad() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await Self.serve(directory, ["--grace", "10"], http: false)
+        let acknowledged = Tally<Data>()
+        let endings = Tally<String>()
+        let port = served.port
+        let writers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for client in 0..<4 {
+                    group.addTask {
+                        guard let connection = try? await Connection.connect(host: "127.0.0.1", port: port) else {
+                            endings.append("no connection")
+                            return
+                        }
+                        for i in 0..<100_000 {
+                            let request = Chordstore_V1_AddChordsetRequest.with {
+                                $0.title = "c\(client)-\(i)"
+                                $0.context.commandID = "c\(client)-\(i)"
+                            }
+                            do {
+                                let reply = try await connection.call(.addChordset, request, as: Chordstore_V1_CommandReply.self)
+                                acknowledged.append(reply.event.chordsetAdded.chordset.id)
+                            } catch {
+                                endings.append((error as? ClientError).map { "\($0.code)" } ?? "\(error)")
+                                return
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let subscription = Task { () -> String in
+            do {
+                let connection = try await Connection.connect(host: "127.0.0.1", port: port)
+                let stream = try await connection.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = 1 }, as: Chordstore_V1_EventEnvelope.self)
+                for try await _ in stream {}
+                return "ended with OK"
+            } catch let error as ClientError {
+                return "\(error.code): \(error.message)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let loaded = await eventually { acknowledged.all.count >= 300 }
+        try #require(loaded, "the clients should be writing")
+        let signalled = ContinuousClock.now
+        #expect(try await served.terminate() == 0, "\(served.log.text)")
+        await writers.value
+        let stream = await subscription.value
+        #expect(ContinuousClock.now - signalled < .seconds(20), "a call hung past the drain")
+        #expect(stream.hasPrefix("UNAVAILABLE"), "the subscription ended with \(stream)")
+        #expect(endings.all.allSatisfy { $0 == "UNAVAILABLE" }, "\(endings.all)")
+        #expect(served.log.text.contains("shutting down: draining"))
+
+        let ids = acknowledged.all
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        var missing = 0
+        for id in ids where try store.chordset(try UUID(protoBytes: id)) == nil { missing += 1 }
+        #expect(missing == 0, "\(missing) of \(ids.count) acknowledged chordsets are missing")
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a map at --map-size-max: writes refused with RESOURCE_EXHAUSTED naming the map, reads go on, nothing acknowledged lost; a larger limit takes writes again")
+    func fullMap() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await Self.serve(directory, ["--map-size-max", "2MiB"])
+        let connection = try await Connection.connect(host: "127.0.0.1", port: served.port)
+        var acknowledged: [Data] = []
+        var refusal: ClientError?
+        for i in 0..<20_000 {
+            do {
+                let reply = try await connection.call(
+                    .addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "fill \(i)" }, as: Chordstore_V1_CommandReply.self)
+                acknowledged.append(reply.event.chordsetAdded.chordset.id)
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        let refused = try #require(refusal, "2 MiB should fill before 20,000 adds")
+        #expect(refused.code == .resourceExhausted)
+        #expect(refused.message.contains("map") && refused.message.contains("--map-size-max"), "\(refused.message)")
+        #expect(acknowledged.count > 10)
+        // Reads go on, and the next write is refused the same way.
+        let list = try await connection.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with { $0.limit = 5 }, as: Chordstore_V1_ChordsetList.self)
+        #expect(list.chordsets.count == 5)
+        do {
+            _ = try await connection.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "one more" }, as: Chordstore_V1_CommandReply.self)
+            Issue.record("a write was taken past the map's limit")
+        } catch {
+            #expect(error.code == .resourceExhausted)
+        }
+        let metrics = try await httpGet(port: try #require(served.httpPort), path: "/metrics").body
+        #expect(Self.sample("chordstore_writes_refused", in: metrics) == 0, "a full map refuses writes only while they do not fit")
+        let ready = try await httpGet(port: try #require(served.httpPort), path: "/health/ready")
+        #expect(ready.status == 200, "a full map still serves reads: \(ready.body)")
+        await connection.close()
+        #expect(try await served.terminate() == 0)
+
+        let again = try await Self.serve(directory, ["--map-size-max", "64MiB"], http: false)
+        let added = try await runChordstore(["--server", "127.0.0.1:\(again.port)", "add", "after the restart"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try await again.terminate() == 0)
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        for id in acknowledged { #expect(try store.chordset(try UUID(protoBytes: id)) != nil) }
+        #expect(try store.profile().chordsets == acknowledged.count + 1)
+    }
+}
+
+/// Values several tasks append to.
+final class Tally<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}

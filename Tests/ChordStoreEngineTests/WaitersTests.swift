@@ -1,0 +1,104 @@
+import ChordStoreEngine
+import Synchronization
+import Testing
+
+/// The one registry of suspended waits: a goal met now returns at once, a change that
+/// meets it wakes the waiter (and only that waiter), a timeout or a cancellation ends the
+/// wait with the fallback, and no change published between the check and the
+/// registration is lost.
+@Suite("Waiters")
+struct WaitersTests {
+    /// A counter tasks share.
+    final class Level: Sendable {
+        private let value = Atomic(0)
+        var now: Int { value.load(ordering: .acquiring) }
+        func set(_ new: Int) { value.store(new, ordering: .releasing) }
+        func raise() { value.add(1, ordering: .releasing) }
+    }
+
+    @Test("a goal met already returns its outcome at once, without registering")
+    func metAtOnce() async {
+        let waiters = Waiters<Int, String>()
+        let outcome = await waiters.wait(for: 3, timeout: .seconds(30), otherwise: "timeout") { $0 <= 5 ? "met" : nil }
+        #expect(outcome == "met")
+        #expect(waiters.count == 0)
+    }
+
+    @Test("resume wakes exactly the waiters whose goal it meets")
+    func resumeWakesMatching() async throws {
+        let waiters = Waiters<Int, Int>()
+        let head = Level()
+        let low = Task { await waiters.wait(for: 1, timeout: .seconds(30), otherwise: -1) { head.now >= $0 ? 1 : nil } }
+        let high = Task { await waiters.wait(for: 10, timeout: .seconds(30), otherwise: -1) { head.now >= $0 ? 10 : nil } }
+        try await waitUntil { waiters.count == 2 }
+        head.set(5)
+        waiters.resume { head.now >= $0 ? $0 : nil }
+        #expect(await low.value == 1)
+        #expect(waiters.count == 1, "the waiter for 10 still waits")
+        head.set(10)
+        waiters.resume { head.now >= $0 ? $0 : nil }
+        #expect(await high.value == 10)
+    }
+
+    @Test("a timeout ends the wait with the fallback")
+    func timeout() async {
+        let waiters = Waiters<Int, String>()
+        let start = ContinuousClock.now
+        let outcome = await waiters.wait(for: 1, timeout: .milliseconds(50), otherwise: "timeout") { _ in nil }
+        #expect(outcome == "timeout")
+        #expect(ContinuousClock.now - start >= .milliseconds(50))
+        #expect(waiters.count == 0)
+    }
+
+    @Test("cancelling the waiting task ends the wait with the fallback")
+    func cancellation() async throws {
+        let waiters = Waiters<Int, String>()
+        let task = Task { await waiters.wait(for: 1, timeout: nil, otherwise: "cancelled") { _ in nil } }
+        try await waitUntil { waiters.count == 1 }
+        task.cancel()
+        #expect(await task.value == "cancelled")
+        #expect(waiters.count == 0)
+    }
+
+    @Test("a task cancelled before it waits returns at once")
+    func cancelledBefore() async {
+        let waiters = Waiters<Int, String>()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await waiters.wait(for: 1, timeout: nil, otherwise: "cancelled") { _ in nil }
+        }
+        #expect(await task.value == "cancelled")
+    }
+
+    @Test("no wake-up is lost: 1,000 waits on a counter another task raises all return")
+    func noLostWakeUps() async {
+        let waiters = Waiters<Int, Bool>()
+        let counter = Level()
+        await withTaskGroup(of: Bool.self) { group in
+            for goal in 1...1_000 {
+                group.addTask {
+                    await waiters.wait(for: goal, timeout: .seconds(60), otherwise: false) { counter.now >= $0 ? true : nil }
+                }
+            }
+            group.addTask {
+                for _ in 1...1_000 {
+                    counter.raise()
+                    waiters.resume { counter.now >= $0 ? true : nil }
+                    await Task.yield()
+                }
+                return true
+            }
+            var met = 0
+            for await outcome in group where outcome { met += 1 }
+            #expect(met == 1_001)
+        }
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "the condition never held")
+            await Task.yield()
+        }
+    }
+}

@@ -66,6 +66,8 @@ public final class ChordStore: Sendable {
     let backend: any StorageBackend
     let writer: GroupCommitWriter
     private let applier: BatchApplier
+    /// What checks imported events (``importEvents(_:store:)``): the store's limits.
+    var importDecider: Decider { applier.decider }
     let timeTravel: TimeTravel
     let notifier: CommitNotifier
     /// How many times ``truncate(after:parkingIn:)`` cut the log.

@@ -54,6 +54,18 @@ final class InMemoryBackend: StorageBackend {
         storage.withLock { $0 = set }
     }
 
+    func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
+        try storage.withLock { set throws(ChordStoreError) -> LogHead in
+            let before = set
+            do {
+                return try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &set)
+            } catch {
+                set = before  // whole or not at all, as in an aborted LMDB transaction
+                throw ChordStoreError.wrapping(error)
+            }
+        }
+    }
+
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
         try storage.withLock { set throws(ChordStoreError) -> LogHead in
             let before = set.records.count

@@ -152,6 +152,12 @@ final class LMDBBackend: StorageBackend {
         return committedHead.withLock { $0 }
     }
 
+    func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
+        try logAndFold { space in
+            try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &space)
+        }
+    }
+
     /// One turn of the writer: `fold` appends records to the log and folds them into the
     /// views, in a transaction of each; the log commits (durably) first, then the views.
     /// Throws only if the log did not take the batch. If the views' commit fails after

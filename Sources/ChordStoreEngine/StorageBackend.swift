@@ -113,6 +113,9 @@ protocol StorageBackend: AnyObject, Sendable {
     /// atomic, durable commit, if `previous` is this log's last record and every record
     /// chains to the one before it (writer thread); see ``ReplicaApplier``.
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead
+    /// Appends `events` exported from a store to store `name`, checked and folded, as one
+    /// atomic, durable commit (writer thread); see ``ImportApplier``.
+    func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead
     /// Removes the records after `sequence` and rebuilds the projections (writer thread).
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead
     /// The epoch persisted by ``storeEpoch(_:)`` (0 if none).

@@ -1741,6 +1741,178 @@ public nonisolated struct Chordstore_V1_TokenInfo: Sendable {
   fileprivate var _lastUsed: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
+/// Backup: the stream sends one header, then for each file (views/data.mdb, then
+/// data.mdb) a BackupFile, its bytes in `data` chunks of at most 1 MiB, and a
+/// BackupFileEnd; then the call ends with OK. Each file is LMDB's compacting copy of one
+/// read transaction; the views' is taken first, so the log's copy holds at least every
+/// event they reflect.
+public nonisolated struct Chordstore_V1_BackupRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_BackupChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var part: Chordstore_V1_BackupChunk.OneOf_Part? = nil
+
+  public var header: Chordstore_V1_BackupHeader {
+    get {
+      if case .header(let v)? = part {return v}
+      return Chordstore_V1_BackupHeader()
+    }
+    set {part = .header(newValue)}
+  }
+
+  public var file: Chordstore_V1_BackupFile {
+    get {
+      if case .file(let v)? = part {return v}
+      return Chordstore_V1_BackupFile()
+    }
+    set {part = .file(newValue)}
+  }
+
+  /// the current file's next bytes
+  public var data: Data {
+    get {
+      if case .data(let v)? = part {return v}
+      return Data()
+    }
+    set {part = .data(newValue)}
+  }
+
+  public var fileEnd: Chordstore_V1_BackupFileEnd {
+    get {
+      if case .fileEnd(let v)? = part {return v}
+      return Chordstore_V1_BackupFileEnd()
+    }
+    set {part = .fileEnd(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Part: Equatable, Sendable {
+    case header(Chordstore_V1_BackupHeader)
+    case file(Chordstore_V1_BackupFile)
+    /// the current file's next bytes
+    case data(Data)
+    case fileEnd(Chordstore_V1_BackupFileEnd)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_BackupHeader: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the data directory's on-disk format (4)
+  public var format: UInt32 = 0
+
+  /// the views' layout (8)
+  public var viewsVersion: UInt32 = 0
+
+  /// the node copied
+  public var node: String = String()
+
+  public var started: SwiftProtobuf.Google_Protobuf_Timestamp {
+    get {_started ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
+    set {_started = newValue}
+  }
+  /// Returns true if `started` has been explicitly set.
+  public var hasStarted: Bool {self._started != nil}
+  /// Clears the value of `started`. Subsequent reads from it will return its default value.
+  public mutating func clearStarted() {self._started = nil}
+
+  /// the log's last position when the copy began
+  public var logSequence: UInt64 = 0
+
+  /// the files' pages in use: at least what the copies hold
+  public var estimatedBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _started: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+}
+
+public nonisolated struct Chordstore_V1_BackupFile: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// its path in a data directory
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_BackupFileEnd: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// the file's size
+  public var bytes: UInt64 = 0
+
+  /// XXH64 over the file's consecutive 1 MiB blocks, each seeded with the hash of the
+  /// block before (0 for the first); the last block may be shorter.
+  public var digest: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Appends events exported from a store (EventEnvelopes as ReadLog sends them) to the
+/// call's store, in order: the first event must follow the store's last (sequence 1 for
+/// an empty store), each next one the one before. Each keeps its sequence, timestamp,
+/// session, command id and undo mark, and is checked against the store's state (as a
+/// command would be) before it is folded; its store, log position, epoch, checksum and
+/// token id are this server's. A batch is taken whole or not at all.
+public nonisolated struct Chordstore_V1_ImportEventsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1,000 per call
+  public var events: [Chordstore_V1_EventEnvelope] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_ImportEventsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the store's last event after the batch
+  public var lastSequence: UInt64 = 0
+
+  /// the batch's last event in the whole log
+  public var logSequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "chordstore.v1"
@@ -4575,6 +4747,315 @@ nonisolated extension Chordstore_V1_TokenInfo: SwiftProtobuf.Message, SwiftProto
     if lhs._created != rhs._created {return false}
     if lhs._lastUsed != rhs._lastUsed {return false}
     if lhs.createdBy != rhs.createdBy {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_BackupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_BackupRequest, rhs: Chordstore_V1_BackupRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_BackupChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}file\0\u{1}data\0\u{3}file_end\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: Chordstore_V1_BackupHeader?
+        var hadOneofValue = false
+        if let current = self.part {
+          hadOneofValue = true
+          if case .header(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.part = .header(v)
+        }
+      }()
+      case 2: try {
+        var v: Chordstore_V1_BackupFile?
+        var hadOneofValue = false
+        if let current = self.part {
+          hadOneofValue = true
+          if case .file(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.part = .file(v)
+        }
+      }()
+      case 3: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.part != nil {try decoder.handleConflictingOneOf()}
+          self.part = .data(v)
+        }
+      }()
+      case 4: try {
+        var v: Chordstore_V1_BackupFileEnd?
+        var hadOneofValue = false
+        if let current = self.part {
+          hadOneofValue = true
+          if case .fileEnd(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.part = .fileEnd(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.part {
+    case .header?: try {
+      guard case .header(let v)? = self.part else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    }()
+    case .file?: try {
+      guard case .file(let v)? = self.part else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .data?: try {
+      guard case .data(let v)? = self.part else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 3)
+    }()
+    case .fileEnd?: try {
+      guard case .fileEnd(let v)? = self.part else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_BackupChunk, rhs: Chordstore_V1_BackupChunk) -> Bool {
+    if lhs.part != rhs.part {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_BackupHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupHeader"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}format\0\u{3}views_version\0\u{1}node\0\u{1}started\0\u{3}log_sequence\0\u{3}estimated_bytes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.format) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.viewsVersion) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._started) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.logSequence) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.estimatedBytes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.format != 0 {
+      try visitor.visitSingularUInt32Field(value: self.format, fieldNumber: 1)
+    }
+    if self.viewsVersion != 0 {
+      try visitor.visitSingularUInt32Field(value: self.viewsVersion, fieldNumber: 2)
+    }
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 3)
+    }
+    try { if let v = self._started {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    if self.logSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.logSequence, fieldNumber: 5)
+    }
+    if self.estimatedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.estimatedBytes, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_BackupHeader, rhs: Chordstore_V1_BackupHeader) -> Bool {
+    if lhs.format != rhs.format {return false}
+    if lhs.viewsVersion != rhs.viewsVersion {return false}
+    if lhs.node != rhs.node {return false}
+    if lhs._started != rhs._started {return false}
+    if lhs.logSequence != rhs.logSequence {return false}
+    if lhs.estimatedBytes != rhs.estimatedBytes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_BackupFile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupFile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_BackupFile, rhs: Chordstore_V1_BackupFile) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_BackupFileEnd: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupFileEnd"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}bytes\0\u{1}digest\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.bytes) }()
+      case 3: try { try decoder.decodeSingularFixed64Field(value: &self.digest) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.bytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytes, fieldNumber: 2)
+    }
+    if self.digest != 0 {
+      try visitor.visitSingularFixed64Field(value: self.digest, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_BackupFileEnd, rhs: Chordstore_V1_BackupFileEnd) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.bytes != rhs.bytes {return false}
+    if lhs.digest != rhs.digest {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ImportEventsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ImportEventsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.events.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ImportEventsRequest, rhs: Chordstore_V1_ImportEventsRequest) -> Bool {
+    if lhs.events != rhs.events {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ImportEventsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ImportEventsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}last_sequence\0\u{3}log_sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.logSequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.lastSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 1)
+    }
+    if self.logSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.logSequence, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ImportEventsReply, rhs: Chordstore_V1_ImportEventsReply) -> Bool {
+    if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.logSequence != rhs.logSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

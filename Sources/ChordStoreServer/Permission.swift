@@ -13,4 +13,7 @@ public enum Permission: String, Sendable, CaseIterable {
     case clusterStatus
     /// Replication and the cluster's own calls: cluster members only (the cluster secret).
     case member
+    /// A copy of the node's whole data (`Backup`, which a new follower bootstraps from):
+    /// an admin token or a cluster member.
+    case dataCopy
 }

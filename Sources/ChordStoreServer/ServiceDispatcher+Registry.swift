@@ -84,5 +84,11 @@ extension ServiceDispatcher {
         .createToken: .admin(.unary { d, payload, context in try await d.createToken(payload, context) }),
         .revokeToken: .admin(.unary { d, payload, context in try await d.revokeToken(payload, context) }),
         .listTokens: .admin(.unary { d, payload, _ in try d.listTokens(payload) }),
+
+        // Operations.
+        .backup: MethodEntry(.dataCopy, .serverStream { d, payload, _, _, emit throws(WireError) in
+            try await d.backup(payload: payload, emit: emit)
+        }),
+        .importEvents: .admin(.unary { d, payload, context in try await d.importEvents(payload, context) }),
     ]
 }

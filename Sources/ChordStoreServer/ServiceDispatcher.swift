@@ -15,6 +15,10 @@ public struct ServiceDispatcher: Sendable {
     let node: String
     /// Live queries running now, over all connections.
     let liveQueries: ConcurrencyLimit
+    /// Backups running now: each holds two threads and a read transaction for its copy.
+    let backups = ConcurrencyLimit(ServiceDispatcher.maxBackups)
+    /// Most backups at once.
+    static let maxBackups = 2
     /// This node's place in a replicated cluster (`nil`: a lone server, always writable).
     let replication: ReplicationNode?
     /// Checks calls' credentials (`nil`: every call may do everything).

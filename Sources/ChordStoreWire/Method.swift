@@ -36,6 +36,8 @@ public enum Method: String, Sendable, CaseIterable {
     case createToken = "chordstore.v1.ChordStore/CreateToken"
     case revokeToken = "chordstore.v1.ChordStore/RevokeToken"
     case listTokens = "chordstore.v1.ChordStore/ListTokens"
+    case backup = "chordstore.v1.ChordStore/Backup"
+    case importEvents = "chordstore.v1.ChordStore/ImportEvents"
 
     /// Whether the method changes data: a store's chordsets (these take a command id, so
     /// a client may retry them) or the set of stores or tokens (never retried: a repeat
@@ -45,7 +47,7 @@ public enum Method: String, Sendable, CaseIterable {
         switch self {
         case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
              .setControlsChord, .moveChordset, .deleteAll, .undo, .redo, .createStore, .deleteStore,
-             .createToken, .revokeToken: true
+             .createToken, .revokeToken, .importEvents: true
         default: false
         }
     }

@@ -37,6 +37,9 @@ public final class Environment: @unchecked Sendable {
         /// copy-on-write filesystems, where a reserved block is not kept for the next
         /// write (see ``reservesBlocks(in:)``).
         public var writeMap = false
+        /// Open for reading only, without a lock file (`MDB_RDONLY | MDB_NOLOCK`): for a
+        /// copy no other process opens, such as a backup being checked.
+        public var readOnly = false
 
         /// The default options: 256 MiB map, durable commits.
         public init() {}
@@ -72,10 +75,14 @@ public final class Environment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS)
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             if options.writeMap { flags |= UInt32(MDB_WRITEMAP) }
-            try Self.reserveLockFile(in: directory, readers: options.maxReaders)
+            if options.readOnly {
+                flags |= UInt32(MDB_RDONLY) | UInt32(MDB_NOLOCK)
+            } else {
+                try Self.reserveLockFile(in: directory, readers: options.maxReaders)
+            }
             try check(mdb_env_open(env, directory.path, flags, 0o644), "mdb_env_open(\(directory.path))")
             var dead: Int32 = 0
-            try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+            if !options.readOnly { try check(mdb_reader_check(env, &dead), "mdb_reader_check") }
             if options.writeMap { try Self.reserveShrinking(env, directory: directory) }
         } catch {
             mdb_env_close(env)
@@ -243,6 +250,18 @@ public final class Environment: @unchecked Sendable {
         try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd")
         let rc = posix_fallocate(fd, 0, off_t(bytes))
         if rc != 0 { throw LMDBError(code: rc, operation: "posix_fallocate(\(bytes) bytes of \(directory.path)/data.mdb)") }
+    }
+
+    /// Writes a copy of the environment's data file to `fd` (a file or a pipe), from one
+    /// read transaction, so it is consistent while commits go on; with `compact`, free
+    /// pages are left out and the copy is renumbered (LMDB's `MDB_CP_COMPACT`). Blocks the
+    /// calling thread until the copy is written; a map resize waits for it meanwhile.
+    public func copy(to fd: Int32, compact: Bool) throws(LMDBError) {
+        try resizeLock.withShared { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_copyfd2 on a closed environment") }
+            try checkUsable()
+            try check(mdb_env_copyfd2(handle, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
+        }
     }
 
     /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened

@@ -9,6 +9,14 @@ public struct Transaction {
     /// Whether this is a read-only snapshot.
     public let isReadOnly: Bool
 
+    /// The existing database `name`, for this transaction only (a read-only environment
+    /// opens its databases this way); `MDB_NOTFOUND` if there is none.
+    public func existingDatabase(_ name: String) throws(LMDBError) -> Database {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(handle, name, 0, &dbi), "mdb_dbi_open(\(name))")
+        return Database(handle: dbi, name: name)
+    }
+
     /// The value stored under `key`, or `nil`.
     public func get(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

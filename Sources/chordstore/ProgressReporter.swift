@@ -3,16 +3,22 @@ import Foundation
 import Glibc
 #endif
 
-/// Prints `label: done/total (pct%)` on standard error, rewriting one line at most ten
-/// times a second, and only when standard error is a terminal.
+/// Prints `label: done/total events (pct%)` (or `MiB`, for bytes) on standard error,
+/// rewriting one line at most ten times a second, and only when standard error is a
+/// terminal.
 final class ProgressReporter: @unchecked Sendable {
     private let label: String
+    private let bytes: Bool
     private let enabled = isatty(STDERR_FILENO) == 1
     private let lock = NSLock()
     private var lastPrint = Date.distantPast
     private var printed = false
 
-    init(label: String) { self.label = label }
+    /// Reports `label`'s progress in events, or in bytes (shown in MiB) with `bytes`.
+    init(label: String, bytes: Bool = false) {
+        self.label = label
+        self.bytes = bytes
+    }
 
     /// Reports progress; safe from any thread.
     var report: @Sendable (UInt64, UInt64) -> Void {
@@ -27,7 +33,8 @@ final class ProgressReporter: @unchecked Sendable {
         guard now.timeIntervalSince(lastPrint) >= 0.1 || done == total else { return }
         lastPrint = now
         let percent = total == 0 ? 100 : Int(Double(done) / Double(total) * 100)
-        FileHandle.standardError.write(Data("\r\(label): \(done)/\(total) events (\(percent)%)\u{1B}[K".utf8))
+        let amount = bytes ? "\(done >> 20)/\(total >> 20) MiB" : "\(done)/\(total) events"
+        FileHandle.standardError.write(Data("\r\(label): \(amount) (\(percent)%)\u{1B}[K".utf8))
         printed = true
     }
 

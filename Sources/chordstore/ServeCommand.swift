@@ -84,6 +84,10 @@ struct ServeCommand: AsyncParsableCommand {
         "This node's address as the other members reach it (default: the address it listens on). Its replication connections come from this address when the machine owns it: a leader counts a member's acknowledgements only from its host.",
         valueName: "HOST:PORT"))
     var advertise: String?
+    @Option(help: ArgumentHelp(
+        "How a member started with --follow on a data directory with no log gets its first copy: copy (the leader's files, as a backup: seconds for a million events) or replay (every event of the leader's log, one by one).",
+        valueName: "HOW"))
+    var bootstrap = "copy"
     @Option(help: "The durability of writes that ask for none: local (the leader's disk) or quorum (a majority's disks).")
     var durability = "local"
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
@@ -127,6 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let bytes = ByteSize.parse(mapSizeMax), bytes >= 1 << 20 else {
             throw ValidationError("--map-size-max takes bytes or a size such as 512MiB, 64GiB or 1TiB, at least 1MiB; not '\(mapSizeMax)'")
         }
+        guard bootstrap == "copy" || bootstrap == "replay" else { throw ValidationError("--bootstrap is copy or replay, not '\(bootstrap)'") }
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability is local or quorum, not '\(durability)'") }
         guard (1...3_600).contains(quorumTimeout) else { throw ValidationError("--quorum-timeout must be 1...3600") }
         guard maxStores >= 1 else { throw ValidationError("--max-stores must be at least 1 (store default)") }
@@ -169,19 +174,6 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxBufferedBytes = maxBufferedBytes
 
         let endpoint = httpPort == nil ? nil : HTTPEndpoint()
-        let store: ChordStore
-        do {
-            let progress = ProgressReporter(label: "rebuilding the views")
-            defer { progress.finish() }
-            var options = ChordStore.Options()
-            options.maxStores = maxStores
-            options.maxTokens = maxTokens
-            options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
-            if let endpoint { options.metrics = endpoint.factory }
-            store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
-        } catch {
-            throw Failure(error)
-        }
         var config = ReplicationConfig(
             node: node, address: advertise ?? "\(host):\(port)", peers: peers.filter { $0 != advertise }, follow: follow,
             parkDirectory: URL(fileURLWithPath: data).appendingPathComponent("parked"))
@@ -215,8 +207,30 @@ struct ServeCommand: AsyncParsableCommand {
                     caFile: tlsCa ?? tlsClientCa, certificateFile: tlsClientCa == nil ? nil : tlsCert,
                     keyFile: tlsClientCa == nil ? nil : tlsKey))
         } catch {
-            store.close()
             throw Failure(ChordStoreError(.failedPrecondition, "\(error)"))
+        }
+        let directory = URL(fileURLWithPath: data)
+        if let follow, bootstrap == "copy", FollowerBootstrap.isNew(directory) {
+            do {
+                _ = try await FollowerBootstrap.run(leader: follow, into: directory, credentials: config.credentials, logger: logger)
+            } catch {
+                logger.warning("cannot copy the leader's files: replaying its log from the start instead", metadata: [
+                    "leader": "\(follow)", "error": "\(error)",
+                ])
+            }
+        }
+        let store: ChordStore
+        do {
+            let progress = ProgressReporter(label: "rebuilding the views")
+            defer { progress.finish() }
+            var options = ChordStore.Options()
+            options.maxStores = maxStores
+            options.maxTokens = maxTokens
+            options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
+            if let endpoint { options.metrics = endpoint.factory }
+            store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
+        } catch {
+            throw Failure(error)
         }
         let replication = ReplicationNode(config: config, store: store, logger: logger)
         let server = Server(

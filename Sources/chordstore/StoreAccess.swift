@@ -29,6 +29,8 @@ protocol StoreAccess: Sendable {
     func deleteStore(_ name: String) async throws -> UInt64
     func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?)
     func storeInfo(_ name: String) async throws -> StoreInfo
+    /// Appends exported events to the store (`ImportEvents`); returns its last sequence.
+    func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64
     func close() async
 }
 
@@ -96,6 +98,13 @@ struct LocalAccess: StoreAccess {
         return (Array(page.prefix(limit)), page.count > limit ? page[limit - 1].name : nil)
     }
     func storeInfo(_ name: String) async throws -> StoreInfo { try store.storeInfo(name) }
+
+    func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
+        var recorded: [RecordedEvent] = []
+        recorded.reserveCapacity(events.count)
+        for envelope in events { recorded.append(try RecordedEvent(envelope: envelope)) }
+        return try await store.importEvents(recorded, store: name).sequence
+    }
 
     func close() async { store.close() }
 }
@@ -273,6 +282,13 @@ struct RemoteAccess: StoreAccess {
     func close() async { await connection.close() }
 
     /// Runs a call, turning the client's error into the store's error type for printing.
+    func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
+        let reply: Chordstore_V1_ImportEventsReply = try await remote {
+            try await connection.call(.importEvents, Chordstore_V1_ImportEventsRequest.with { $0.events = events }, timeout: .seconds(60))
+        }
+        return reply.lastSequence
+    }
+
     private func remote<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()

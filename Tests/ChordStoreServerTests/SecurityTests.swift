@@ -23,6 +23,7 @@ struct SecurityTests {
 
     /// What each method needs, written here apart from the registry: a method added to
     /// the service without its line here (and a permission in the registry) fails.
+    /// `status`: an admin token or a cluster member (GetNodeStatus, Backup).
     enum Need { case anyone, read, write, admin, status, member }
     static let needs: [ChordStoreWire.Method: Need] = [
         .addChordset: .write, .renameChordset: .write, .deleteChordset: .write, .setChordColor: .write,
@@ -36,6 +37,7 @@ struct SecurityTests {
         .getNodeStatus: .status,
         .createStore: .admin, .deleteStore: .admin, .listStores: .admin, .getStoreInfo: .admin,
         .createToken: .admin, .revokeToken: .admin, .listTokens: .admin,
+        .backup: .status, .importEvents: .admin,
     ]
 
     enum Caller: String, CaseIterable { case stranger, member, admin, readWrite, readOnly }

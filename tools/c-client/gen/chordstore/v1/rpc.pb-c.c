@@ -2983,6 +2983,321 @@ void   chordstore__v1__token_info__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__token_info__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__backup_request__init
+                     (Chordstore__V1__BackupRequest         *message)
+{
+  static const Chordstore__V1__BackupRequest init_value = CHORDSTORE__V1__BACKUP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__backup_request__get_packed_size
+                     (const Chordstore__V1__BackupRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__backup_request__pack
+                     (const Chordstore__V1__BackupRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__backup_request__pack_to_buffer
+                     (const Chordstore__V1__BackupRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__BackupRequest *
+       chordstore__v1__backup_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__BackupRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__backup_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__backup_request__free_unpacked
+                     (Chordstore__V1__BackupRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__backup_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__backup_chunk__init
+                     (Chordstore__V1__BackupChunk         *message)
+{
+  static const Chordstore__V1__BackupChunk init_value = CHORDSTORE__V1__BACKUP_CHUNK__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__backup_chunk__get_packed_size
+                     (const Chordstore__V1__BackupChunk *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_chunk__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__backup_chunk__pack
+                     (const Chordstore__V1__BackupChunk *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_chunk__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__backup_chunk__pack_to_buffer
+                     (const Chordstore__V1__BackupChunk *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_chunk__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__BackupChunk *
+       chordstore__v1__backup_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__BackupChunk *)
+     protobuf_c_message_unpack (&chordstore__v1__backup_chunk__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__backup_chunk__free_unpacked
+                     (Chordstore__V1__BackupChunk *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__backup_chunk__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__backup_header__init
+                     (Chordstore__V1__BackupHeader         *message)
+{
+  static const Chordstore__V1__BackupHeader init_value = CHORDSTORE__V1__BACKUP_HEADER__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__backup_header__get_packed_size
+                     (const Chordstore__V1__BackupHeader *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_header__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__backup_header__pack
+                     (const Chordstore__V1__BackupHeader *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_header__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__backup_header__pack_to_buffer
+                     (const Chordstore__V1__BackupHeader *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_header__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__BackupHeader *
+       chordstore__v1__backup_header__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__BackupHeader *)
+     protobuf_c_message_unpack (&chordstore__v1__backup_header__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__backup_header__free_unpacked
+                     (Chordstore__V1__BackupHeader *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__backup_header__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__backup_file__init
+                     (Chordstore__V1__BackupFile         *message)
+{
+  static const Chordstore__V1__BackupFile init_value = CHORDSTORE__V1__BACKUP_FILE__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__backup_file__get_packed_size
+                     (const Chordstore__V1__BackupFile *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__backup_file__pack
+                     (const Chordstore__V1__BackupFile *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__backup_file__pack_to_buffer
+                     (const Chordstore__V1__BackupFile *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__BackupFile *
+       chordstore__v1__backup_file__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__BackupFile *)
+     protobuf_c_message_unpack (&chordstore__v1__backup_file__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__backup_file__free_unpacked
+                     (Chordstore__V1__BackupFile *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__backup_file__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__backup_file_end__init
+                     (Chordstore__V1__BackupFileEnd         *message)
+{
+  static const Chordstore__V1__BackupFileEnd init_value = CHORDSTORE__V1__BACKUP_FILE_END__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__backup_file_end__get_packed_size
+                     (const Chordstore__V1__BackupFileEnd *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file_end__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__backup_file_end__pack
+                     (const Chordstore__V1__BackupFileEnd *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file_end__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__backup_file_end__pack_to_buffer
+                     (const Chordstore__V1__BackupFileEnd *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__backup_file_end__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__BackupFileEnd *
+       chordstore__v1__backup_file_end__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__BackupFileEnd *)
+     protobuf_c_message_unpack (&chordstore__v1__backup_file_end__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__backup_file_end__free_unpacked
+                     (Chordstore__V1__BackupFileEnd *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__backup_file_end__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__import_events_request__init
+                     (Chordstore__V1__ImportEventsRequest         *message)
+{
+  static const Chordstore__V1__ImportEventsRequest init_value = CHORDSTORE__V1__IMPORT_EVENTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__import_events_request__get_packed_size
+                     (const Chordstore__V1__ImportEventsRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__import_events_request__pack
+                     (const Chordstore__V1__ImportEventsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__import_events_request__pack_to_buffer
+                     (const Chordstore__V1__ImportEventsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ImportEventsRequest *
+       chordstore__v1__import_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ImportEventsRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__import_events_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__import_events_request__free_unpacked
+                     (Chordstore__V1__ImportEventsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__import_events_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__import_events_reply__init
+                     (Chordstore__V1__ImportEventsReply         *message)
+{
+  static const Chordstore__V1__ImportEventsReply init_value = CHORDSTORE__V1__IMPORT_EVENTS_REPLY__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__import_events_reply__get_packed_size
+                     (const Chordstore__V1__ImportEventsReply *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__import_events_reply__pack
+                     (const Chordstore__V1__ImportEventsReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__import_events_reply__pack_to_buffer
+                     (const Chordstore__V1__ImportEventsReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__import_events_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ImportEventsReply *
+       chordstore__v1__import_events_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ImportEventsReply *)
+     protobuf_c_message_unpack (&chordstore__v1__import_events_reply__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__import_events_reply__free_unpacked
+                     (Chordstore__V1__ImportEventsReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__import_events_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor chordstore__v1__frame__field_descriptors[4] =
 {
   {
@@ -7123,6 +7438,395 @@ const ProtobufCMessageDescriptor chordstore__v1__token_info__descriptor =
   (ProtobufCMessageInit) chordstore__v1__token_info__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define chordstore__v1__backup_request__field_descriptors NULL
+#define chordstore__v1__backup_request__field_indices_by_name NULL
+#define chordstore__v1__backup_request__number_ranges NULL
+const ProtobufCMessageDescriptor chordstore__v1__backup_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.BackupRequest",
+  "BackupRequest",
+  "Chordstore__V1__BackupRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__BackupRequest),
+  0,
+  chordstore__v1__backup_request__field_descriptors,
+  chordstore__v1__backup_request__field_indices_by_name,
+  0,  chordstore__v1__backup_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__backup_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__backup_chunk__field_descriptors[4] =
+{
+  {
+    "header",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__BackupChunk, part_case),
+    offsetof(Chordstore__V1__BackupChunk, header),
+    &chordstore__v1__backup_header__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "file",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__BackupChunk, part_case),
+    offsetof(Chordstore__V1__BackupChunk, file),
+    &chordstore__v1__backup_file__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "data",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Chordstore__V1__BackupChunk, part_case),
+    offsetof(Chordstore__V1__BackupChunk, data),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "file_end",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__BackupChunk, part_case),
+    offsetof(Chordstore__V1__BackupChunk, file_end),
+    &chordstore__v1__backup_file_end__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__backup_chunk__field_indices_by_name[] = {
+  2,   /* field[2] = data */
+  1,   /* field[1] = file */
+  3,   /* field[3] = file_end */
+  0,   /* field[0] = header */
+};
+static const ProtobufCIntRange chordstore__v1__backup_chunk__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__backup_chunk__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.BackupChunk",
+  "BackupChunk",
+  "Chordstore__V1__BackupChunk",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__BackupChunk),
+  4,
+  chordstore__v1__backup_chunk__field_descriptors,
+  chordstore__v1__backup_chunk__field_indices_by_name,
+  1,  chordstore__v1__backup_chunk__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__backup_chunk__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__backup_header__field_descriptors[6] =
+{
+  {
+    "format",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, format),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "views_version",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, views_version),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "node",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, node),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "started",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, started),
+    &google__protobuf__timestamp__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "log_sequence",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "estimated_bytes",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupHeader, estimated_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__backup_header__field_indices_by_name[] = {
+  5,   /* field[5] = estimated_bytes */
+  0,   /* field[0] = format */
+  4,   /* field[4] = log_sequence */
+  2,   /* field[2] = node */
+  3,   /* field[3] = started */
+  1,   /* field[1] = views_version */
+};
+static const ProtobufCIntRange chordstore__v1__backup_header__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__backup_header__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.BackupHeader",
+  "BackupHeader",
+  "Chordstore__V1__BackupHeader",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__BackupHeader),
+  6,
+  chordstore__v1__backup_header__field_descriptors,
+  chordstore__v1__backup_header__field_indices_by_name,
+  1,  chordstore__v1__backup_header__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__backup_header__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__backup_file__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupFile, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__backup_file__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__backup_file__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__backup_file__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.BackupFile",
+  "BackupFile",
+  "Chordstore__V1__BackupFile",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__BackupFile),
+  1,
+  chordstore__v1__backup_file__field_descriptors,
+  chordstore__v1__backup_file__field_indices_by_name,
+  1,  chordstore__v1__backup_file__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__backup_file__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__backup_file_end__field_descriptors[3] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupFileEnd, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bytes",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupFileEnd, bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "digest",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__BackupFileEnd, digest),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__backup_file_end__field_indices_by_name[] = {
+  1,   /* field[1] = bytes */
+  2,   /* field[2] = digest */
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange chordstore__v1__backup_file_end__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__backup_file_end__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.BackupFileEnd",
+  "BackupFileEnd",
+  "Chordstore__V1__BackupFileEnd",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__BackupFileEnd),
+  3,
+  chordstore__v1__backup_file_end__field_descriptors,
+  chordstore__v1__backup_file_end__field_indices_by_name,
+  1,  chordstore__v1__backup_file_end__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__backup_file_end__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__import_events_request__field_descriptors[1] =
+{
+  {
+    "events",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__ImportEventsRequest, n_events),
+    offsetof(Chordstore__V1__ImportEventsRequest, events),
+    &chordstore__v1__event_envelope__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__import_events_request__field_indices_by_name[] = {
+  0,   /* field[0] = events */
+};
+static const ProtobufCIntRange chordstore__v1__import_events_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__import_events_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ImportEventsRequest",
+  "ImportEventsRequest",
+  "Chordstore__V1__ImportEventsRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ImportEventsRequest),
+  1,
+  chordstore__v1__import_events_request__field_descriptors,
+  chordstore__v1__import_events_request__field_indices_by_name,
+  1,  chordstore__v1__import_events_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__import_events_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__import_events_reply__field_descriptors[2] =
+{
+  {
+    "last_sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ImportEventsReply, last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "log_sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ImportEventsReply, log_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__import_events_reply__field_indices_by_name[] = {
+  0,   /* field[0] = last_sequence */
+  1,   /* field[1] = log_sequence */
+};
+static const ProtobufCIntRange chordstore__v1__import_events_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__import_events_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ImportEventsReply",
+  "ImportEventsReply",
+  "Chordstore__V1__ImportEventsReply",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ImportEventsReply),
+  2,
+  chordstore__v1__import_events_reply__field_descriptors,
+  chordstore__v1__import_events_reply__field_indices_by_name,
+  1,  chordstore__v1__import_events_reply__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__import_events_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue chordstore__v1__durability__enum_values_by_number[3] =
 {
   { "DURABILITY_DEFAULT", "CHORDSTORE__V1__DURABILITY__DURABILITY_DEFAULT", 0 },
@@ -7183,7 +7887,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[36] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[38] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -7221,10 +7925,13 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "CreateToken", &chordstore__v1__create_token_request__descriptor, &chordstore__v1__created_token__descriptor },
   { "RevokeToken", &chordstore__v1__revoke_token_request__descriptor, &chordstore__v1__revoke_token_reply__descriptor },
   { "ListTokens", &chordstore__v1__list_tokens_request__descriptor, &chordstore__v1__token_list__descriptor },
+  { "Backup", &chordstore__v1__backup_request__descriptor, &chordstore__v1__backup_chunk__descriptor },
+  { "ImportEvents", &chordstore__v1__import_events_request__descriptor, &chordstore__v1__import_events_reply__descriptor },
 };
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   25,        /* AckReplication */
   0,        /* AddChordset */
+  36,        /* Backup */
   22,        /* CountChordsets */
   29,        /* CreateStore */
   33,        /* CreateToken */
@@ -7241,6 +7948,7 @@ const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   17,        /* GetSession */
   32,        /* GetStoreInfo */
   14,        /* Health */
+  37,        /* ImportEvents */
   8,        /* ListChordsets */
   31,        /* ListStores */
   35,        /* ListTokens */
@@ -7267,7 +7975,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  36,
+  38,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -7558,6 +8266,22 @@ void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 35, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__backup(ProtobufCService *service,
+                                         const Chordstore__V1__BackupRequest *input,
+                                         Chordstore__V1__BackupChunk_Closure closure,
+                                         void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 36, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__import_events(ProtobufCService *service,
+                                                const Chordstore__V1__ImportEventsRequest *input,
+                                                Chordstore__V1__ImportEventsReply_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 37, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

@@ -86,6 +86,13 @@ typedef struct Chordstore__V1__RevokeTokenReply Chordstore__V1__RevokeTokenReply
 typedef struct Chordstore__V1__ListTokensRequest Chordstore__V1__ListTokensRequest;
 typedef struct Chordstore__V1__TokenList Chordstore__V1__TokenList;
 typedef struct Chordstore__V1__TokenInfo Chordstore__V1__TokenInfo;
+typedef struct Chordstore__V1__BackupRequest Chordstore__V1__BackupRequest;
+typedef struct Chordstore__V1__BackupChunk Chordstore__V1__BackupChunk;
+typedef struct Chordstore__V1__BackupHeader Chordstore__V1__BackupHeader;
+typedef struct Chordstore__V1__BackupFile Chordstore__V1__BackupFile;
+typedef struct Chordstore__V1__BackupFileEnd Chordstore__V1__BackupFileEnd;
+typedef struct Chordstore__V1__ImportEventsRequest Chordstore__V1__ImportEventsRequest;
+typedef struct Chordstore__V1__ImportEventsReply Chordstore__V1__ImportEventsReply;
 
 
 /* --- enums --- */
@@ -1383,6 +1390,151 @@ struct  Chordstore__V1__TokenInfo
     , (char *)protobuf_c_empty_string, CHORDSTORE__V1__TOKEN_ROLE__TOKEN_ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string }
 
 
+/*
+ * Backup: the stream sends one header, then for each file (views/data.mdb, then
+ * data.mdb) a BackupFile, its bytes in `data` chunks of at most 1 MiB, and a
+ * BackupFileEnd; then the call ends with OK. Each file is LMDB's compacting copy of one
+ * read transaction; the views' is taken first, so the log's copy holds at least every
+ * event they reflect.
+ */
+struct  Chordstore__V1__BackupRequest
+{
+  ProtobufCMessage base;
+};
+#define CHORDSTORE__V1__BACKUP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__backup_request__descriptor) \
+     }
+
+
+typedef enum {
+  CHORDSTORE__V1__BACKUP_CHUNK__PART__NOT_SET = 0,
+  CHORDSTORE__V1__BACKUP_CHUNK__PART_HEADER = 1,
+  CHORDSTORE__V1__BACKUP_CHUNK__PART_FILE = 2,
+  CHORDSTORE__V1__BACKUP_CHUNK__PART_DATA = 3,
+  CHORDSTORE__V1__BACKUP_CHUNK__PART_FILE_END = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__BACKUP_CHUNK__PART__CASE)
+} Chordstore__V1__BackupChunk__PartCase;
+
+struct  Chordstore__V1__BackupChunk
+{
+  ProtobufCMessage base;
+  Chordstore__V1__BackupChunk__PartCase part_case;
+  union {
+    Chordstore__V1__BackupHeader *header;
+    Chordstore__V1__BackupFile *file;
+    /*
+     * the current file's next bytes
+     */
+    ProtobufCBinaryData data;
+    Chordstore__V1__BackupFileEnd *file_end;
+  };
+};
+#define CHORDSTORE__V1__BACKUP_CHUNK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__backup_chunk__descriptor) \
+    , CHORDSTORE__V1__BACKUP_CHUNK__PART__NOT_SET, {0} }
+
+
+struct  Chordstore__V1__BackupHeader
+{
+  ProtobufCMessage base;
+  /*
+   * the data directory's on-disk format (4)
+   */
+  uint32_t format;
+  /*
+   * the views' layout (8)
+   */
+  uint32_t views_version;
+  /*
+   * the node copied
+   */
+  char *node;
+  Google__Protobuf__Timestamp *started;
+  /*
+   * the log's last position when the copy began
+   */
+  uint64_t log_sequence;
+  /*
+   * the files' pages in use: at least what the copies hold
+   */
+  uint64_t estimated_bytes;
+};
+#define CHORDSTORE__V1__BACKUP_HEADER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__backup_header__descriptor) \
+    , 0, 0, (char *)protobuf_c_empty_string, NULL, 0, 0 }
+
+
+struct  Chordstore__V1__BackupFile
+{
+  ProtobufCMessage base;
+  /*
+   * its path in a data directory
+   */
+  char *name;
+};
+#define CHORDSTORE__V1__BACKUP_FILE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__backup_file__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Chordstore__V1__BackupFileEnd
+{
+  ProtobufCMessage base;
+  char *name;
+  /*
+   * the file's size
+   */
+  uint64_t bytes;
+  /*
+   * XXH64 over the file's consecutive 1 MiB blocks, each seeded with the hash of the
+   * block before (0 for the first); the last block may be shorter.
+   */
+  uint64_t digest;
+};
+#define CHORDSTORE__V1__BACKUP_FILE_END__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__backup_file_end__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0 }
+
+
+/*
+ * Appends events exported from a store (EventEnvelopes as ReadLog sends them) to the
+ * call's store, in order: the first event must follow the store's last (sequence 1 for
+ * an empty store), each next one the one before. Each keeps its sequence, timestamp,
+ * session, command id and undo mark, and is checked against the store's state (as a
+ * command would be) before it is folded; its store, log position, epoch, checksum and
+ * token id are this server's. A batch is taken whole or not at all.
+ */
+struct  Chordstore__V1__ImportEventsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * at most 1,000 per call
+   */
+  size_t n_events;
+  Chordstore__V1__EventEnvelope **events;
+};
+#define CHORDSTORE__V1__IMPORT_EVENTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__import_events_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Chordstore__V1__ImportEventsReply
+{
+  ProtobufCMessage base;
+  /*
+   * the store's last event after the batch
+   */
+  uint64_t last_sequence;
+  /*
+   * the batch's last event in the whole log
+   */
+  uint64_t log_sequence;
+};
+#define CHORDSTORE__V1__IMPORT_EVENTS_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__import_events_reply__descriptor) \
+    , 0, 0 }
+
+
 /* Chordstore__V1__Frame methods */
 void   chordstore__v1__frame__init
                      (Chordstore__V1__Frame         *message);
@@ -2640,6 +2792,139 @@ Chordstore__V1__TokenInfo *
 void   chordstore__v1__token_info__free_unpacked
                      (Chordstore__V1__TokenInfo *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__BackupRequest methods */
+void   chordstore__v1__backup_request__init
+                     (Chordstore__V1__BackupRequest         *message);
+size_t chordstore__v1__backup_request__get_packed_size
+                     (const Chordstore__V1__BackupRequest   *message);
+size_t chordstore__v1__backup_request__pack
+                     (const Chordstore__V1__BackupRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__backup_request__pack_to_buffer
+                     (const Chordstore__V1__BackupRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__BackupRequest *
+       chordstore__v1__backup_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__backup_request__free_unpacked
+                     (Chordstore__V1__BackupRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__BackupChunk methods */
+void   chordstore__v1__backup_chunk__init
+                     (Chordstore__V1__BackupChunk         *message);
+size_t chordstore__v1__backup_chunk__get_packed_size
+                     (const Chordstore__V1__BackupChunk   *message);
+size_t chordstore__v1__backup_chunk__pack
+                     (const Chordstore__V1__BackupChunk   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__backup_chunk__pack_to_buffer
+                     (const Chordstore__V1__BackupChunk   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__BackupChunk *
+       chordstore__v1__backup_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__backup_chunk__free_unpacked
+                     (Chordstore__V1__BackupChunk *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__BackupHeader methods */
+void   chordstore__v1__backup_header__init
+                     (Chordstore__V1__BackupHeader         *message);
+size_t chordstore__v1__backup_header__get_packed_size
+                     (const Chordstore__V1__BackupHeader   *message);
+size_t chordstore__v1__backup_header__pack
+                     (const Chordstore__V1__BackupHeader   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__backup_header__pack_to_buffer
+                     (const Chordstore__V1__BackupHeader   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__BackupHeader *
+       chordstore__v1__backup_header__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__backup_header__free_unpacked
+                     (Chordstore__V1__BackupHeader *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__BackupFile methods */
+void   chordstore__v1__backup_file__init
+                     (Chordstore__V1__BackupFile         *message);
+size_t chordstore__v1__backup_file__get_packed_size
+                     (const Chordstore__V1__BackupFile   *message);
+size_t chordstore__v1__backup_file__pack
+                     (const Chordstore__V1__BackupFile   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__backup_file__pack_to_buffer
+                     (const Chordstore__V1__BackupFile   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__BackupFile *
+       chordstore__v1__backup_file__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__backup_file__free_unpacked
+                     (Chordstore__V1__BackupFile *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__BackupFileEnd methods */
+void   chordstore__v1__backup_file_end__init
+                     (Chordstore__V1__BackupFileEnd         *message);
+size_t chordstore__v1__backup_file_end__get_packed_size
+                     (const Chordstore__V1__BackupFileEnd   *message);
+size_t chordstore__v1__backup_file_end__pack
+                     (const Chordstore__V1__BackupFileEnd   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__backup_file_end__pack_to_buffer
+                     (const Chordstore__V1__BackupFileEnd   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__BackupFileEnd *
+       chordstore__v1__backup_file_end__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__backup_file_end__free_unpacked
+                     (Chordstore__V1__BackupFileEnd *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ImportEventsRequest methods */
+void   chordstore__v1__import_events_request__init
+                     (Chordstore__V1__ImportEventsRequest         *message);
+size_t chordstore__v1__import_events_request__get_packed_size
+                     (const Chordstore__V1__ImportEventsRequest   *message);
+size_t chordstore__v1__import_events_request__pack
+                     (const Chordstore__V1__ImportEventsRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__import_events_request__pack_to_buffer
+                     (const Chordstore__V1__ImportEventsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ImportEventsRequest *
+       chordstore__v1__import_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__import_events_request__free_unpacked
+                     (Chordstore__V1__ImportEventsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ImportEventsReply methods */
+void   chordstore__v1__import_events_reply__init
+                     (Chordstore__V1__ImportEventsReply         *message);
+size_t chordstore__v1__import_events_reply__get_packed_size
+                     (const Chordstore__V1__ImportEventsReply   *message);
+size_t chordstore__v1__import_events_reply__pack
+                     (const Chordstore__V1__ImportEventsReply   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__import_events_reply__pack_to_buffer
+                     (const Chordstore__V1__ImportEventsReply   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ImportEventsReply *
+       chordstore__v1__import_events_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__import_events_reply__free_unpacked
+                     (Chordstore__V1__ImportEventsReply *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Chordstore__V1__Frame_Closure)
@@ -2843,6 +3128,27 @@ typedef void (*Chordstore__V1__TokenList_Closure)
 typedef void (*Chordstore__V1__TokenInfo_Closure)
                  (const Chordstore__V1__TokenInfo *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__BackupRequest_Closure)
+                 (const Chordstore__V1__BackupRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__BackupChunk_Closure)
+                 (const Chordstore__V1__BackupChunk *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__BackupHeader_Closure)
+                 (const Chordstore__V1__BackupHeader *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__BackupFile_Closure)
+                 (const Chordstore__V1__BackupFile *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__BackupFileEnd_Closure)
+                 (const Chordstore__V1__BackupFileEnd *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ImportEventsRequest_Closure)
+                 (const Chordstore__V1__ImportEventsRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ImportEventsReply_Closure)
+                 (const Chordstore__V1__ImportEventsReply *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2994,6 +3300,14 @@ struct Chordstore__V1__ChordStore_Service
                       const Chordstore__V1__ListTokensRequest *input,
                       Chordstore__V1__TokenList_Closure closure,
                       void *closure_data);
+  void (*backup)(Chordstore__V1__ChordStore_Service *service,
+                 const Chordstore__V1__BackupRequest *input,
+                 Chordstore__V1__BackupChunk_Closure closure,
+                 void *closure_data);
+  void (*import_events)(Chordstore__V1__ChordStore_Service *service,
+                        const Chordstore__V1__ImportEventsRequest *input,
+                        Chordstore__V1__ImportEventsReply_Closure closure,
+                        void *closure_data);
 };
 typedef void (*Chordstore__V1__ChordStore_ServiceDestroy)(Chordstore__V1__ChordStore_Service *);
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
@@ -3037,7 +3351,9 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## get_store_info,\
       function_prefix__ ## create_token,\
       function_prefix__ ## revoke_token,\
-      function_prefix__ ## list_tokens  }
+      function_prefix__ ## list_tokens,\
+      function_prefix__ ## backup,\
+      function_prefix__ ## import_events  }
 void chordstore__v1__chord_store__add_chordset(ProtobufCService *service,
                                                const Chordstore__V1__AddChordsetRequest *input,
                                                Chordstore__V1__CommandReply_Closure closure,
@@ -3182,6 +3498,14 @@ void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
                                               const Chordstore__V1__ListTokensRequest *input,
                                               Chordstore__V1__TokenList_Closure closure,
                                               void *closure_data);
+void chordstore__v1__chord_store__backup(ProtobufCService *service,
+                                         const Chordstore__V1__BackupRequest *input,
+                                         Chordstore__V1__BackupChunk_Closure closure,
+                                         void *closure_data);
+void chordstore__v1__chord_store__import_events(ProtobufCService *service,
+                                                const Chordstore__V1__ImportEventsRequest *input,
+                                                Chordstore__V1__ImportEventsReply_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 
@@ -3256,6 +3580,13 @@ extern const ProtobufCMessageDescriptor chordstore__v1__revoke_token_reply__desc
 extern const ProtobufCMessageDescriptor chordstore__v1__list_tokens_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__token_list__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__token_info__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__backup_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__backup_chunk__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__backup_header__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__backup_file__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__backup_file_end__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__import_events_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__import_events_reply__descriptor;
 extern const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -1,0 +1,180 @@
+public import ChordStoreDomain
+public import Foundation
+import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a backup stream (``BackupPart``s, from ``ChordStore/copyFiles(_:)`` here or on a
+/// server) into a new directory: each file checked against its size and ``BlockDigest``,
+/// synced, and at the end a manifest (``BackupManifest``) naming the copied log's last
+/// event. Only the files of ``BackupFiles/all`` are taken, in their order: a stream
+/// cannot write anywhere else.
+///
+/// ```swift
+/// let receiver = try BackupReceiver(directory: URL(fileURLWithPath: "backup"))
+/// try await store.copyFiles { try receiver.take($0) }
+/// let manifest = try receiver.finish(node: "n1", started: start)
+/// ```
+public final class BackupReceiver {
+    /// Where the files go.
+    public let directory: URL
+    private var open: (name: String, fd: Int32, digest: BlockDigest)?
+    private var files: [BackupManifest.File] = []
+    /// Bytes written so far, over all files.
+    public private(set) var bytesWritten: UInt64 = 0
+
+    /// Receives into `directory`, which must not exist or be empty (it is created).
+    public init(directory: URL) throws(ChordStoreError) {
+        self.directory = directory
+        try Self.prepareEmpty(directory)
+        do {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("views"), withIntermediateDirectories: true)
+        } catch {
+            throw ChordStoreError(.unavailable, "cannot create \(directory.path)/views: \(error.localizedDescription)")
+        }
+    }
+
+    deinit {
+        if let open { close(open.fd) }
+    }
+
+    /// Refuses a directory that exists and holds anything (or a file); returns whether it
+    /// exists.
+    @discardableResult
+    static func checkEmpty(_ directory: URL, ignoring: Set<String> = []) throws(ChordStoreError) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else { return false }
+        guard isDirectory.boolValue else { throw ChordStoreError(.alreadyExists, "\(directory.path) exists and is not a directory") }
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !ignoring.contains($0) }
+        guard entries.isEmpty else {
+            throw ChordStoreError(.alreadyExists, "\(directory.path) is not empty (it holds \(entries.sorted().prefix(3).joined(separator: ", "))\(entries.count > 3 ? ", …" : "")): give a new or empty directory")
+        }
+        return true
+    }
+
+    /// Refuses a directory that exists and holds anything; creates it otherwise.
+    static func prepareEmpty(_ directory: URL, ignoring: Set<String> = []) throws(ChordStoreError) {
+        if try checkEmpty(directory, ignoring: ignoring) { return }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ChordStoreError(.unavailable, "cannot create \(directory.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Takes the stream's next part.
+    public func take(_ part: BackupPart) throws(ChordStoreError) {
+        switch part {
+        case .file(let name):
+            guard open == nil, files.count < BackupFiles.all.count, name == BackupFiles.all[files.count] else {
+                throw ChordStoreError(.dataLoss, "the backup stream sent file \(name.prefix(100)) out of order")
+            }
+            let path = directory.appendingPathComponent(name).path
+            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw Self.failure("create", path) }
+            open = (name, fd, BlockDigest())
+        case .bytes(let bytes):
+            guard var current = open else { throw ChordStoreError(.dataLoss, "the backup stream sent bytes outside a file") }
+            let path = directory.appendingPathComponent(current.name).path
+            var failure: ChordStoreError?
+            bytes.withUnsafeBytes { buffer in
+                do throws(ChordStoreError) {
+                    try Self.writeAll(buffer, to: current.fd, path: path)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            current.digest.update(bytes)
+            open = current
+            bytesWritten += UInt64(bytes.count)
+        case .fileEnd(let name, let bytes, let digest):
+            guard let current = open, current.name == name else {
+                throw ChordStoreError(.dataLoss, "the backup stream ended file \(name.prefix(100)), which it had not begun")
+            }
+            open = nil
+            defer { close(current.fd) }
+            guard current.digest.count == bytes, current.digest.value == digest else {
+                throw ChordStoreError(
+                    .dataLoss,
+                    "\(name) arrived damaged: \(current.digest.count) bytes with digest \(String(format: "%016llx", current.digest.value)), the sender sent \(bytes) bytes with \(String(format: "%016llx", digest))")
+            }
+            guard fsync(current.fd) == 0 else { throw Self.failure("sync", directory.appendingPathComponent(name).path) }
+            files.append(BackupManifest.File(name: name, bytes: bytes, digest: digest))
+        }
+    }
+
+    /// Ends the stream: checks that every file came whole, reads the copied log's last
+    /// event, and writes the manifest (synced, as is the directory).
+    public func finish(node: String, started: Date) throws(ChordStoreError) -> BackupManifest {
+        guard open == nil, files.map(\.name) == BackupFiles.all else {
+            throw ChordStoreError(.dataLoss, "the backup stream ended before every file came whole (got \(files.map(\.name)))")
+        }
+        let head = try Self.logHead(of: directory)
+        let manifest = BackupManifest(
+            format: Int(LMDBBackend.formatVersion), viewsVersion: Int(LMDBBackend.viewsVersion), node: node,
+            started: Instant(started).description, head: head, files: files)
+        let url = directory.appendingPathComponent(BackupFiles.manifest)
+        do {
+            try manifest.encoded().write(to: url, options: .atomic)
+        } catch let error as ChordStoreError {
+            throw error
+        } catch {
+            throw ChordStoreError(.unavailable, "cannot write \(url.path): \(error.localizedDescription)")
+        }
+        try Self.syncPath(url.path)
+        try Self.syncPath(directory.appendingPathComponent("views").path)
+        try Self.syncPath(directory.path)
+        return manifest
+    }
+
+    /// The last event of the log file `data.mdb` in `directory`, opened read-only.
+    static func logHead(of directory: URL) throws(ChordStoreError) -> LogPosition {
+        do {
+            var options = Environment.Options()
+            options.readOnly = true
+            options.maxDatabases = 32
+            let env = try Environment(directory: directory, options: options)
+            defer { env.close() }
+            return try env.withReadTransaction { txn in
+                let log = try txn.existingDatabase("log")
+                let last = try txn.withCursor(log) { cursor in try cursor.last().map { (try StoreKeys.sequence($0.key), Array($0.value)) } }
+                guard let (sequence, record) = last else { return LogPosition.start }
+                return try record.withUnsafeBytes { bytes throws(ChordStoreError) in
+                    let recorded = try RecordCodec.decode(bytes, sequence: sequence)
+                    return LogPosition(sequence: sequence, epoch: recorded.epoch, checksum: RecordCodec.storedChecksum(bytes) ?? 0)
+                }
+            }
+        } catch {
+            let wrapped = ChordStoreError.wrapping(error)
+            throw ChordStoreError(.dataLoss, "the log in \(directory.path) cannot be read: \(wrapped.message)")
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` (the file at `path`).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(ChordStoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw failure("write", path) }
+            offset += written
+        }
+    }
+
+    /// fsyncs the file or directory at `path`.
+    static func syncPath(_ path: String) throws(ChordStoreError) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw failure("sync", path) }
+    }
+
+    static func failure(_ action: String, _ path: String) -> ChordStoreError {
+        let code = errno
+        let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
+        if code == ENOSPC || code == EDQUOT { return ChordStoreError(.resourceExhausted, "the disk is full: \(message)") }
+        return ChordStoreError(.unavailable, message)
+    }
+}

@@ -1,0 +1,46 @@
+public import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreWire
+public import ChordStoreEngine
+import ChordStoreProto
+public import Foundation
+import SwiftProtobuf
+
+/// Receives a server's `Backup` stream into a new directory (``BackupReceiver``): what
+/// `chordstore backup` does, and what a new follower bootstraps from.
+public enum BackupDownload {
+    /// Copies the files of the server `client` reaches into `directory` (new or empty)
+    /// and writes their manifest; `progress(received, expected)` reports bytes (expected
+    /// is an estimate: the compacted copy is usually smaller). On failure the files
+    /// written so far stay: remove `directory`.
+    public static func download(
+        from client: Client, into directory: URL, progress: (UInt64, UInt64) -> Void = { _, _ in }
+    ) async throws -> BackupManifest {
+        let receiver = try BackupReceiver(directory: directory)
+        let stream = try await client.stream(.backup, Chordstore_V1_BackupRequest(), as: Chordstore_V1_BackupChunk.self)
+        var header: Chordstore_V1_BackupHeader?
+        for try await chunk in stream {
+            switch chunk.part {
+            case .header(let first):
+                guard header == nil else { throw ChordStoreError(.dataLoss, "the backup stream sent a second header") }
+                guard first.format <= ChordStore.dataFormat.format else {
+                    throw ChordStoreError(
+                        .failedPrecondition,
+                        "the server's data has format \(first.format), newer than this chordstore reads (\(ChordStore.dataFormat.format))")
+                }
+                header = first
+            case .file(let file):
+                try receiver.take(.file(file.name))
+            case .data(let data):
+                try receiver.take(.bytes(Array(data)))
+                progress(receiver.bytesWritten, max(receiver.bytesWritten, header?.estimatedBytes ?? 0))
+            case .fileEnd(let end):
+                try receiver.take(.fileEnd(end.name, bytes: end.bytes, digest: end.digest))
+            case nil:
+                throw ChordStoreError(.dataLoss, "the backup stream sent a chunk of no known kind")
+            }
+        }
+        guard let header else { throw ChordStoreError(.dataLoss, "the backup stream sent no header") }
+        return try receiver.finish(node: header.node, started: header.started.date)
+    }
+}

@@ -1,0 +1,86 @@
+public import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreWire
+public import ChordStoreEngine
+public import Foundation
+public import Logging
+
+/// A new follower's first copy of its leader: instead of replaying the leader's whole
+/// log event by event (about 30 s for a million events), it takes the leader's files as
+/// a backup (`Backup`: LMDB's compacting copy of the views and the log) into its data
+/// directory, opens them, and then follows from the copy's last event as usual. The copy
+/// moves pages at disk and network speed, and the views need no rebuilding.
+///
+/// The files arrive in `DATA/bootstrap.partial/`, each checked against its digest, and
+/// are moved into place only once whole (the log last); a crash before that leaves a
+/// directory without a log, which bootstraps again on the next start.
+public enum FollowerBootstrap {
+    /// The staging directory inside the data directory.
+    public static let staging = "bootstrap.partial"
+
+    /// Whether `directory` holds no log yet (a new data directory, or one whose bootstrap
+    /// was interrupted).
+    public static func isNew(_ directory: URL) -> Bool {
+        !FileManager.default.fileExists(atPath: directory.appendingPathComponent(BackupFiles.log).path)
+    }
+
+    /// Copies the files of the leader at `leader` into `directory` (which holds no log),
+    /// showing `credentials` (a cluster member's, or an admin token), trying again with a
+    /// backoff for up to `patience`. Returns the copied log's last event. Throws the last
+    /// failure when `patience` runs out: the caller then replays the log instead.
+    public static func run(
+        leader: String, into directory: URL, credentials: ClientCredentials, patience: Duration = .seconds(30), logger: Logger
+    ) async throws -> LogPosition {
+        let stage = directory.appendingPathComponent(staging)
+        let deadline = ContinuousClock.now + patience
+        var backoff = Backoff(first: .milliseconds(200), limit: .seconds(5), jitter: 0.2)
+        while true {
+            clearLeftovers(in: directory)
+            let began = ContinuousClock.now
+            let client = Client(address: leader, retry: .once, credentials: credentials)
+            do {
+                guard let client else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
+                defer { Task { await client.close() } }
+                let manifest = try await BackupDownload.download(from: client, into: stage)
+                let head = try ChordStore.restore(backup: stage, into: directory, move: true, ignoring: leftovers)
+                try? FileManager.default.removeItem(at: stage)
+                let bytes = manifest.files.reduce(UInt64(0)) { $0 + $1.bytes }
+                logger.notice("bootstrapped from a copy of the leader's files", metadata: [
+                    "leader": "\(leader)", "events": "\(head.sequence)", "epoch": "\(head.epoch)",
+                    "bytes": "\(bytes)", "took": "\(ContinuousClock.now - began)",
+                ])
+                return head
+            } catch {
+                try? FileManager.default.removeItem(at: stage)
+                let wait = backoff.next()
+                guard Self.isTransient(error), ContinuousClock.now + wait < deadline else { throw error }
+                logger.warning("cannot copy the leader's files yet; trying again", metadata: [
+                    "leader": "\(leader)", "error": "\(error)", "retry_in": "\(wait)",
+                ])
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// Whether trying again may help: the leader unreachable, busy or too slow, or a copy
+    /// damaged on the way. A refused credential, a newer format or a full disk here is
+    /// not retried.
+    static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case let error as ClientError: [.unavailable, .deadlineExceeded, .resourceExhausted].contains(error.code)
+        case let error as ChordStoreError: error.code == .unavailable || error.code == .dataLoss  // a copy that arrived damaged
+        default: false
+        }
+    }
+
+    /// What a data directory without a log may hold and a bootstrap may replace: the
+    /// staging directory, views of no log, the lock files, the node's admin token.
+    static let leftovers: Set<String> = [staging, "views", "chordstore.lock", "lock.mdb", "admin.token"]
+
+    /// Removes what an interrupted bootstrap left: the staging directory, and views with
+    /// no log beside them.
+    private static func clearLeftovers(in directory: URL) {
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent(staging))
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
+    }
+}

@@ -1,0 +1,158 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import Foundation
+import Synchronization
+import Testing
+
+/// Online backups: a copy taken while writes go on restores to a store whose log is the
+/// source's up to the copy's last event, byte for byte, and which passes verify; a
+/// damaged or partial backup, or a target in use, is refused.
+@Suite("Backup and restore")
+struct BackupTests {
+    /// Copies `store`'s files into a new directory; returns it and the manifest.
+    static func backup(_ store: ChordStore) async throws -> (URL, BackupManifest) {
+        let directory = temporaryDirectory()
+        let receiver = try BackupReceiver(directory: directory)
+        try await store.copyFiles { try receiver.take($0) }
+        return (directory, try receiver.finish(node: "test", started: Date()))
+    }
+
+    /// The log's records up to `sequence`, as stored.
+    static func records(_ store: ChordStore, through sequence: UInt64) throws -> [[UInt8]] {
+        var records: [[UInt8]] = []
+        try store.forEachLogRecord(from: 1) { position, record in
+            guard position <= sequence else { return false }
+            records.append(Array(record))
+            return true
+        }
+        return records
+    }
+
+    @Test("a backup taken during 4 writers' adds restores to the source's log up to its last event, byte for byte, and passes verify")
+    func backupDuringWrites() async throws {
+        let source = try ChordStore.open(at: temporaryDirectory())
+        defer { source.close() }
+        _ = try await source.createStore("other")
+        for index in 0..<200 { _ = try await source.add("before \(index)") }
+        let stop = StopFlag()
+        let writers = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        var index = 0
+                        while !stop.isRaised, index < 50_000 {
+                            let context = CommandContext(store: writer % 2 == 0 ? StoreName.default : "other")
+                            try await source.execute(.addChordset(AddChordset(title: "during \(writer)-\(index)")), context: context)
+                            index += 1
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let (directory, manifest) = try await Self.backup(source)
+        stop.raise()
+        try await writers.value
+        #expect(manifest.logSequence > 201, "writes went on before the copy's log was read")
+        #expect(manifest.files.map(\.name) == BackupFiles.all)
+
+        let target = temporaryDirectory()
+        let head = try ChordStore.restore(backup: directory, into: target)
+        #expect(head.sequence == manifest.logSequence)
+        let restored = try ChordStore.open(at: target)
+        defer { restored.close() }
+        #expect(try Self.records(restored, through: head.sequence) == Self.records(source, through: head.sequence))
+        #expect(try restored.lastLogSequence() == manifest.logSequence)
+        let report = try restored.verify()
+        #expect(report.isSound, "\(String(describing: report.problem))")
+        #expect(try restored.profile().chordsets + restored.profile(store: "other").chordsets == Int(manifest.logSequence) - 1)
+        // The restored store takes writes, after the copied log.
+        _ = try await restored.add("after the restore")
+        #expect(try restored.lastLogSequence() == manifest.logSequence + 1)
+    }
+
+    @Test("restore refuses a non-empty target, a damaged file, a missing file and a directory that is no backup, and writes nothing")
+    func refusals() async throws {
+        let source = try ChordStore.open(at: temporaryDirectory())
+        for index in 0..<20 { _ = try await source.add("\(index)") }
+        let (directory, _) = try await Self.backup(source)
+        source.close()
+
+        let busy = temporaryDirectory()
+        try FileManager.default.createDirectory(at: busy, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: busy.appendingPathComponent("notes.txt"))
+        #expect(throws: ChordStoreError.self) { try ChordStore.restore(backup: directory, into: busy) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: busy.path) == ["notes.txt"])
+
+        let damaged = temporaryDirectory()
+        try FileManager.default.copyItem(at: directory, to: damaged)
+        let handle = try FileHandle(forUpdating: damaged.appendingPathComponent(BackupFiles.log))
+        try handle.seek(toOffset: 4_100)
+        try handle.write(contentsOf: Data([0xFF]))
+        try handle.close()
+        let target = temporaryDirectory()
+        let error = #expect(throws: ChordStoreError.self) { try ChordStore.restore(backup: damaged, into: target) }
+        #expect(error?.code == .dataLoss && error?.message.contains("damaged") == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: target.appendingPathComponent(BackupFiles.log).path))
+
+        try FileManager.default.removeItem(at: damaged.appendingPathComponent(BackupFiles.views))
+        #expect(throws: ChordStoreError.self) { try ChordStore.restore(backup: damaged, into: temporaryDirectory()) }
+        let missing = #expect(throws: ChordStoreError.self) { try ChordStore.restore(backup: temporaryDirectory(), into: temporaryDirectory()) }
+        #expect(missing?.code == .notFound)
+    }
+
+    @Test("a stream that sends a file out of order, a damaged file or too few files is refused by the receiver")
+    func receiverRefusals() throws {
+        let outOfOrder = try BackupReceiver(directory: temporaryDirectory())
+        #expect(throws: ChordStoreError.self) { try outOfOrder.take(.file("../escape")) }
+        #expect(throws: ChordStoreError.self) { try outOfOrder.take(.file(BackupFiles.log)) }
+
+        let damaged = try BackupReceiver(directory: temporaryDirectory())
+        try damaged.take(.file(BackupFiles.views))
+        try damaged.take(.bytes([1, 2, 3]))
+        var digest = BlockDigest()
+        digest.update([1, 2, 4])
+        let refused = #expect(throws: ChordStoreError.self) { try damaged.take(.fileEnd(BackupFiles.views, bytes: 3, digest: digest.value)) }
+        #expect(refused?.code == .dataLoss)
+
+        let short = try BackupReceiver(directory: temporaryDirectory())
+        #expect(throws: ChordStoreError.self) { _ = try short.finish(node: "x", started: Date()) }
+    }
+
+    @Test("the block digest does not depend on how the bytes were cut")
+    func digestIgnoresCuts() {
+        var generator = SplitMix64(seed: 7)
+        let bytes = (0..<(3 * BlockDigest.blockSize + 12_345)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        var whole = BlockDigest()
+        whole.update(bytes)
+        for cut in [1, 1_000, BlockDigest.blockSize - 1, BlockDigest.blockSize, BlockDigest.blockSize + 7] {
+            var pieces = BlockDigest()
+            var start = 0
+            while start < bytes.count {
+                let end = min(start + cut, bytes.count)
+                pieces.update(Array(bytes[start..<end]))
+                start = end
+            }
+            #expect(pieces.value == whole.value && pieces.count == whole.count, "cut at \(cut)")
+        }
+        var changed = bytes
+        changed[BlockDigest.blockSize + 3] ^= 1
+        var other = BlockDigest()
+        other.update(changed)
+        #expect(other.value != whole.value)
+    }
+
+    @Test("a store in memory has no files to copy")
+    func inMemory() async throws {
+        let store = ChordStore.inMemory()
+        await #expect(throws: ChordStoreError.self) { try await store.copyFiles { _ in } }
+    }
+}
+
+/// Tells writers to stop.
+final class StopFlag: Sendable {
+    private let raised = Atomic(false)
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
+    func raise() { raised.store(true, ordering: .relaxed) }
+}

@@ -69,10 +69,10 @@ extension Decider {
             guard let deleted = try state.deletedChordsets(at: deletedAt), deleted.count == count else {
                 throw refuse("restores \(count) chordsets deleted by event \(deletedAt), which deleted no such set")
             }
-            let live = try state.chordsetCount()
-            guard live + count <= validation.limits.maxChordsets else { throw refuse("would hold more than \(validation.limits.maxChordsets) chordsets") }
-            for chordset in deleted where try state.chordset(chordset.id) != nil {
-                throw refuse("restores chordset \(chordset.id), whose id is in use")
+            do {
+                try checkRestorable(deleted, state: state, extra: count)
+            } catch let error as ChordStoreError {
+                throw refuse("cannot restore: \(error.message)")
             }
         case .store, .token:
             throw refuse("is an event of the whole server; an export holds a store's events only")

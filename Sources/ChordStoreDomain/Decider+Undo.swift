@@ -164,7 +164,7 @@ extension Decider {
 
     /// Refuses to put back chordsets whose ids (or chord ids) are in use again, or that
     /// would take the store past its size limit.
-    private func checkRestorable(_ chordsets: [Chordset], state: some StateReading, extra: Int) throws {
+    func checkRestorable(_ chordsets: [Chordset], state: some StateReading, extra: Int) throws {
         let count = try state.chordsetCount()
         guard count + extra <= validation.limits.maxChordsets else {
             throw ChordStoreError(.resourceExhausted, "putting back \(extra) chordsets would pass the limit of \(validation.limits.maxChordsets)")

@@ -7,24 +7,32 @@ import Glibc
 
 extension ChordStore {
     /// Streams a consistent copy of the store's data files to `sink`, while commits go
-    /// on: the views' file, then the log's, each through LMDB's compacting copy of one
-    /// read transaction (``BackupFiles``). The log's copy is taken after the views', so it
-    /// holds at least every event they reflect; a store opened on the copy catches its
-    /// views up with its log. `sink` is awaited for each part: a slow sink slows the copy
-    /// instead of filling memory. Fails with `failedPrecondition` for a store in memory.
+    /// on: the views' file, then the log's, each LMDB's compacting copy of one read
+    /// transaction (``BackupFiles``). The log's copy is taken after the views', so it holds
+    /// at least every event they reflect; a store opened on the copy catches its views up
+    /// with its log. Each copy is first written at disk speed to `DATA/backup-spool/` (it
+    /// holds the map's resize lock meanwhile) and then sent from there, at `sink`'s pace:
+    /// the disk must have room for one compacted copy (`resourceExhausted` otherwise).
+    /// Fails with `failedPrecondition` for a store in memory. `sink`'s errors end it.
     public func copyFiles(_ sink: (BackupPart) async throws -> Void) async throws {
-        guard let lmdb = backend as? LMDBBackend else {
+        guard let lmdb = backend as? LMDBBackend, let directory else {
             throw ChordStoreError(.failedPrecondition, "a store in memory has no files to copy")
         }
-        for (name, environment) in [(BackupFiles.views, lmdb.viewsEnv), (BackupFiles.log, lmdb.logEnv)] {
+        let spool = try BackupSpool(data: directory)
+        defer { spool.remove() }
+        // Both copies first, one right after the other: the views' and the log's read
+        // transactions are close together, so the views have little to catch up.
+        let views = try await spool.copy(lmdb.viewsEnv, as: "views.mdb")
+        let log = try await spool.copy(lmdb.logEnv, as: "log.mdb")
+        for (name, file) in [(BackupFiles.views, views), (BackupFiles.log, log)] {
             try await sink(.file(name))
-            let copy = try EnvironmentCopy(environment)
             var digest = BlockDigest()
-            while let block = try await copy.next() {
+            try await BackupSpool.forEachBlock(of: file) { block in
                 digest.update(block)
                 try await sink(.bytes(block))
             }
             try await sink(.fileEnd(name, bytes: digest.count, digest: digest.value))
+            try? FileManager.default.removeItem(at: file)
         }
     }
 
@@ -34,13 +42,15 @@ extension ChordStore {
     }
 
     /// Makes `target` (new, or an empty directory) a data directory holding the backup in
-    /// `backup`: checks the manifest and every file's size and ``BlockDigest``, copies the
-    /// files in (the log's last, each synced), opens the store there (its views are caught
-    /// up with its log) and checks that its log ends at the manifest's event. With `move`,
-    /// the files are moved instead of copied (same filesystem; for a directory that was
-    /// only ever a staging area) and not checked again. `target` may hold the entries
-    /// named in `ignoring` (a bootstrap's staging directory inside it). Returns the
-    /// restored log's last event; `progress(done, total)` reports bytes checked and copied.
+    /// `backup`: copies its files in, each checked against its size and ``BlockDigest``
+    /// as it is copied and synced, under a temporary name; once both are whole, moves them
+    /// into place (the log last); then opens the store there (its views are caught up with
+    /// its log) and checks that its log ends at the manifest's event. With `move`, the
+    /// files are moved instead of copied (same filesystem; for a staging directory whose
+    /// files were checked as they arrived). `target` may hold the entries named in
+    /// `ignoring` (a bootstrap's staging directory inside it). Returns the restored log's
+    /// last event; `progress(done, total)` reports bytes copied. On failure, what was
+    /// placed in `target` stays: the caller removes it.
     @discardableResult
     public static func restore(
         backup: URL, into target: URL, move: Bool = false, ignoring: Set<String> = [], progress: (UInt64, UInt64) -> Void = { _, _ in }
@@ -54,41 +64,42 @@ extension ChordStore {
         guard manifest.files.map(\.name) == BackupFiles.all else {
             throw ChordStoreError(.dataLoss, "the backup's manifest lists \(manifest.files.map(\.name)), not \(BackupFiles.all)")
         }
-        try BackupReceiver.checkEmpty(target, ignoring: ignoring)
-        let total = manifest.files.reduce(UInt64(0)) { $0 + $1.bytes } * (move ? 1 : 2)
-        var done: UInt64 = 0
-        if !move {
-            for file in manifest.files {
-                try check(file, in: backup) { done += $0; progress(done, total) }
-            }
-        }
         try BackupReceiver.prepareEmpty(target, ignoring: ignoring)
         do {
             try FileManager.default.createDirectory(at: target.appendingPathComponent("views"), withIntermediateDirectories: true)
         } catch {
             throw ChordStoreError(.unavailable, "cannot create \(target.path)/views: \(error.localizedDescription)")
         }
-        // The views first: a directory with views and no log yet opens as a new store
-        // whose views are not this log's, and are rebuilt.
+        let total = manifest.files.reduce(UInt64(0)) { $0 + $1.bytes }
+        var done: UInt64 = 0
+        var placed: [(partial: URL, destination: URL)] = []
         for file in manifest.files {
             let source = backup.appendingPathComponent(file.name), destination = target.appendingPathComponent(file.name)
             let partial = destination.appendingPathExtension("partial")
-            do {
-                if move {
+            if move {
+                do {
                     try FileManager.default.moveItem(at: source, to: partial)
-                } else {
-                    try copyFile(source, to: partial) { done += $0; progress(done, total) }
+                } catch {
+                    throw ChordStoreError(.unavailable, "cannot move \(file.name) into \(target.path): \(error.localizedDescription)")
                 }
-                try BackupReceiver.syncPath(partial.path)
-                try FileManager.default.moveItem(at: partial, to: destination)
-                try BackupReceiver.syncPath(destination.deletingLastPathComponent().path)
-            } catch let error as ChordStoreError {
-                throw error
-            } catch {
-                throw ChordStoreError(.unavailable, "cannot place \(file.name) in \(target.path): \(error.localizedDescription)")
+                done += file.bytes
+                progress(done, total)
+            } else {
+                try copyChecked(file, from: source, to: partial) { done += $0; progress(done, total) }
             }
-            done += move ? file.bytes : 0
-            progress(done, total)
+            try BackupReceiver.syncPath(partial.path)
+            placed.append((partial, destination))
+        }
+        // Both files are whole: into place, the views first, the log last (a directory
+        // with views and no log opens as a new store, and rebuilds them).
+        for (partial, destination) in placed {
+            do {
+                if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+                try FileManager.default.moveItem(at: partial, to: destination)
+            } catch {
+                throw ChordStoreError(.unavailable, "cannot place \(destination.lastPathComponent) in \(target.path): \(error.localizedDescription)")
+            }
+            try BackupReceiver.syncPath(destination.deletingLastPathComponent().path)
         }
         let store = try ChordStore.open(at: target)
         defer { store.close() }
@@ -101,29 +112,27 @@ extension ChordStore {
         return head
     }
 
-    /// Checks a backup's file against its size and digest.
-    private static func check(_ file: BackupManifest.File, in backup: URL, progress: (UInt64) -> Void) throws(ChordStoreError) {
-        let path = backup.appendingPathComponent(file.name).path
+    /// Copies a backup's file to `destination` (which must not exist), checking its size
+    /// and digest on the way; a damaged file leaves no copy.
+    private static func copyChecked(
+        _ file: BackupManifest.File, from source: URL, to destination: URL, progress: (UInt64) -> Void
+    ) throws(ChordStoreError) {
+        let fd = Glibc.open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw BackupReceiver.failure("create", destination.path) }
         var digest = BlockDigest()
-        try readBlocks(path) { block in
-            digest.update(block)
-            progress(UInt64(block.count))
+        do {
+            defer { _ = Glibc.close(fd) }
+            try readBlocks(source.path) { (block: UnsafeRawBufferPointer) throws(ChordStoreError) in
+                try BackupReceiver.writeAll(block, to: fd, path: destination.path)
+                digest.update(block)
+                progress(UInt64(block.count))
+            }
         }
         guard digest.count == file.bytes, String(format: "%016llx", digest.value) == file.xxh64 else {
+            try? FileManager.default.removeItem(at: destination)
             throw ChordStoreError(
                 .dataLoss,
                 "the backup's \(file.name) is damaged: \(digest.count) bytes with digest \(String(format: "%016llx", digest.value)), the manifest says \(file.bytes) bytes with \(file.xxh64)")
-        }
-    }
-
-    /// Copies the file at `source` to `destination` (which must not exist).
-    private static func copyFile(_ source: URL, to destination: URL, progress: (UInt64) -> Void) throws(ChordStoreError) {
-        let fd = Glibc.open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw BackupReceiver.failure("create", destination.path) }
-        defer { _ = Glibc.close(fd) }
-        try readBlocks(source.path) { (block: UnsafeRawBufferPointer) throws(ChordStoreError) in
-            try BackupReceiver.writeAll(block, to: fd, path: destination.path)
-            progress(UInt64(block.count))
         }
     }
 

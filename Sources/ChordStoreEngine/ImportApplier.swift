@@ -7,12 +7,17 @@ import ChordStoreDomain
 /// log's position, epoch and checksum, and no token. A thrown error means the backend must
 /// discard the whole batch.
 enum ImportApplier {
+    /// How far ahead of this server's clock an imported event's time may be (another
+    /// server's clock may run ahead): one minute, in microseconds.
+    static let maxClockSkew: Int64 = 60_000_000
+
     static func apply(
-        _ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider, to space: inout some StoreSpace
+        _ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider, now: Instant = .now, to space: inout some StoreSpace
     ) throws -> LogHead {
         let name = StoreName.resolved(name)
         try StoreName.check(name)
         guard var store = try space.store(named: name) else { throw ChordStoreError(.notFound, "there is no store named \(name)") }
+        let latest = Instant(microsecondsSince1970: now.microsecondsSince1970 + maxClockSkew)
         for imported in events {
             guard imported.sequence == store.head &+ 1 else {
                 throw ChordStoreError(
@@ -22,6 +27,12 @@ enum ImportApplier {
             if store.head > 0, imported.timestamp < store.headTimestamp {
                 throw ChordStoreError(
                     .invalidArgument, "event \(imported.sequence) was committed at \(imported.timestamp), before the event before it (\(store.headTimestamp))")
+            }
+            // Commit times never go backwards in a log: a time ahead of this server's clock
+            // would hold every later commit, in every store, at that time.
+            guard imported.timestamp <= latest else {
+                throw ChordStoreError(
+                    .invalidArgument, "event \(imported.sequence) was committed at \(imported.timestamp), later than this server's clock allows (\(latest))")
             }
             try space.withStore(store) { state, changes, log in
                 try decider.checkImported(
@@ -41,7 +52,9 @@ enum ImportApplier {
             recorded.checksum = checksum
             try space.appendRecord(logSequence, bytes)
             try StoreFold.apply(ReplayFields(recorded), record: bytes, to: &space)
-            space.logHead = LogHead(sequence: logSequence, checksum: checksum, timestamp: imported.timestamp, epoch: epoch)
+            // The log's time stays the latest commit's: the next command's time follows it.
+            space.logHead = LogHead(
+                sequence: logSequence, checksum: checksum, timestamp: max(space.logHead.timestamp, imported.timestamp), epoch: epoch)
             guard let advanced = try space.store(id: store.id) else { throw ChordStoreError(.internal, "store \(name) went away during an import") }
             store = advanced
         }

@@ -127,7 +127,7 @@ extension LMDBBackend {
         guard usage.spare < max(Self.viewsHeadroom, usage.mapSize / 8) else { return }
         guard usage.mapSize < maxMapSize else {
             if usage.spare >= Self.viewsHeadroom / 4 { return }
-            throw mapFull()
+            throw mapFull([viewsEnv])
         }
         do {
             try viewsEnv.grow(by: min(usage.mapSize, maxMapGrowth), upTo: maxMapSize)

@@ -61,6 +61,7 @@ final class LMDBBackend: StorageBackend {
             throw ChordStoreError(.unavailable, "cannot create \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
         }
         lock = try DirectoryLock(directory: directory)
+        BackupSpool.clear(in: directory)  // copies of backups a dead process did not finish
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         maxMapSize = max(1 << 20, options.maxMapSize)
@@ -285,31 +286,39 @@ final class LMDBBackend: StorageBackend {
         for key in doomed { _ = try txn.delete(dbs.log, key: key) }
     }
 
-    /// Runs `body`, growing both maps and retrying whenever it fails with `MDB_MAP_FULL`
-    /// (at most 32 times: a batch that needs more is refused, not retried forever). Maps
-    /// grow up to ``maxMapSize``: once neither can, the batch is refused, naming them.
+    /// Runs `body`, growing the maps and retrying whenever it fails with `MDB_MAP_FULL`
+    /// (at most 32 times: a batch that needs more is refused, not retried forever). The
+    /// error does not say which map is full: those that are nearly full grow, or both
+    /// when neither is (a batch larger than the room left). A map grows up to
+    /// ``maxMapSize``; when only maps at that limit could have run out, the batch is
+    /// refused, naming them.
     func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
         for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
-                var grew = false
-                for env in [logEnv, viewsEnv] where env.mapSize < maxMapSize {
-                    try env.grow(by: min(env.mapSize, maxMapGrowth), upTo: maxMapSize)
-                    grew = true
+                let environments = [logEnv, viewsEnv]
+                let nearlyFull = environments.filter { env in
+                    let usage = env.usage
+                    return usage.spare < max(Self.viewsHeadroom, usage.mapSize / 8)
                 }
-                if !grew { throw mapFull() }
+                let candidates = nearlyFull.isEmpty ? environments : nearlyFull
+                let growing = candidates.filter { $0.mapSize < maxMapSize }
+                guard !growing.isEmpty else { throw mapFull(candidates) }
+                for env in growing { try env.grow(by: min(env.mapSize, maxMapGrowth), upTo: maxMapSize) }
             }
         }
         throw ChordStoreError(
             .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)")
     }
 
-    /// The refusal of a commit that needs more room than the maps may grow to.
-    func mapFull() -> ChordStoreError {
-        ChordStoreError(
+    /// The refusal of a commit that needs more room than `full` (maps at their limit)
+    /// may grow to.
+    func mapFull(_ full: [Environment]) -> ChordStoreError {
+        let names = full.map { $0 === logEnv ? "the log's" : "the views'" }.joined(separator: " and ")
+        return ChordStoreError(
             .resourceExhausted,
-            "the maps are full: the log's and the views' reached their limit of \(maxMapSize >> 20) MiB each (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again")
+            "the map is full: \(names) reached the limit of \(maxMapSize >> 20) MiB (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again")
     }
 
     var storageUsage: StorageUsage? {

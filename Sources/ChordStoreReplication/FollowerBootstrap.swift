@@ -37,21 +37,16 @@ public enum FollowerBootstrap {
         while true {
             clearLeftovers(in: directory)
             let began = ContinuousClock.now
-            let client = Client(address: leader, retry: .once, credentials: credentials)
             do {
-                guard let client else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
-                defer { Task { await client.close() } }
-                let manifest = try await BackupDownload.download(from: client, into: stage)
-                let head = try ChordStore.restore(backup: stage, into: directory, move: true, ignoring: leftovers)
-                try? FileManager.default.removeItem(at: stage)
-                let bytes = manifest.files.reduce(UInt64(0)) { $0 + $1.bytes }
+                let (head, bytes) = try await copy(from: leader, into: directory, staging: stage, credentials: credentials)
                 logger.notice("bootstrapped from a copy of the leader's files", metadata: [
                     "leader": "\(leader)", "events": "\(head.sequence)", "epoch": "\(head.epoch)",
                     "bytes": "\(bytes)", "took": "\(ContinuousClock.now - began)",
                 ])
                 return head
             } catch {
-                try? FileManager.default.removeItem(at: stage)
+                // Nothing of a failed copy stays: the directory holds no log again.
+                discardInstalled(in: directory)
                 let wait = backoff.next()
                 guard Self.isTransient(error), ContinuousClock.now + wait < deadline else { throw error }
                 logger.warning("cannot copy the leader's files yet; trying again", metadata: [
@@ -60,6 +55,27 @@ public enum FollowerBootstrap {
                 try await Task.sleep(for: wait)
             }
         }
+    }
+
+    /// One attempt: the leader's files into `staging`, then into `directory`, opened and
+    /// checked. Returns the log's last event and the bytes copied.
+    private static func copy(
+        from leader: String, into directory: URL, staging: URL, credentials: ClientCredentials
+    ) async throws -> (LogPosition, UInt64) {
+        guard let client = Client(address: leader, retry: .once, credentials: credentials) else {
+            throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT")
+        }
+        let manifest: BackupManifest
+        do {
+            manifest = try await BackupDownload.download(from: client, into: staging)
+        } catch {
+            await client.close()
+            throw error
+        }
+        await client.close()
+        let head = try ChordStore.restore(backup: staging, into: directory, move: true, ignoring: leftovers)
+        try? FileManager.default.removeItem(at: staging)
+        return (head, manifest.files.reduce(UInt64(0)) { $0 + $1.bytes })
     }
 
     /// Whether trying again may help: the leader unreachable, busy or too slow, or a copy
@@ -82,5 +98,14 @@ public enum FollowerBootstrap {
     private static func clearLeftovers(in directory: URL) {
         try? FileManager.default.removeItem(at: directory.appendingPathComponent(staging))
         try? FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
+    }
+
+    /// Removes what a failed attempt placed in a directory that held no log: the log it
+    /// may have moved in (and LMDB's lock file beside it), the views, the staging area.
+    private static func discardInstalled(in directory: URL) {
+        for name in [BackupFiles.log, BackupFiles.log + ".partial", "lock.mdb"] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        clearLeftovers(in: directory)
     }
 }

@@ -94,11 +94,12 @@ public final class Server: Sendable {
     /// event loops stop. Commands already handed to the store are committed by the
     /// store's own close. Each wait is woken by the last call's end, not polled.
     public func shutdown(grace: Duration = .seconds(10)) async {
-        let (listener, connections) = state.withLock { ($0.listener, Array($0.connections.values)) }
+        let listener = state.withLock { $0.listener }
         logger.notice("shutting down: draining", metadata: ["calls": "\(activity.callsInFlight)", "grace": "\(grace)"])
         try? await listener?.close()
         activity.startDraining()
-        for connection in connections {
+        // Taken now: a connection accepted before the listener closed is among them.
+        for connection in state.withLock({ Array($0.connections.values) }) {
             connection.pipeline.fireUserInboundEventTriggered(ServerDrain.endClientStreams)
         }
         if !(await activity.waitForCalls(streams: false, timeout: grace)) {

@@ -1,4 +1,5 @@
 public import CoreMetrics
+import ChordStoreEngine
 public import ChordStoreWire
 import Synchronization
 
@@ -50,7 +51,7 @@ public final class ServerMetrics: Sendable {
             timers[method] = timer
             return timer
         }
-        timer.recordNanoseconds(Int64(clamping: duration.components.seconds) &* 1_000_000_000 &+ duration.components.attoseconds / 1_000_000_000)
+        timer.recordNanoseconds(duration.nanoseconds)
     }
 
     /// A call's credential was refused.

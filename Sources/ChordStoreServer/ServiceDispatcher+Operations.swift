@@ -71,7 +71,13 @@ extension ServiceDispatcher {
                 throw WireError(.invalidArgument, "event \(envelope.sequence) of the batch: \(error.message)")
             }
         }
-        let imported = try await store.importEvents(events, store: context.store)
+        let imported: (sequence: UInt64, logSequence: UInt64)
+        do {
+            imported = try await store.importEvents(events, store: context.store)
+        } catch {
+            throw Self.commandError(error, leader: replication)
+        }
+        try await awaitDurability(.default, of: imported.logSequence)
         return try Chordstore_V1_ImportEventsReply.with {
             $0.lastSequence = imported.sequence
             $0.logSequence = imported.logSequence

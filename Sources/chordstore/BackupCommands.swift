@@ -45,11 +45,15 @@ struct BackupCommand: AsyncParsableCommand {
                 }
             } else {
                 let client = try global.client(retry: .once)
-                defer { Task { await client.close() } }
                 do {
                     manifest = try await BackupDownload.download(from: client, into: target, progress: progress.report)
+                    await client.close()
                 } catch let error as ClientError {
+                    await client.close()
                     throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+                } catch {
+                    await client.close()
+                    throw error
                 }
             }
         } catch {

@@ -5,6 +5,7 @@ import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreReplication
 import ChordStoreServer
+import ChordStoreWire
 import Foundation
 import Logging
 import Synchronization
@@ -25,7 +26,10 @@ struct BenchReplicationCommand: AsyncParsableCommand {
               latency  --latency-writes sequential adds over the wire from one client,
                        alternating local and quorum rounds (p50/p99 of each).
               copy     fills a fresh leader with --copy-events events (fsync off for the
-                       fill), then times an empty follower copying them all.
+                       fill), then times a new follower started on an empty directory
+                       until it serves a read of them all: bootstrapped from a copy of the
+                       leader's files (serve's default), then replaying the log event by
+                       event (--bootstrap replay).
             Leader and follower share this machine's cores.
             """)
 
@@ -66,8 +70,11 @@ struct BenchReplicationCommand: AsyncParsableCommand {
             let progress = ProgressReporter(label: "filling the leader")
             let source = try await Pair.start(fill: copyEvents, progress: progress.report)
             progress.finish()
+            let (bootstrap, bytes) = try await source.bootstrapNewFollower()
+            Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started",
+                                Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds))
             let elapsed = try await source.copyToNewFollower()
-            Output.print(String(format: "copy: a new follower copied %d events in %.1f s (%.0f events/s)",
+            Output.print(String(format: "replay: a new follower copied %d events one by one in %.1f s (%.0f events/s)",
                                 copyEvents, elapsed.seconds, Double(copyEvents) / elapsed.seconds))
             await source.stop()
         }
@@ -216,6 +223,31 @@ private final class Pair: Sendable {
             latencies.append(ContinuousClock.now - began)
         }
         return latencies
+    }
+
+    /// Bootstraps a follower on an empty directory from a copy of the leader's files (as
+    /// `serve --follow` does), starts it, and times until it answers a read of the
+    /// leader's last event; returns that time and the bytes copied.
+    func bootstrapNewFollower() async throws -> (Duration, UInt64) {
+        let target = try leader.store.lastLogSequence()
+        let port = try LoopbackPorts.free(1)[0]
+        let directory = Self.directory()
+        var logger = Logger(label: "bootstrap")
+        logger.logLevel = .error
+        let began = ContinuousClock.now
+        _ = try await FollowerBootstrap.run(leader: leader.address, into: directory, credentials: ClientCredentials(), logger: logger)
+        let member = try await Member.start(name: "bootstrapped", port: port, peer: ports[0], follow: ports[0], directory: directory)
+        let client = Client(host: "127.0.0.1", port: port)
+        let profile: Chordstore_V1_Profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(30))
+        let elapsed = ContinuousClock.now - began
+        await client.close()
+        let copied = try member.store.lastLogSequence()
+        let bytes = member.store.storageUsage.map { UInt64($0.logBytes + $0.viewsBytes) } ?? 0
+        await member.stop()
+        guard copied >= target, profile.lastSequence >= target else {
+            throw ChordStoreError(.dataLoss, "the bootstrapped follower holds \(copied) events of \(target)")
+        }
+        return (elapsed, bytes)
     }
 
     /// Starts an empty follower and waits until it holds the leader's whole log.

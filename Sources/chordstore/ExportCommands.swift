@@ -13,6 +13,25 @@ struct ExportHeader: Codable {
     var exported: String
 }
 
+/// The last line of an export: how many events it holds, so that a file cut short (a
+/// full disk, a killed export) is refused instead of imported in part.
+struct ExportTrailer: Codable {
+    struct End: Codable {
+        var events: Int
+        var lastSequence: UInt64
+    }
+
+    var chordstoreExportEnd: End
+
+    static let marker = "\"chordstore_export_end\""
+
+    static func decode(_ line: String) -> ExportTrailer? {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try? decoder.decode(ExportTrailer.self, from: Data(line.utf8))
+    }
+}
+
 /// `chordstore export --store NAME > FILE.jsonl`: one store's events, to move it.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,7 +41,9 @@ struct ExportCommand: AsyncParsableCommand {
             Prints a header line ({"chordstore_export":1,"store":…,"exported":…}), then every
             event of the store (--store, default 'default') in order, one EventEnvelope per
             line in protobuf's canonical JSON: with its sequence number, time, session,
-            command id, undo mark and the event itself. `chordstore import` reads it back
+            command id, undo mark and the event itself; then a last line
+            ({"chordstore_export_end":{"events":N,"last_sequence":S}}) by which import tells
+            a whole export from one cut short. `chordstore import` reads it back
             into an empty store, here or on another server; the round trip gives the same
             chordsets, history, undo stacks and command ids. Give --out FILE to write a file
             (0600) instead of standard output.
@@ -48,11 +69,19 @@ struct ExportCommand: AsyncParsableCommand {
         let header = ExportHeader(store: global.storeName, exported: Instant.now.description)
         sink.write(try encoder.encode(header) + Data("\n".utf8))
         let writer = LineWriter(sink)
-        let count = try await withAccess(global) { store in
-            try await store.events(from: 1, limit: 0) { envelope in try writer.write(envelope.jsonString()) }
-            writer.flush()
-            return writer.lines
+        let count: Int
+        do {
+            count = try await withAccess(global) { store in
+                try await store.events(from: 1, limit: 0) { envelope in try writer.write(envelope.jsonString(), sequence: envelope.sequence) }
+                writer.flush()
+                return writer.lines
+            }
+        } catch {
+            if let out { try? FileManager.default.removeItem(atPath: out) }  // no half export left behind
+            throw error
         }
+        let trailer = ExportTrailer(chordstoreExportEnd: .init(events: count, lastSequence: writer.lastSequence))
+        sink.write(try encoder.encode(trailer) + Data("\n".utf8))
         if out != nil { Output.print("exported \(count) events of store \(global.storeName) to \(out ?? "")") }
     }
 }
@@ -64,7 +93,10 @@ struct ImportCommand: AsyncParsableCommand {
         abstract: "Read a store's events (an export) into an empty store.",
         discussion: """
             Reads FILE (or standard input for '-'), as `chordstore export` writes it (the
-            header line is optional: `chordstore --json log` output works too), and appends
+            header line is optional: `chordstore --json log` output works too; an export
+            with a header must end with its last line, or it was cut short and is refused
+            before anything is imported, or for standard input when its end is reached),
+            and appends
             its events to the store named by --store, creating the store if it does not
             exist (an admin token). The store must hold no events, unless --resume is given
             after an interrupted import of the same file: events the store already holds are
@@ -83,6 +115,7 @@ struct ImportCommand: AsyncParsableCommand {
         } else {
             guard let handle = FileHandle(forReadingAtPath: file) else { throw Failure(ChordStoreError(.notFound, "cannot read \(file)")) }
             input = handle
+            try Self.checkWhole(file)
         }
         let name = global.storeName
         let progress = ProgressReporter(label: "importing")
@@ -107,6 +140,9 @@ struct ImportCommand: AsyncParsableCommand {
             var batch: [Chordstore_V1_EventEnvelope] = []
             var batchBytes = 0
             var lineNumber = 0
+            var hasHeader = false
+            var trailer: ExportTrailer?
+            var read = 0
             func send() async throws {
                 guard !batch.isEmpty else { return }
                 last = try await store.importEvents(batch)
@@ -116,14 +152,22 @@ struct ImportCommand: AsyncParsableCommand {
                 batchBytes = 0
             }
             let lines = LineReader(input)
-            while let line = lines.next() {
+            while let line = try lines.next() {
                 lineNumber += 1
                 let text = line.trimmingCharacters(in: .whitespaces)
                 if text.isEmpty { continue }
                 if lineNumber == 1, text.contains("\"chordstore_export\"") {
                     try Self.checkHeader(text)
+                    hasHeader = true
                     continue
                 }
+                if trailer != nil { throw ChordStoreError(.invalidArgument, "line \(lineNumber) of \(file) follows the export's last line") }
+                if text.hasPrefix("{" + ExportTrailer.marker) {
+                    guard let end = ExportTrailer.decode(text) else { throw ChordStoreError(.invalidArgument, "line \(lineNumber) of \(file) is not an export's last line") }
+                    trailer = end
+                    continue
+                }
+                read += 1
                 let envelope: Chordstore_V1_EventEnvelope
                 do {
                     envelope = try Chordstore_V1_EventEnvelope(jsonString: text)
@@ -137,6 +181,15 @@ struct ImportCommand: AsyncParsableCommand {
                 if batch.count >= Self.batchSize || batchBytes >= Self.batchBytes { try await send() }
             }
             try await send()
+            if hasHeader {
+                guard let trailer else {
+                    throw ChordStoreError(
+                        .dataLoss, "\(file) ends before the export's last line: it was cut short; store \(name) holds the \(last) events it had (export again, and import with --resume)")
+                }
+                guard trailer.chordstoreExportEnd.events == read else {
+                    throw ChordStoreError(.dataLoss, "\(file) holds \(read) events, but its last line says \(trailer.chordstoreExportEnd.events)")
+                }
+            }
             return (imported, last, created)
         }
         Output.print("imported \(imported) events into store \(name)\(created ? " (created)" : ""); its last event is \(last)")
@@ -146,6 +199,23 @@ struct ImportCommand: AsyncParsableCommand {
     static let batchSize = 1_000
     /// Bytes of JSON per call, well inside a frame once encoded.
     static let batchBytes = 1 << 20
+
+    /// Refuses an export file cut short before anything is imported: one that begins
+    /// with a header must end with the export's last line.
+    private static func checkWhole(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = String(decoding: handle.readData(ofLength: 256), as: UTF8.self)
+        guard head.hasPrefix("{\"chordstore_export\"") else { return }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 4_096 ? size - 4_096 : 0)
+        let tail = String(decoding: handle.readData(ofLength: 4_096), as: UTF8.self)
+        let last = tail.split(separator: "\n").last.map(String.init) ?? ""
+        guard last.hasPrefix("{" + ExportTrailer.marker), ExportTrailer.decode(last) != nil else {
+            throw Failure(ChordStoreError(
+                .dataLoss, "\(path) does not end with the export's last line: it was cut short (a full disk, a killed export); export again"))
+        }
+    }
 
     private static func checkHeader(_ text: String) throws {
         let decoder = JSONDecoder()
@@ -165,14 +235,19 @@ final class LineWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer = Data()
     private var count = 0
+    private var last: UInt64 = 0
 
     init(_ handle: FileHandle) { self.handle = handle }
 
-    func write(_ line: String) {
+    /// The largest sequence written.
+    var lastSequence: UInt64 { lock.withLock { last } }
+
+    func write(_ line: String, sequence: UInt64) {
         lock.withLock {
             buffer.append(contentsOf: line.utf8)
             buffer.append(UInt8(ascii: "\n"))
             count += 1
+            last = max(last, sequence)
             if buffer.count >= 1 << 16 {
                 handle.write(buffer)
                 buffer.removeAll(keepingCapacity: true)
@@ -190,26 +265,43 @@ final class LineWriter: @unchecked Sendable {
     var lines: Int { lock.withLock { count } }
 }
 
-/// Reads a file handle line by line, a megabyte at a time (an export can be large).
+/// Reads a file handle line by line, a megabyte at a time (an export can be large); a
+/// line longer than ``maxLine`` is an error, not a reason to read the whole file.
 final class LineReader {
     private let handle: FileHandle
     private var buffer = Data()
+    /// Where the unread bytes of `buffer` start.
+    private var start = 0
+    /// Bytes of `buffer` from `start` already searched for a newline.
+    private var searched = 0
     private var ended = false
+    /// The longest line taken.
+    static let maxLine = 16 << 20
 
     init(_ handle: FileHandle) { self.handle = handle }
 
     /// The next line, without its newline; `nil` at the end.
-    func next() -> String? {
+    func next() throws -> String? {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
+            let from = buffer.index(buffer.startIndex, offsetBy: start + searched)
+            if let newline = buffer[from...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[(buffer.startIndex + start)..<newline], as: UTF8.self)
+                start = newline - buffer.startIndex + 1
+                searched = 0
                 return line
             }
+            searched = buffer.count - start
+            guard searched <= Self.maxLine else {
+                throw ChordStoreError(.invalidArgument, "a line is longer than \(Self.maxLine >> 20) MiB: this is not an export")
+            }
             if ended {
-                guard !buffer.isEmpty else { return nil }
-                defer { buffer.removeAll() }
-                return String(decoding: buffer, as: UTF8.self)
+                guard searched > 0 else { return nil }
+                defer { start = buffer.count; searched = 0 }
+                return String(decoding: buffer[(buffer.startIndex + start)...], as: UTF8.self)
+            }
+            if start > 0 {  // drop what was read, once per chunk
+                buffer.removeSubrange(buffer.startIndex..<(buffer.startIndex + start))
+                start = 0
             }
             let chunk = handle.readData(ofLength: 1 << 20)
             if chunk.isEmpty { ended = true } else { buffer.append(chunk) }

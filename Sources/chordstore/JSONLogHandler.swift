@@ -11,7 +11,9 @@ import Glibc
 /// {"time":"2026-11-24T18:53:12.345Z","level":"notice","label":"chordstore","message":"serving","metadata":{"address":"127.0.0.1:7420"}}
 /// ```
 ///
-/// Each line is written by one `write(2)`, so lines from several threads never interleave.
+/// Each line is written with one `write(2)` (repeated only if the system takes part of
+/// it), so lines up to the pipe's atomic size (4 KiB) never interleave with other
+/// threads' lines.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info

@@ -281,7 +281,6 @@ struct RemoteAccess: StoreAccess {
 
     func close() async { await connection.close() }
 
-    /// Runs a call, turning the client's error into the store's error type for printing.
     func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
         let reply: Chordstore_V1_ImportEventsReply = try await remote {
             try await connection.call(.importEvents, Chordstore_V1_ImportEventsRequest.with { $0.events = events }, timeout: .seconds(60))
@@ -289,6 +288,7 @@ struct RemoteAccess: StoreAccess {
         return reply.lastSequence
     }
 
+    /// Runs a call, turning the client's error into the store's error type for printing.
     private func remote<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()

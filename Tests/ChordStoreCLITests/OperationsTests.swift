@@ -172,6 +172,12 @@ struct OperationsTests {
         } catch {
             #expect(error.code == .resourceExhausted)
         }
+        // The change feed goes on too: the stored events, from the first.
+        let feed = try await connection.stream(
+            .readLog, Chordstore_V1_ReadLogRequest.with { $0.fromSequence = 1 }, as: Chordstore_V1_EventEnvelope.self)
+        var fed = 0
+        for try await _ in feed { fed += 1 }
+        #expect(fed == acknowledged.count)
         let metrics = try await httpGet(port: try #require(served.httpPort), path: "/metrics").body
         #expect(Self.sample("chordstore_writes_refused", in: metrics) == 0, "a full map refuses writes only while they do not fit")
         let ready = try await httpGet(port: try #require(served.httpPort), path: "/health/ready")

@@ -116,12 +116,43 @@ struct ImportTests {
         var stray = exported[8]
         stray.mark = .undoes(1)
         await refused(Array(exported[0..<8]) + [stray], .invalidArgument, "not session alice's next change to undo")
+        var future = exported[1]
+        future.timestamp = Instant(microsecondsSince1970: Instant.now.microsecondsSince1970 + 3_600_000_000)
+        await refused(Array(exported[0..<1]) + [future], .invalidArgument, "later than this server's clock allows")
         var duplicate = exported[2]
         duplicate.commandID = "c1"
         await refused(Array(exported[0..<2]) + [duplicate], .invalidArgument, "which an earlier event has")
         // After all that, the whole export is still taken.
         let imported = try await store.importEvents(exported, store: "to")
         #expect(imported.sequence == exported.last?.sequence)
+    }
+
+    @Test("an imported undo of a delete-all is refused when a chord id it would put back is in use again", arguments: EngineKind.allCases)
+    func restoreOverReusedChordIDs(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        let original = try await store.add("Kept")
+        let deleteAll = try await store.execute(.deleteAll)
+        _ = try await store.createStore("to")
+        let head = try await store.importEvents(Self.events(store, StoreName.default), store: "to")
+        #expect(head.sequence == 2)
+        // A chordset reusing a chord id of the deleted one, then the undo of the delete-all.
+        var reused = original
+        reused.id = UUID()
+        reused.index = 0
+        for position in 1..<8 { reused.chords[position].id = UUID() }
+        let now = Instant.now
+        let add = RecordedEvent(sequence: 3, epoch: 1, timestamp: now, session: "x", commandID: "", event: .chordsetAdded(reused), checksum: 0)
+        let restore = RecordedEvent(
+            sequence: 4, epoch: 1, timestamp: now, session: "local", commandID: "",
+            event: .allRestored(deletedAt: deleteAll.sequence, count: 1), checksum: 0, mark: .undoes(deleteAll.sequence))
+        do {
+            _ = try await store.importEvents([add, restore], store: "to")
+            Issue.record("an undo putting back a chord id in use was taken")
+        } catch {
+            #expect(error.code == .invalidArgument && error.message.contains("chord id"), "\(error)")
+        }
+        #expect(try store.lastSequence(store: "to") == 2)
     }
 
     @Test("a follower refuses imports")

@@ -21,24 +21,15 @@ struct BackupCommandTests {
         let served = try await ServedChordstore.start(data, [])
         let address = "127.0.0.1:\(served.port)"
         let token = ["CHORDSTORE_TOKEN_FILE": data.appendingPathComponent("admin.token").path]
-        let port = served.port
         let adminToken = try String(contentsOf: data.appendingPathComponent("admin.token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let writes = Tally<Data>()
-        let load = Task {
-            let connection = try await Connection.connect(host: "127.0.0.1", port: port, credentials: ClientCredentials(token: adminToken))
-            for index in 0..<3_000 {
-                let reply: Chordstore_V1_CommandReply = try await connection.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "load \(index)" })
-                writes.append(reply.event.chordsetAdded.chordset.id)
-                if Task.isCancelled { break }
-            }
-            await connection.close()
-        }
-        #expect(await eventually { writes.all.count >= 200 })
+        let load = WriteLoad(port: served.port, clients: 2, writes: 1_500, token: adminToken)
+        #expect(await eventually { load.acknowledged.count >= 50 })
+        let acknowledgedBefore = load.acknowledged.count
         let backup = try await runChordstore(["--server", address, "backup", "--to", copy.path], environment: token)
         #expect(backup.status == 0, "\(backup.stderr)")
         #expect(backup.stdout.hasPrefix("backed up log position "), "\(backup.stdout)")
-        load.cancel()
-        _ = try? await load.value
+        load.stop()
+        await load.finished()
         let refused = try await runChordstore(["--server", address, "backup", "--to", copy.path], environment: token)
         #expect(refused.status == 1 && refused.stderr.contains("ALREADY_EXISTS"), "\(refused.stderr)")
         let stranger = try await runChordstore(["--server", address, "--token", "cs1.nobody.nothing", "backup", "--to", Self.directory("never").path])
@@ -54,7 +45,7 @@ struct BackupCommandTests {
         #expect(again.status == 1 && again.stderr.contains("not empty"), "\(again.stderr)")
         // The copy holds at least the writes acknowledged before the backup began.
         let count = try await runChordstore(["--data", restored.path, "list", "--count"])
-        #expect((Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 200, "\(count.stdout)")
+        #expect((Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= acknowledgedBefore, "\(count.stdout)")
     }
 
     @Test("export then import into a new store gives the same chordsets, history and undo")

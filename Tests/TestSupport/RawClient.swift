@@ -73,13 +73,16 @@ public final class RawClient: @unchecked Sendable {
         send(bytes)
     }
 
-    public func call(_ id: UInt64, _ method: String, _ payload: some SwiftProtobuf.Message, timeoutMicros: UInt64 = 0) throws {
+    public func call(
+        _ id: UInt64, _ method: String, _ payload: some SwiftProtobuf.Message, timeoutMicros: UInt64 = 0, metadata: [String: String] = [:]
+    ) throws {
         var frame = Chordstore_V1_Frame()
         frame.call = .with {
             $0.callID = id
             $0.method = method
             $0.payload = try! payload.serializedData()
             $0.timeoutMicros = timeoutMicros
+            $0.metadata = metadata
         }
         try send(frame)
     }

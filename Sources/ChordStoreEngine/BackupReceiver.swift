@@ -75,20 +75,7 @@ public final class BackupReceiver {
             guard fd >= 0 else { throw Self.failure("create", path) }
             open = (name, fd, BlockDigest())
         case .bytes(let bytes):
-            guard var current = open else { throw ChordStoreError(.dataLoss, "the backup stream sent bytes outside a file") }
-            let path = directory.appendingPathComponent(current.name).path
-            var failure: ChordStoreError?
-            bytes.withUnsafeBytes { buffer in
-                do throws(ChordStoreError) {
-                    try Self.writeAll(buffer, to: current.fd, path: path)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
-            current.digest.update(bytes)
-            open = current
-            bytesWritten += UInt64(bytes.count)
+            try write(bytes)
         case .fileEnd(let name, let bytes, let digest):
             guard let current = open, current.name == name else {
                 throw ChordStoreError(.dataLoss, "the backup stream ended file \(name.prefix(100)), which it had not begun")
@@ -103,6 +90,26 @@ public final class BackupReceiver {
             guard fsync(current.fd) == 0 else { throw Self.failure("sync", directory.appendingPathComponent(name).path) }
             files.append(BackupManifest.File(name: name, bytes: bytes, digest: digest))
         }
+    }
+
+    /// Takes the current file's next bytes (``BackupPart/bytes(_:)`` without building an
+    /// array first).
+    public func write(_ bytes: some ContiguousBytes) throws(ChordStoreError) {
+        guard var current = open else { throw ChordStoreError(.dataLoss, "the backup stream sent bytes outside a file") }
+        let path = directory.appendingPathComponent(current.name).path
+        var failure: ChordStoreError?
+        let count = bytes.withUnsafeBytes { buffer in
+            do throws(ChordStoreError) {
+                try Self.writeAll(buffer, to: current.fd, path: path)
+                current.digest.update(buffer)
+            } catch {
+                failure = error
+            }
+            return buffer.count
+        }
+        if let failure { throw failure }
+        open = current
+        bytesWritten += UInt64(count)
     }
 
     /// Ends the stream: checks that every file came whole, reads the copied log's last
@@ -156,7 +163,7 @@ public final class BackupReceiver {
     static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(ChordStoreError) {
         var offset = 0
         while offset < bytes.count {
-            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { throw failure("write", path) }
             offset += written

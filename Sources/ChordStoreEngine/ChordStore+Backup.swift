@@ -8,31 +8,32 @@ import Glibc
 extension ChordStore {
     /// Streams a consistent copy of the store's data files to `sink`, while commits go
     /// on: the views' file, then the log's, each LMDB's compacting copy of one read
-    /// transaction (``BackupFiles``). The log's copy is taken after the views', so it holds
-    /// at least every event they reflect; a store opened on the copy catches its views up
-    /// with its log. Each copy is first written at disk speed to `DATA/backup-spool/` (it
-    /// holds the map's resize lock meanwhile) and then sent from there, at `sink`'s pace:
-    /// the disk must have room for one compacted copy (`resourceExhausted` otherwise).
-    /// Fails with `failedPrecondition` for a store in memory. `sink`'s errors end it.
+    /// transaction (``BackupFiles``), read from a pipe as it is made (nothing is written to
+    /// this disk). The log's copy is taken after the views', so it holds at least every
+    /// event they reflect; a store opened on the copy catches its views up with its log.
+    /// `sink` is awaited for each part: a slow sink slows the copy instead of filling
+    /// memory. While a copy runs, a commit that needs a map to grow waits for it. Returns
+    /// (or throws `sink`'s error) once the copy has ended. Fails with
+    /// `failedPrecondition` for a store in memory.
     public func copyFiles(_ sink: (BackupPart) async throws -> Void) async throws {
-        guard let lmdb = backend as? LMDBBackend, let directory else {
+        guard let lmdb = backend as? LMDBBackend else {
             throw ChordStoreError(.failedPrecondition, "a store in memory has no files to copy")
         }
-        let spool = try BackupSpool(data: directory)
-        defer { spool.remove() }
-        // Both copies first, one right after the other: the views' and the log's read
-        // transactions are close together, so the views have little to catch up.
-        let views = try await spool.copy(lmdb.viewsEnv, as: "views.mdb")
-        let log = try await spool.copy(lmdb.logEnv, as: "log.mdb")
-        for (name, file) in [(BackupFiles.views, views), (BackupFiles.log, log)] {
+        lmdb.growAheadOfCopy()
+        for (name, environment) in [(BackupFiles.views, lmdb.viewsEnv), (BackupFiles.log, lmdb.logEnv)] {
             try await sink(.file(name))
+            let copy = try EnvironmentCopy(environment)
             var digest = BlockDigest()
-            try await BackupSpool.forEachBlock(of: file) { block in
-                digest.update(block)
-                try await sink(.bytes(block))
+            do {
+                while let block = try await copy.next() {
+                    digest.update(block)
+                    try await sink(.bytes(block))
+                }
+            } catch {
+                await copy.abandon()
+                throw error
             }
             try await sink(.fileEnd(name, bytes: digest.count, digest: digest.value))
-            try? FileManager.default.removeItem(at: file)
         }
     }
 

@@ -61,7 +61,6 @@ final class LMDBBackend: StorageBackend {
             throw ChordStoreError(.unavailable, "cannot create \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
         }
         lock = try DirectoryLock(directory: directory)
-        BackupSpool.clear(in: directory)  // copies of backups a dead process did not finish
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         maxMapSize = max(1 << 20, options.maxMapSize)
@@ -310,6 +309,17 @@ final class LMDBBackend: StorageBackend {
         }
         throw ChordStoreError(
             .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)")
+    }
+
+    /// Before a backup's copy: grows each map with less than a quarter free, so that
+    /// commits during the copy (which a growth would have to wait for) rarely need one.
+    /// A map that cannot grow now (a full disk, its limit) is left as it is.
+    func growAheadOfCopy() {
+        for env in [logEnv, viewsEnv] {
+            let usage = env.usage
+            guard usage.mapSize > 0, usage.spare < usage.mapSize / 4, usage.mapSize < maxMapSize else { continue }
+            try? env.grow(by: min(usage.mapSize, maxMapGrowth), upTo: maxMapSize)
+        }
     }
 
     /// The refusal of a commit that needs more room than `full` (maps at their limit)

@@ -32,7 +32,7 @@ public enum BackupDownload {
             case .file(let file):
                 try receiver.take(.file(file.name))
             case .data(let data):
-                try receiver.take(.bytes(Array(data)))
+                try receiver.write(data)
                 progress(receiver.bytesWritten, max(receiver.bytesWritten, header?.estimatedBytes ?? 0))
             case .fileEnd(let end):
                 try receiver.take(.fileEnd(end.name, bytes: end.bytes, digest: end.digest))

@@ -48,6 +48,11 @@ public final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     private let writeMap: Bool
     private let resizeLock = ReadWriteLock()
+    /// Copies running (``copy(to:compact:)``), which a resize waits for without holding
+    /// the lock: a copy goes at its reader's pace, and a resize queued on the lock would
+    /// hold up every transaction behind it meanwhile.
+    private let copies = NSCondition()
+    private var copiesRunning = 0
     private let closed = Atomic(false)
     /// Set if a map resize failed half-way (liblmdb then holds no map): every later
     /// transaction fails instead of touching it.
@@ -127,13 +132,17 @@ public final class Environment: @unchecked Sendable {
         return (info.me_mapsize, max(0, info.me_mapsize - (info.me_last_pgno + 1) * Int(stat.ms_psize)))
     }
 
-    /// Grows (or shrinks) the map. Waits until no transaction is active in this process.
+    /// Grows (or shrinks) the map. Waits until no copy (``copy(to:compact:)``) runs and no
+    /// transaction is active in this process.
     ///
     /// With ``Options/writeMap``, the file's blocks are reserved up to the new size; if
     /// the disk cannot hold them (`ENOSPC`, ``LMDBError/isDiskFull``), the map goes back
     /// to its previous size before the error is thrown, so no page of the map is ever
     /// without a block behind it.
     public func setMapSize(_ size: Int) throws(LMDBError) {
+        copies.lock()
+        while copiesRunning > 0 { copies.wait() }
+        copies.unlock()
         try resizeLock.withExclusive { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_set_mapsize on a closed environment") }
             try checkUsable()
@@ -255,8 +264,19 @@ public final class Environment: @unchecked Sendable {
     /// Writes a copy of the environment's data file to `fd` (a file or a pipe), from one
     /// read transaction, so it is consistent while commits go on; with `compact`, free
     /// pages are left out and the copy is renumbered (LMDB's `MDB_CP_COMPACT`). Blocks the
-    /// calling thread until the copy is written; a map resize waits for it meanwhile.
+    /// calling thread until the copy is written, at the pace `fd` takes it. A map resize
+    /// (``setMapSize(_:)``) waits for every copy to end before it takes the lock, so that
+    /// transactions never wait behind it meanwhile.
     public func copy(to fd: Int32, compact: Bool) throws(LMDBError) {
+        copies.lock()
+        copiesRunning += 1
+        copies.unlock()
+        defer {
+            copies.lock()
+            copiesRunning -= 1
+            copies.broadcast()
+            copies.unlock()
+        }
         try resizeLock.withShared { () throws(LMDBError) in
             if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_copyfd2 on a closed environment") }
             try checkUsable()

@@ -29,6 +29,48 @@ struct EnvironmentTests {
         }
     }
 
+    @Test("a map growth waits for a copy that nobody reads yet, and reads and writes do not wait behind it")
+    func growthWaitsForCopy() throws {
+        let env = try Environment(directory: try temporaryDirectory())
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in
+            for key in 0..<2_000 { try txn.put(db, key: withUnsafeBytes(of: UInt32(key).bigEndian) { Array($0) }, value: [UInt8](repeating: 7, count: 500)) }
+        }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        let copied = DispatchSemaphore(value: 0), grown = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? env.copy(to: writeEnd, compact: true)  // blocks: the pipe holds 64 KiB, the copy ~1 MiB
+            close(writeEnd)
+            copied.signal()
+        }
+        usleep(200_000)  // the copy has filled the pipe
+        let before = env.mapSize
+        Thread.detachNewThread {
+            try? env.setMapSize(before * 2)
+            grown.signal()
+        }
+        #expect(grown.wait(timeout: .now() + 0.5) == .timedOut, "the growth did not wait for the copy")
+        // Meanwhile transactions go on: none waits behind the growth.
+        let started = Date()
+        try env.withReadTransaction { txn throws in #expect(try txn.stat(db).entries == 2_000) }
+        try env.withWriteTransaction { txn throws in try txn.put(db, key: [0xFF], value: [1]) }
+        #expect(Date().timeIntervalSince(started) < 5)
+        // Read the copy out: it ends, then the growth takes place.
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var total = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            total += count
+        }
+        close(readEnd)
+        #expect(copied.wait(timeout: .now() + 20) == .success)
+        #expect(grown.wait(timeout: .now() + 20) == .success)
+        #expect(total > 65_536 && env.mapSize == before * 2)
+    }
+
     @Test("a cursor walks keys in memcmp order and seeks to the first key at least a bound")
     func cursorOrder() throws {
         let env = try Environment(directory: try temporaryDirectory())

@@ -121,21 +121,30 @@ struct ImportCommand: AsyncParsableCommand {
         let progress = ProgressReporter(label: "importing")
         defer { progress.finish() }
         let (imported, last, created) = try await withAccess(global) { store -> (Int, UInt64, Bool) in
+            // A missing store is created only when the first batch is ready (or at the end
+            // of an empty export), so a file refused at its header or first lines leaves
+            // no store behind.
             var created = false
-            let info: StoreInfo
+            var head: UInt64 = 0
+            var exists = true
             do {
-                info = try await store.storeInfo(name)
+                head = try await store.storeInfo(name).headSequence
             } catch let error as ChordStoreError where error.code == .notFound {
-                info = try await store.createStore(name)
-                created = true
+                exists = false
             }
-            guard info.headSequence == 0 || resume else {
+            guard head == 0 || resume else {
                 throw ChordStoreError(
                     .failedPrecondition,
-                    "store \(name) holds \(info.headSequence) events: import into an empty store, or give --resume to go on after an interrupted import of this file")
+                    "store \(name) holds \(head) events: import into an empty store, or give --resume to go on after an interrupted import of this file")
             }
-            var skipped = info.headSequence
-            var last = info.headSequence
+            func createIfMissing() async throws {
+                guard !exists else { return }
+                _ = try await store.createStore(name)
+                exists = true
+                created = true
+            }
+            var skipped = head
+            var last = head
             var imported = 0
             var batch: [Chordstore_V1_EventEnvelope] = []
             var batchBytes = 0
@@ -145,6 +154,7 @@ struct ImportCommand: AsyncParsableCommand {
             var read = 0
             func send() async throws {
                 guard !batch.isEmpty else { return }
+                try await createIfMissing()
                 last = try await store.importEvents(batch)
                 imported += batch.count
                 progress.report(UInt64(imported), UInt64(imported))
@@ -181,6 +191,7 @@ struct ImportCommand: AsyncParsableCommand {
                 if batch.count >= Self.batchSize || batchBytes >= Self.batchBytes { try await send() }
             }
             try await send()
+            try await createIfMissing()
             if hasHeader {
                 guard let trailer else {
                     throw ChordStoreError(

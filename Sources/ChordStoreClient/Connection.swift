@@ -38,8 +38,10 @@ public final class Connection: Sendable {
 
     /// Why the connection closed, as a clause for an error message.
     private var closedBecause: String {
-        let hint = usesTLS ? nil : "if the server uses TLS, connect with TLS: a TLS server closes plaintext connections"
-        let parts = [router.closeReason, hint].compactMap { $0 }
+        // A TLS server closes a plaintext connection without a GoAway: the hint is for that.
+        let reason = router.closeReason
+        let hint = usesTLS || reason != nil ? nil : "if the server uses TLS, connect with TLS: a TLS server closes plaintext connections"
+        let parts = [reason, hint].compactMap { $0 }
         return parts.isEmpty ? "" : " (\(parts.joined(separator: "; ")))"
     }
 

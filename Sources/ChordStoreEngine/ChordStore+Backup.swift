@@ -105,10 +105,11 @@ extension ChordStore {
         let store = try ChordStore.open(at: target)
         defer { store.close() }
         let head = try store.head()
-        guard head.sequence == manifest.logSequence, String(format: "%016llx", head.checksum) == manifest.logChecksum else {
+        guard head.sequence == manifest.logSequence, head.epoch == manifest.logEpoch,
+              String(format: "%016llx", head.checksum) == manifest.logChecksum else {
             throw ChordStoreError(
                 .dataLoss,
-                "the restored log ends at event \(head.sequence) (checksum \(String(format: "%016llx", head.checksum))), the manifest says \(manifest.logSequence) (\(manifest.logChecksum))")
+                "the restored log ends at event \(head.sequence) of epoch \(head.epoch) (checksum \(String(format: "%016llx", head.checksum))), the manifest says \(manifest.logSequence) of epoch \(manifest.logEpoch) (\(manifest.logChecksum))")
         }
         return head
     }

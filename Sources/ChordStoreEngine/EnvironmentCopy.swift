@@ -18,8 +18,10 @@ import Glibc
 /// by a write to a closed pipe), and `abandon()` returns once both threads have ended.
 /// Used by one task at a time.
 final class EnvironmentCopy {
-    /// Blocks read but not yet consumed, at most two.
-    private let slots = DispatchSemaphore(value: 2)
+    /// Blocks read but not yet consumed, at most two. Made at 0 and signalled twice: a
+    /// semaphore freed below the value it was made with traps in libdispatch, and an
+    /// abandoned copy ends with its slots in any state.
+    private let slots = DispatchSemaphore(value: 0)
     private let abandoned = Flag()
     private let ended = DispatchSemaphore(value: 0)
     private var blocks: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
@@ -30,6 +32,8 @@ final class EnvironmentCopy {
         guard pipe(&fds) == 0 else {
             throw ChordStoreError(.unavailable, "cannot make a pipe for the copy: \(String(cString: strerror(errno)))")
         }
+        slots.signal()
+        slots.signal()
         let (readEnd, writeEnd) = (fds[0], fds[1])
         _ = fcntl(writeEnd, Self.setPipeSize, Int32(BlockDigest.blockSize))  // fewer wake-ups; the default (64 KiB) works too
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()

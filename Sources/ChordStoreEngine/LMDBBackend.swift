@@ -43,6 +43,10 @@ final class LMDBBackend: StorageBackend {
     /// The last committed record; only the writer thread changes it.
     let committedHead: Mutex<LogHead>
     let viewsFault = Mutex<ViewsFault?>(nil)
+    /// The refusal of the last commit that needed a map past ``maxMapSize``, until a
+    /// commit succeeds again (`hasMapLimitRefusal` spares that commit the lock).
+    private let mapLimitRefusal = Mutex<ChordStoreError?>(nil)
+    private let hasMapLimitRefusal = Atomic(false)
     let maxMapGrowth: Int
     /// The most each map grows to.
     let maxMapSize: Int
@@ -110,9 +114,12 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    /// Why commits are refused now, if they are: a full disk (until space is freed), or a
-    /// damaged log (until it is repaired and the views rebuilt).
-    var writeRefusal: ChordStoreError? { viewsFault.withLock { $0?.error } }
+    /// Why commits are refused now, if they are: a full disk (until space is freed), a
+    /// damaged log (until it is repaired and the views rebuilt), or a map at
+    /// ``maxMapSize`` (since the last commit refused for it, until one succeeds).
+    var writeRefusal: ChordStoreError? {
+        viewsFault.withLock { $0?.error } ?? (hasMapLimitRefusal.load(ordering: .acquiring) ? mapLimitRefusal.withLock { $0 } : nil)
+    }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<CommittedEvent, ChordStoreError>] {
         do {
@@ -190,6 +197,10 @@ final class LMDBBackend: StorageBackend {
         }
         guard let logged else { throw ChordStoreError(.internal, "the commit ended without a result") }
         committedHead.withLock { $0 = logged.head }
+        if hasMapLimitRefusal.load(ordering: .relaxed) {
+            mapLimitRefusal.withLock { $0 = nil }
+            hasMapLimitRefusal.store(false, ordering: .releasing)
+        }
         if !viewsCommitted { try? repairViews() }
         snapshotFiles?.maybeTake(head: logged.defaultHead, backend: self)
         return logged.result
@@ -323,12 +334,15 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// The refusal of a commit that needs more room than `full` (maps at their limit)
-    /// may grow to.
+    /// may grow to; ``writeRefusal`` reports it until a commit succeeds.
     func mapFull(_ full: [Environment]) -> ChordStoreError {
         let names = full.map { $0 === logEnv ? "the log's" : "the views'" }.joined(separator: " and ")
-        return ChordStoreError(
+        let refusal = ChordStoreError(
             .resourceExhausted,
             "the map is full: \(names) reached the limit of \(maxMapSize >> 20) MiB (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again")
+        mapLimitRefusal.withLock { $0 = refusal }
+        hasMapLimitRefusal.store(true, ordering: .releasing)
+        return refusal
     }
 
     var storageUsage: StorageUsage? {

@@ -60,6 +60,8 @@ public struct HTTPEndpoint: Sendable {
         }
         return Application(
             router: router,
+            // A connection that sends nothing (a half-sent request included) is closed.
+            server: .http1(configuration: .init(idleTimeout: .seconds(30))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "chordstore"),
             onServerRunning: { channel in
                 if let address = channel.localAddress { onListening(address) }

@@ -353,25 +353,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         let task: Task<Void, Never>?
         switch handler {
-        case .command where dispatcher.answersAtLocalCommit(parsed!):
-            // Straight to the writer and back to this loop (one wake-up per loop and batch).
+        case .command:
+            // Straight to the writer and back to this loop (one wake-up per loop and batch),
+            // whatever durability the command asks for: see `committed`.
             task = nil
             let inbox = self.inbox
+            let durability = parsed!.context.durability
             dispatcher.submit(parsed!, context: callContext) { result in
-                inbox.post {
-                    bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result.map { .field1($0.record) })
-                }
-            }
-        case .command:
-            let parsed = parsed!
-            task = Task {
-                let result: Result<ReplyPayload, WireError>
-                do {
-                    result = .success(.field1(try await dispatcher.command(parsed, callContext)))
-                } catch {
-                    result = .failure(WireError.wrapping(error))
-                }
-                loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
+                inbox.post { bound.value.committed(callID, token: token, method: method, durability: durability, result: result) }
             }
         case .serverStream(let run):
             let stream = StreamWriter(
@@ -413,6 +402,31 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         calls[callID] = InFlight(token: token, task: task, deadline: deadline, method: method, isStream: isStream, started: started)
         if isStream { watchProgress() }
+    }
+
+    /// A command's local commit (or its refusal) is back on this loop: it answers the call,
+    /// unless the command asked for a majority's acknowledgement; that is awaited in a task
+    /// the call owns (its deadline or cancel ends the wait).
+    private func committed(
+        _ callID: UInt64, token: UInt64, method: Method, durability: Chordstore_V1_Durability, result: Result<CommittedEvent, WireError>
+    ) {
+        guard case .success(let committed) = result, dispatcher.awaitsQuorum(durability), isActive(callID, token: token) else {
+            finished(callID, token: token, method: method, isStream: false, with: result.map { .field1($0.record) })
+            return
+        }
+        let loop = inbox.loop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let dispatcher = self.dispatcher
+        calls[callID]?.task = Task {
+            let result: Result<ReplyPayload, WireError>
+            do {
+                try await dispatcher.awaitDurability(durability, of: committed.recorded.logSequence)
+                result = .success(.field1(committed.record))
+            } catch {
+                result = .failure(WireError.wrapping(error))
+            }
+            loop.execute { bound.value.finished(callID, token: token, method: method, isStream: false, with: result) }
+        }
     }
 
     /// A call's task is done: its result answers the call unless the call already ended
@@ -472,6 +486,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         let loop = context.eventLoop
         guard isActive(callID, token: token) else { return loop.makeFailedFuture(WireError(.cancelled, "the call ended")) }
         if context.channel.isWritable { return loop.makeSucceededVoidFuture() }
+        activity.streamWaitedForSocket()
         let promise = loop.makePromise(of: Void.self)
         let bound = NIOLoopBound(self, eventLoop: loop)
         let timer = loop.scheduleTask(in: TimeAmount(timeout)) {

@@ -102,7 +102,9 @@ public final class Server: Sendable {
         for connection in state.withLock({ Array($0.connections.values) }) {
             connection.pipeline.fireUserInboundEventTriggered(ServerDrain.endClientStreams)
         }
-        if !(await activity.waitForCalls(streams: false, timeout: grace)) {
+        // (The wait also ends early when this task is cancelled, a failed start say: warn
+        // only of calls that are really still there.)
+        if !(await activity.waitForCalls(streams: false, timeout: grace)), activity.callsInFlight > 0 {
             logger.warning("calls were still in flight when the grace period ended", metadata: [
                 "calls": "\(activity.callsInFlight)", "grace": "\(grace)",
             ])
@@ -136,6 +138,9 @@ public final class Server: Sendable {
     public var callsInFlight: Int { activity.callsInFlight }
     /// Streams ended with `RESOURCE_EXHAUSTED` because their reader fell behind.
     public var slowReadersCut: Int { activity.slowReadersCut }
+    /// Times a stream waited for its client to take what was sent (the channel was over
+    /// its write buffer's high-water mark), woken when it drains.
+    public var streamSocketWaits: Int { activity.streamSocketWaits }
     /// Request bytes that partial frames hold against the budget now.
     public var bufferedBytes: Int { activity.bufferedBytes }
     /// Calls refused for an invalid credential since the server started.
@@ -166,8 +171,7 @@ public final class Server: Sendable {
             let pipeline = channel.pipeline.syncOperations
             if let tls = security.tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls.context)) }
             try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
-            try pipeline.addHandler(InboundFrameGuard(limits: limits, activity: activity))
-            try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: limits.maxFrameSize)))
+            try pipeline.addHandler(FrameReader(limits: limits, activity: activity))
             try pipeline.addHandler(handler)
         }
     }

@@ -16,6 +16,7 @@ final class ServerActivity: Sendable {
     /// A drain waiting for the calls to end (the goal: streams included).
     private let idle = Waiters<Bool, Bool>()
     private let slowReaders = Atomic(0)
+    private let socketWaits = Atomic(0)
     private let buffered = Atomic(0)
     /// Gives memory back to the system after connections close and streams end.
     let trimmer = MemoryTrimmer()
@@ -91,6 +92,9 @@ final class ServerActivity: Sendable {
     func releaseBuffered(_ bytes: Int) { buffered.subtract(bytes, ordering: .relaxed) }
 
     func slowReaderCut() { slowReaders.add(1, ordering: .relaxed) }
+    func streamWaitedForSocket() { socketWaits.add(1, ordering: .relaxed) }
+    /// Times a stream waited for its client to take what was sent, since the server started.
+    var streamSocketWaits: Int { socketWaits.load(ordering: .relaxed) }
     /// Streams ended because their reader fell behind, since the server started.
     var slowReadersCut: Int { slowReaders.load(ordering: .relaxed) }
 

@@ -13,15 +13,16 @@ public struct ParsedCommand: Sendable {
 }
 
 extension ServiceDispatcher {
-    /// Whether the answer to `parsed` waits for nothing but the local commit: then
-    /// ``submit(_:session:completion:)`` can run it without a task.
-    public func answersAtLocalCommit(_ parsed: ParsedCommand) -> Bool {
-        durability(parsed.context.durability) == .local
+    /// Whether a command asking for `durability` is answered only once a majority of the
+    /// members acknowledged it (``awaitDurability(_:of:)``), not at its local commit.
+    func awaitsQuorum(_ durability: Chordstore_V1_Durability) -> Bool {
+        self.durability(durability) == .quorum
     }
 
-    /// Queues a command whose answer is its local commit (see
-    /// ``answersAtLocalCommit(_:)``); `completion` gets the committed event (its record is the reply's event) or the error,
-    /// on the writer thread: hand it on, do not work there.
+    /// Queues a command for the writer: the one way a command runs. `completion` gets the
+    /// committed event (its record is the reply's event) or the error, on the writer
+    /// thread: hand it on, do not work there. The command is then on this node's disk;
+    /// ``awaitsQuorum(_:)`` tells whether its answer also waits for the other members.
     public func submit(
         _ parsed: ParsedCommand, context: CallContext, completion: @escaping @Sendable (Result<CommittedEvent, WireError>) -> Void
     ) {
@@ -35,20 +36,6 @@ extension ServiceDispatcher {
         store.submit(parsed.command, context: commandContext(parsed, context)) { result in
             completion(result.mapError { Self.commandError($0, leader: leader) })
         }
-    }
-
-    /// Runs a command, waiting for the durability it asks for.
-    /// Returns the event's record: the `event` of the `CommandReply`.
-    func command(_ parsed: ParsedCommand, _ context: CallContext) async throws -> [UInt8] {
-        try checkLeading()
-        let committed: CommittedEvent
-        do {
-            committed = try await store.commit(parsed.command, context: commandContext(parsed, context))
-        } catch {
-            throw Self.commandError(error, leader: replication)
-        }
-        try await awaitDurability(parsed.context.durability, of: committed.recorded.logSequence)
-        return committed.record
     }
 
     private func commandContext(_ parsed: ParsedCommand, _ call: CallContext) -> CommandContext {

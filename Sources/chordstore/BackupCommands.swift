@@ -12,7 +12,7 @@ struct BackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
         abstract: "Copy a server's data files into a new directory while it serves (an online backup).",
-        discussion: """
+        discussion: prose("""
             Asks the server at --server (an admin token) for a consistent copy of its data
             files: LMDB's compacting copy of the views, then of the log, each from one read
             transaction, while writes go on. DIR must be new or empty; it receives
@@ -21,13 +21,13 @@ struct BackupCommand: AsyncParsableCommand {
             copy is of a data directory no server has open. Restore it with `chordstore
             restore --from DIR --data NEWDIR`. Tokens are in the log, so they are backed
             up; the node's own admin token (DATA/admin.token) is not. See docs/OPERATIONS.md.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("The directory to write the backup to (new or empty).", valueName: "DIR")) var to: String
 
     func run() async throws {
         let target = URL(fileURLWithPath: to)
-        let cleanable = Self.isNewOrEmpty(target)
+        let cleanup = Cleanup(target)
         let started = ContinuousClock.now
         let progress = ProgressReporter(label: "copying", bytes: true)
         let manifest: BackupManifest
@@ -59,7 +59,7 @@ struct BackupCommand: AsyncParsableCommand {
         } catch {
             // A partial copy has no manifest, and restore refuses it; leave nothing behind
             // (only in a directory that was new or empty: never remove what was there).
-            if cleanable { Self.removePartial(target) }
+            cleanup.run(target)
             if let error = error as? ChordStoreError { throw Failure(error) }
             throw error
         }
@@ -69,16 +69,34 @@ struct BackupCommand: AsyncParsableCommand {
             "backed up log position \(manifest.logSequence) (epoch \(manifest.logEpoch)) of \(manifest.node) to \(target.path) in \(String(format: "%.2f", seconds)) s: \(files)")
     }
 
-    /// Whether `directory` does not exist, or is an empty directory.
-    static func isNewOrEmpty(_ directory: URL) -> Bool {
-        guard FileManager.default.fileExists(atPath: directory.path) else { return true }
-        return (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty == true
-    }
+    /// What a failed backup or restore may remove of `directory`: the directory, if it
+    /// did not exist; its contents, if it was empty; nothing, if it held anything.
+    enum Cleanup {
+        case directory, contents, nothing
 
-    /// Removes what a failed backup or restore wrote into `directory`, which was new or
-    /// empty before.
-    static func removePartial(_ directory: URL) {
-        try? FileManager.default.removeItem(at: directory)
+        init(_ directory: URL) {
+            if !FileManager.default.fileExists(atPath: directory.path) {
+                self = .directory
+            } else if (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty == true {
+                self = .contents
+            } else {
+                self = .nothing
+            }
+        }
+
+        /// Removes what a failed backup or restore wrote into `directory`.
+        func run(_ directory: URL) {
+            switch self {
+            case .directory:
+                try? FileManager.default.removeItem(at: directory)
+            case .contents:
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
+                    try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                }
+            case .nothing:
+                break
+            }
+        }
     }
 
     static func size(_ bytes: UInt64) -> String {
@@ -91,7 +109,7 @@ struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
         abstract: "Make a new data directory from a backup.",
-        discussion: """
+        discussion: prose("""
             Checks the backup in DIR (its manifest, and each file's size and digest), copies
             its files into NEWDIR (which must be new or empty: restore never overwrites a
             data directory), opens the store there, catching its views up with its log, and
@@ -99,14 +117,14 @@ struct RestoreCommand: AsyncParsableCommand {
             --no-verify, it verifies the restored store as `chordstore verify` does. Serve
             it with `chordstore serve --data NEWDIR`; the server writes a new admin token
             there on first start.
-            """)
+            """))
     @Option(help: ArgumentHelp("The backup to restore.", valueName: "DIR")) var from: String
     @Option(help: ArgumentHelp("The data directory to create (new or empty).", valueName: "NEWDIR")) var data: String
     @Flag(help: "Skip the full check of the restored store (checksums, replay against the views).") var noVerify = false
 
     func run() async throws {
         let target = URL(fileURLWithPath: data)
-        let cleanable = BackupCommand.isNewOrEmpty(target)
+        let cleanup = BackupCommand.Cleanup(target)
         let started = ContinuousClock.now
         let head: LogPosition
         do {
@@ -114,26 +132,32 @@ struct RestoreCommand: AsyncParsableCommand {
             defer { progress.finish() }
             head = try ChordStore.restore(backup: URL(fileURLWithPath: from), into: target, progress: progress.report)
         } catch {
-            if cleanable { BackupCommand.removePartial(target) }
+            cleanup.run(target)
             throw Failure(error)
         }
         var line = "restored log position \(head.sequence) (epoch \(head.epoch)) into \(target.path)"
         if !noVerify {
-            let store: ChordStore
             do {
-                store = try ChordStore.open(at: target)
+                line += "; verify: ok, \(try Self.verify(target)) events"
             } catch {
+                cleanup.run(target)  // a store that fails verify is no restore: leave nothing to serve by mistake
                 throw Failure(error)
             }
-            defer { store.close() }
-            let progress = ProgressReporter(label: "verifying")
-            let report = try store.verify(progress: progress.report)
-            progress.finish()
-            if let problem = report.problem {
-                throw Failure(ChordStoreError(problem.code, "the restored store fails verify\(report.sequence.map { " at event \($0)" } ?? ""): \(problem.message)"))
-            }
-            line += "; verify: ok, \(report.events) events"
         }
         Output.print(line + " in \(String(format: "%.2f", (ContinuousClock.now - started).seconds)) s")
+    }
+
+    /// Verifies the store restored in `directory` (closed again before returning);
+    /// returns the number of events checked.
+    private static func verify(_ directory: URL) throws(ChordStoreError) -> UInt64 {
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        let progress = ProgressReporter(label: "verifying")
+        defer { progress.finish() }
+        let report = try store.verify(progress: progress.report)
+        if let problem = report.problem {
+            throw ChordStoreError(problem.code, "the restored store fails verify\(report.sequence.map { " at event \($0)" } ?? ""): \(problem.message); nothing was left in \(directory.path)")
+        }
+        return report.events
     }
 }

@@ -47,11 +47,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "append",
         abstract: "Durable appends (one add-chordset event each) from N concurrent callers.",
-        discussion: """
+        discussion: prose("""
             Prints events/s and the p50/p99 latency of a call from submission to its durable
             commit. With --print-acks, prints 'ack SEQUENCE CHORDSET_ID' after each
             acknowledged command (used by the crash-safety test).
-            """)
+            """))
 
     @OptionGroup var directory: BenchDirectory
     @Option(help: "Concurrent callers.") var callers = 64
@@ -119,11 +119,11 @@ struct BenchRebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Load a log of N events, then time open, rebuild and verify.",
-        discussion: """
+        discussion: prose("""
             The log is 10% add-chordset events and 90% edits of existing chordsets
             (colour, bpm, rename in equal parts), loaded without fsync to save time
             (the measurement is of the replay, not of the load).
-            """)
+            """))
 
     @OptionGroup var directory: BenchDirectory
     @Option(help: "Events in the log (at most 10,000,000).") var events = 1_000_000

@@ -11,14 +11,14 @@ struct BenchFeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feed",
         abstract: "Fan-out of the change feed: events/s delivered to N subscribers while writers append.",
-        discussion: """
+        discussion: prose("""
             For each subscriber count, starts 'chordstore serve' on a fresh temporary data
             directory, opens the subscriptions (one connection each), then appends --events
             durable adds from --writers connections. Prints the writers' events/s, the
             events/s delivered to all subscribers together, and the latency from an event's
             commit (its timestamp) to its arrival at a subscriber (p50/p99 over every
             delivery). Server, writers and subscribers share this machine's cores.
-            """)
+            """))
 
     @Option(help: "Subscriber counts to measure, comma-separated.") var subscribers = "0,1,10,100"
     @Option(help: "Events to append per measurement (at most 1,000,000).") var events = 5_000

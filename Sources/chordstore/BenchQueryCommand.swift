@@ -8,13 +8,13 @@ struct BenchQueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
         abstract: "Latency of filtered, sorted pages of 50 from a store of N chordsets.",
-        discussion: """
+        discussion: prose("""
             Loads N chordsets (without fsync) titled from a word list, then times pages of
             50, in this process: a title prefix in title order (an index seek), a title
             that contains a string in creation order (a scan until 50 match), a creation
             window in descending creation order, and the next page after a cursor. Also
             times one count with a 'contains' filter (a full scan).
-            """)
+            """))
 
     @OptionGroup var directory: BenchDirectory
     @Option(help: "Chordsets to load (at most 10,000,000).") var chordsets = 1_000_000

@@ -13,7 +13,7 @@ struct BenchReplicaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replica",
         abstract: "Device replica: local list and write latency, and the first sync of a store of --events events.",
-        discussion: """
+        discussion: prose("""
             Local: on a fresh replica (no server involved), --writes adds and as many
             renames, each timed until it returns (applied to the view and queued on disk,
             not flushed); then lists of --chordsets chordsets in creation order, timed with
@@ -21,7 +21,7 @@ struct BenchReplicaCommand: AsyncParsableCommand {
             sorted again). Sync: starts 'chordstore serve' on a temporary directory, fills a
             store with --events events (one add in 20, the rest renames and tempo changes,
             from 16 connections), then times a new replica's first sync of it.
-            """)
+            """))
 
     @Option(help: "Events in the store the first sync copies.") var events = 100_000
     @Option(help: "Chordsets in the listed replica.") var chordsets = 1_000

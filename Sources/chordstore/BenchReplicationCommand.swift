@@ -17,7 +17,7 @@ struct BenchReplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replication",
         abstract: "Replication lag at steady rates, quorum vs local write latency, and a new follower's copy time.",
-        discussion: """
+        discussion: prose("""
             Runs a leader and a follower in this process (two servers on 127.0.0.1, each
             with its own LMDB directory under the system's temporary directory, fsync on).
               lag      for each --rates R: --seconds of adds at a steady R events/s from 64
@@ -31,7 +31,7 @@ struct BenchReplicationCommand: AsyncParsableCommand {
                        leader's files (serve's default), then replaying the log event by
                        event (--bootstrap replay).
             Leader and follower share this machine's cores.
-            """)
+            """))
 
     @Option(help: "Steady rates to measure lag at, events/s, comma-separated.") var rates = "5000,20000"
     @Option(help: "Seconds per lag measurement.") var seconds = 5

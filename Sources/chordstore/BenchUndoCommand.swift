@@ -8,13 +8,13 @@ struct BenchUndoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "undo",
         abstract: "Undo and redo latency next to a plain write at the end of a long log, and as-of read latency.",
-        discussion: """
+        discussion: prose("""
             Loads a log of N events (as 'bench rebuild' does, without fsync), reopens the
             store durably, then repeats: rename (a plain write), undo, redo, undo, each timed
             from call to durable commit, one caller. Then reads the state as of random
             points of the log (list of 50 by creation date), each from the newest snapshot
             before the point plus a replay of the events after it.
-            """)
+            """))
 
     @OptionGroup var directory: BenchDirectory
     @Option(help: "Events in the log (at most 10,000,000).") var events = 1_000_000

@@ -11,12 +11,12 @@ struct BenchWireCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wire",
         abstract: "Load a server over the protocol: N connections, D calls in flight each, for S seconds.",
-        discussion: """
+        discussion: prose("""
             Without --server, starts 'chordstore serve' on a fresh temporary data directory
             (a separate process on 127.0.0.1, stopped afterwards). Workloads: 'add' (durable
             AddChordset, one event each), 'get' (GetChordset of one chordset), 'mix'
             (90% get, 10% add). Prints calls/s and the p50/p99/p999 latency of a call.
-            """)
+            """))
 
     enum Workload: String, ExpressibleByArgument, CaseIterable { case add, get, mix }
 

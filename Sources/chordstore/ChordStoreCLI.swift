@@ -6,7 +6,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chordstore",
         abstract: "An event-sourced store of chordsets and chords.",
-        discussion: """
+        discussion: prose("""
             Every change is an immutable event in an LMDB log; lists and lookups read
             projections of that log; undo and redo append compensating events. The verbs
             talk to a server (--server, default 127.0.0.1:7420; start one with 'serve'),
@@ -17,7 +17,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
 
             Ids may be given as UUIDs (6F1C…-…) or as the base64 form that --json prints.
             Exit status: 0 on success, 1 when the store refused or failed, 64 for usage errors.
-            """,
+            """),
         subcommands: [
             ServeCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, RenameCommand.self,
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,

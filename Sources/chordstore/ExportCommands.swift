@@ -4,6 +4,7 @@ import ChordStoreEngine
 import ChordStoreProto
 import Foundation
 import SwiftProtobuf
+import Synchronization
 
 /// The first line of an export: what it holds.
 struct ExportHeader: Codable {
@@ -37,7 +38,7 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write one store's events as JSON Lines (to move the store to another server).",
-        discussion: """
+        discussion: prose("""
             Prints a header line ({"chordstore_export":1,"store":…,"exported":…}), then every
             event of the store (--store, default 'default') in order, one EventEnvelope per
             line in protobuf's canonical JSON: with its sequence number, time, session,
@@ -47,42 +48,45 @@ struct ExportCommand: AsyncParsableCommand {
             into an empty store, here or on another server; the round trip gives the same
             chordsets, history, undo stacks and command ids. Give --out FILE to write a file
             (0600) instead of standard output.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "FILE")) var out: String?
 
     func run() async throws {
         let sink: FileHandle
+        var created = false
         if let out {
-            guard FileManager.default.createFile(atPath: out, contents: nil, attributes: [.posixPermissions: 0o600]),
-                  let handle = FileHandle(forWritingAtPath: out) else {
-                throw Failure(ChordStoreError(.unavailable, "cannot create \(out)"))
+            // Opened, not replaced: --out may name a pipe, a device or a link to follow.
+            created = !FileManager.default.fileExists(atPath: out)
+            let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw Failure(ChordStoreError(.unavailable, "cannot open \(out) for writing: \(String(cString: strerror(errno)))"))
             }
-            sink = handle
+            sink = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         } else {
             sink = FileHandle.standardOutput
         }
-        defer { if out != nil { try? sink.close() } }
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.sortedKeys]
-        let header = ExportHeader(store: global.storeName, exported: Instant.now.description)
-        sink.write(try encoder.encode(header) + Data("\n".utf8))
-        let writer = LineWriter(sink)
+        let target = out ?? "standard output"
         let count: Int
+        let writer = LineWriter(sink, target: target)
         do {
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = [.sortedKeys]
+            try writer.writeLine(try encoder.encode(ExportHeader(store: global.storeName, exported: Instant.now.description)))
             count = try await withAccess(global) { store in
                 try await store.events(from: 1, limit: 0) { envelope in try writer.write(envelope.jsonString(), sequence: envelope.sequence) }
-                writer.flush()
                 return writer.lines
             }
+            let trailer = ExportTrailer(chordstoreExportEnd: .init(events: count, lastSequence: writer.lastSequence))
+            try writer.writeLine(try encoder.encode(trailer))
+            try writer.flush()
+            if out != nil { try sink.close() }
         } catch {
-            if let out { try? FileManager.default.removeItem(atPath: out) }  // no half export left behind
+            if let out, created { try? FileManager.default.removeItem(atPath: out) }  // no half export left behind
             throw error
         }
-        let trailer = ExportTrailer(chordstoreExportEnd: .init(events: count, lastSequence: writer.lastSequence))
-        sink.write(try encoder.encode(trailer) + Data("\n".utf8))
-        if out != nil { Output.print("exported \(count) events of store \(global.storeName) to \(out ?? "")") }
+        if out != nil { Output.print("exported \(count) events of store \(global.storeName) to \(target)") }
     }
 }
 
@@ -91,7 +95,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Read a store's events (an export) into an empty store.",
-        discussion: """
+        discussion: prose("""
             Reads FILE (or standard input for '-'), as `chordstore export` writes it (the
             header line is optional: `chordstore --json log` output works too; an export
             with a header must end with its last line, or it was cut short and is refused
@@ -103,7 +107,7 @@ struct ImportCommand: AsyncParsableCommand {
             then skipped. Events keep their sequence numbers, times, sessions, command ids
             and undo marks; each is checked against the store as a command would be, and
             batches of 1,000 are committed whole or not at all.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The export to read ('-': standard input).", valueName: "FILE")) var file: String
     @Flag(help: "Go on after an interrupted import of this file: skip the events the store already holds.") var resume = false
@@ -121,50 +125,62 @@ struct ImportCommand: AsyncParsableCommand {
         let progress = ProgressReporter(label: "importing")
         defer { progress.finish() }
         let (imported, last, created) = try await withAccess(global) { store -> (Int, UInt64, Bool) in
-            // A missing store is created only when the first batch is ready (or at the end
-            // of an empty export), so a file refused at its header or first lines leaves
-            // no store behind.
-            var created = false
-            var head: UInt64 = 0
-            var exists = true
-            do {
-                head = try await store.storeInfo(name).headSequence
-            } catch let error as ChordStoreError where error.code == .notFound {
-                exists = false
-            }
-            guard head == 0 || resume else {
-                throw ChordStoreError(
-                    .failedPrecondition,
-                    "store \(name) holds \(head) events: import into an empty store, or give --resume to go on after an interrupted import of this file")
-            }
-            func createIfMissing() async throws {
-                guard !exists else { return }
-                _ = try await store.createStore(name)
-                exists = true
-                created = true
-            }
-            var skipped = head
-            var last = head
-            var imported = 0
-            var batch: [Chordstore_V1_EventEnvelope] = []
-            var batchBytes = 0
-            var lineNumber = 0
-            var hasHeader = false
-            var trailer: ExportTrailer?
-            var read = 0
-            func send() async throws {
-                guard !batch.isEmpty else { return }
-                try await createIfMissing()
-                last = try await store.importEvents(batch)
-                imported += batch.count
-                progress.report(UInt64(imported), UInt64(imported))
-                batch.removeAll(keepingCapacity: true)
-                batchBytes = 0
-            }
+            try await importing(input, into: store, name: name, progress: progress)
+        }
+        Output.print("imported \(imported) events into store \(name)\(created ? " (created)" : ""); its last event is \(last)")
+    }
+
+    /// Appends the events read from `input` to store `name`; returns how many, the store's
+    /// last event and whether the store was created. A missing store is created only when
+    /// the first batch is ready (or at the end of an empty export), and removed again if
+    /// the import then fails before anything is in it: a refused file leaves no store.
+    private func importing(
+        _ input: FileHandle, into store: any StoreAccess, name: String, progress: ProgressReporter
+    ) async throws -> (Int, UInt64, Bool) {
+        var head: UInt64 = 0
+        var exists = true
+        do {
+            head = try await store.storeInfo(name).headSequence
+        } catch let error as ChordStoreError where error.code == .notFound {
+            exists = false
+        }
+        guard head == 0 || resume else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "store \(name) holds \(head) events: import into an empty store, or give --resume to go on after an interrupted import of this file")
+        }
+        // With --resume, the file's event at the store's last one must be that event (its
+        // command id, time and session): another file would merge two stores.
+        let held = head == 0 ? nil : try await Self.event(head, of: store)
+        var created = false
+        var last = head
+        var imported = 0
+        var batch: [Chordstore_V1_EventEnvelope] = []
+        var batchBytes = 0
+        var lineNumber = 0
+        var hasHeader = false
+        var trailer: ExportTrailer?
+        var read = 0
+        func createIfMissing() async throws {
+            guard !exists else { return }
+            _ = try await store.createStore(name)
+            exists = true
+            created = true
+        }
+        func send() async throws {
+            guard !batch.isEmpty else { return }
+            try await createIfMissing()
+            last = try await store.importEvents(batch)
+            imported += batch.count
+            progress.report(UInt64(imported), UInt64(imported))
+            batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
+        }
+        do {
             let lines = LineReader(input)
             while let line = try lines.next() {
                 lineNumber += 1
-                let text = line.trimmingCharacters(in: .whitespaces)
+                let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
                 if text.isEmpty { continue }
                 if lineNumber == 1, text.contains("\"chordstore_export\"") {
                     try Self.checkHeader(text)
@@ -182,28 +198,60 @@ struct ImportCommand: AsyncParsableCommand {
                 do {
                     envelope = try Chordstore_V1_EventEnvelope(jsonString: text)
                 } catch {
-                    throw ChordStoreError(.invalidArgument, "line \(lineNumber) of \(file) is not an EventEnvelope in protobuf JSON: \(error)")
+                    let start = text.count > 60 ? text.prefix(60) + "…" : Substring(text)
+                    throw ChordStoreError(.invalidArgument, "line \(lineNumber) of \(file) is not an EventEnvelope in protobuf JSON (\(error)): \(start)")
                 }
-                if skipped > 0, envelope.sequence <= skipped { continue }
-                skipped = 0
+                if let held, envelope.sequence <= held.sequence {
+                    if envelope.sequence == held.sequence, !Self.sameEvent(envelope, held) {
+                        throw ChordStoreError(
+                            .failedPrecondition,
+                            "store \(name)'s event \(head) is not the one on line \(lineNumber) of \(file): --resume goes on only with the file whose import was interrupted")
+                    }
+                    continue
+                }
+                if head > 0, imported == 0, batch.isEmpty, read > 0, envelope.sequence != head + 1 {
+                    throw ChordStoreError(
+                        .failedPrecondition,
+                        "\(file) has no event \(head), store \(name)'s last: --resume goes on only with the file whose import was interrupted")
+                }
                 batch.append(envelope)
                 batchBytes += text.utf8.count
                 if batch.count >= Self.batchSize || batchBytes >= Self.batchBytes { try await send() }
             }
             try await send()
-            try await createIfMissing()
-            if hasHeader {
-                guard let trailer else {
-                    throw ChordStoreError(
-                        .dataLoss, "\(file) ends before the export's last line: it was cut short; store \(name) holds the \(last) events it had (export again, and import with --resume)")
-                }
-                guard trailer.chordstoreExportEnd.events == read else {
-                    throw ChordStoreError(.dataLoss, "\(file) holds \(read) events, but its last line says \(trailer.chordstoreExportEnd.events)")
-                }
+            if read == 0, !hasHeader { throw ChordStoreError(.invalidArgument, "\(file) holds no events and is not an export") }
+            if head > 0, last == head, read < Int(head) {
+                throw ChordStoreError(
+                    .failedPrecondition, "\(file) ends before event \(head), store \(name)'s last: it is not the file whose import was interrupted")
             }
-            return (imported, last, created)
+            try await createIfMissing()
+        } catch {
+            if created, imported == 0 { _ = try? await store.deleteStore(name) }
+            throw error
         }
-        Output.print("imported \(imported) events into store \(name)\(created ? " (created)" : ""); its last event is \(last)")
+        if hasHeader {
+            guard let trailer else {
+                throw ChordStoreError(
+                    .dataLoss, "\(file) ends before the export's last line: it was cut short; store \(name) holds the \(last) events it had (export again, and import with --resume)")
+            }
+            guard trailer.chordstoreExportEnd.events == read else {
+                throw ChordStoreError(.dataLoss, "\(file) holds \(read) events, but its last line says \(trailer.chordstoreExportEnd.events)")
+            }
+        }
+        return (imported, last, created)
+    }
+
+    /// Event `sequence` of `store`, as the wire has it.
+    private static func event(_ sequence: UInt64, of store: any StoreAccess) async throws -> Chordstore_V1_EventEnvelope? {
+        let found = Mutex<Chordstore_V1_EventEnvelope?>(nil)
+        try await store.events(from: sequence, limit: 1) { envelope in found.withLock { $0 = envelope } }
+        return found.withLock { $0 }
+    }
+
+    /// Whether two envelopes are the same event of a store: the same sequence, command
+    /// id, time and session.
+    private static func sameEvent(_ a: Chordstore_V1_EventEnvelope, _ b: Chordstore_V1_EventEnvelope) -> Bool {
+        a.sequence == b.sequence && a.commandID == b.commandID && a.timestamp == b.timestamp && a.session == b.session
     }
 
     /// Events per `ImportEvents` call (the server's limit).
@@ -221,10 +269,27 @@ struct ImportCommand: AsyncParsableCommand {
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: size > 4_096 ? size - 4_096 : 0)
         let tail = String(decoding: handle.readData(ofLength: 4_096), as: UTF8.self)
-        let last = tail.split(separator: "\n").last.map(String.init) ?? ""
-        guard last.hasPrefix("{" + ExportTrailer.marker), ExportTrailer.decode(last) != nil else {
+        let lines = tail.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if let trailerIndex = lines.lastIndex(where: { $0.hasPrefix("{" + ExportTrailer.marker) }), trailerIndex != lines.count - 1 {
+            throw Failure(ChordStoreError(
+                .invalidArgument, "\(path) has lines after the export's last line: it was edited or joined with another file; export again"))
+        }
+        guard let last = lines.last, last.hasPrefix("{" + ExportTrailer.marker), let trailer = ExportTrailer.decode(last) else {
             throw Failure(ChordStoreError(
                 .dataLoss, "\(path) does not end with the export's last line: it was cut short (a full disk, a killed export); export again"))
+        }
+        // The count the last line gives, checked before anything is imported.
+        try handle.seek(toOffset: 0)
+        var events = 0
+        let reader = LineReader(handle)
+        while let line = try reader.next() {
+            let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty || text.hasPrefix("{\"chordstore_export\"") || text.hasPrefix("{" + ExportTrailer.marker) { continue }
+            events += 1
+        }
+        guard events == trailer.chordstoreExportEnd.events else {
+            throw Failure(ChordStoreError(
+                .dataLoss, "\(path) holds \(events) events, but its last line says \(trailer.chordstoreExportEnd.events): it was edited; export again"))
         }
     }
 
@@ -240,40 +305,59 @@ struct ImportCommand: AsyncParsableCommand {
     }
 }
 
-/// Writes lines to a file handle, buffered, from a `@Sendable` callback.
+/// Writes lines to a file handle, buffered, from a `@Sendable` callback; a failed write
+/// (a full disk, a closed pipe) throws, naming the target.
 final class LineWriter: @unchecked Sendable {
     private let handle: FileHandle
+    private let target: String
     private let lock = NSLock()
     private var buffer = Data()
     private var count = 0
     private var last: UInt64 = 0
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ handle: FileHandle, target: String) {
+        self.handle = handle
+        self.target = target
+    }
 
     /// The largest sequence written.
     var lastSequence: UInt64 { lock.withLock { last } }
 
-    func write(_ line: String, sequence: UInt64) {
-        lock.withLock {
+    /// Writes one event's line.
+    func write(_ line: String, sequence: UInt64) throws {
+        try lock.withLock {
             buffer.append(contentsOf: line.utf8)
             buffer.append(UInt8(ascii: "\n"))
             count += 1
             last = max(last, sequence)
-            if buffer.count >= 1 << 16 {
-                handle.write(buffer)
-                buffer.removeAll(keepingCapacity: true)
-            }
+            if buffer.count >= 1 << 16 { try drain() }
         }
     }
 
-    func flush() {
-        lock.withLock {
-            handle.write(buffer)
-            buffer.removeAll(keepingCapacity: true)
+    /// Writes a line that is not an event (the header, the last line).
+    func writeLine(_ bytes: Data) throws {
+        try lock.withLock {
+            buffer.append(bytes)
+            buffer.append(UInt8(ascii: "\n"))
         }
+    }
+
+    func flush() throws {
+        try lock.withLock { try drain() }
     }
 
     var lines: Int { lock.withLock { count } }
+
+    private func drain() throws {
+        do {
+            try handle.write(contentsOf: buffer)
+        } catch {
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let reason = underlying?.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32(underlying!.code))) : "\(error)"
+            throw ChordStoreError(.unavailable, "cannot write to \(target): \(reason)")
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
 }
 
 /// Reads a file handle line by line, a megabyte at a time (an export can be large); a

@@ -23,12 +23,12 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List chordsets (by creation date unless --sort says otherwise), optionally filtered.",
-        discussion: """
+        discussion: prose("""
             Title filters compare case- and diacritic-insensitively ("eclair" finds
             "Éclair"). With a filter, --desc, --cursor or --count the list is a query:
             one page of --limit (default 50) and, when there is more, the --cursor that
             continues it (printed last, or as nextCursor with --json).
-            """)
+            """))
 
     @OptionGroup var global: GlobalOptions
 

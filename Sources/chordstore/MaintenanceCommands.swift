@@ -28,7 +28,7 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check the log and the views.",
-        discussion: """
+        discussion: prose("""
             Checks every event's checksum chain and sequence (no gap), replays the whole log
             into a fresh state checking the invariants, and compares the result with the
             live views. Reports the first problem with its sequence number; exits 1 if any.
@@ -39,11 +39,15 @@ struct VerifyCommand: AsyncParsableCommand {
             views carry no checksums: damage there shows only as a difference from the
             replay, which rebuild repairs. A server checks the last 100,000 events when it
             starts and never serves a damaged one.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let started = ContinuousClock.now
+        // A mistyped --data would otherwise create an empty store and pass.
+        guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: global.dataDirectory).appendingPathComponent("data.mdb").path) else {
+            throw Failure(ChordStoreError(.notFound, "\(global.dataDirectory) is not a data directory (it has no data.mdb): nothing to verify"))
+        }
         let report = try await withStore(global) { store in
             let progress = ProgressReporter(label: "verifying")
             defer { progress.finish() }
@@ -75,10 +79,10 @@ struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Drop the views and rebuild them by replaying the whole log.",
-        discussion: """
+        discussion: prose("""
             Replays the log into memory, then replaces the views in one transaction: if it is
             interrupted, the old views stay. Needs memory for the live chordsets (not the log).
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {

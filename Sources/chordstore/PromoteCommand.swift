@@ -11,7 +11,7 @@ struct PromoteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "promote",
         abstract: "Make the follower at --server the leader, with a new, higher epoch.",
-        discussion: """
+        discussion: prose("""
             Refused when a reachable member's log is ahead (a newer last epoch, or the
             same and longer: promote that one instead). It then takes an epoch above
             every one it can see and fences the other members with it: a majority,
@@ -23,7 +23,7 @@ struct PromoteCommand: AsyncParsableCommand {
             refusal of a write names it, and the Swift client moves there by itself).
             Promote is a cluster member's call: give --cluster-secret-file (the
             members' secret) when the cluster runs with authentication.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Promote even if a reachable member has a longer log.") var force = false
 

@@ -11,7 +11,7 @@ struct ReplicaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replica",
         abstract: "Work on a device replica: a local copy of one store that works offline and syncs with the server.",
-        discussion: """
+        discussion: prose("""
             A replica directory holds a copy of one store and the writes made on it that
             the server has not confirmed yet. add, rename, delete, undo and redo change the
             local copy at once, with the server down too, and queue the write; list and
@@ -24,7 +24,7 @@ struct ReplicaCommand: AsyncParsableCommand {
 
               chordstore replica --dir phone --store songs add "Offline"
               chordstore replica --dir phone sync
-            """,
+            """),
         subcommands: [Add.self, List.self, Show.self, Rename.self, Delete.self, Undo.self, Redo.self, Sync.self, Status.self])
 
     /// The options every replica verb takes.
@@ -179,11 +179,11 @@ struct ReplicaCommand: AsyncParsableCommand {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send the pending writes to the server in order, then copy the store's new events.",
-            discussion: """
+            discussion: prose("""
                 Writes the server refuses (a chordset another device deleted, a rule) are
                 taken back from the replica and printed. Exit status 1 if the server cannot
                 be reached (the writes stay queued) or refuses the token.
-                """)
+                """))
         @OptionGroup var global: GlobalOptions
         @OptionGroup var replica: Options
 

@@ -18,7 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the ChordStore server (loopback only unless --host says otherwise).",
-        discussion: """
+        discussion: prose("""
             Serves the protocol of proto/chordstore/v1/rpc.proto (see docs/PROTOCOL.md) on
             HOST:PORT. On SIGINT or SIGTERM it stops accepting connections, ends clients'
             streams with UNAVAILABLE, lets the calls in flight finish (up to --grace
@@ -47,7 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
             --tls-key turn TLS on; --tls-client-ca also asks clients for certificates.
             Cluster members prove themselves to each other with --cluster-secret-file
             (the same file on every member).
-            """)
+            """))
 
     @Option(name: .long, help: ArgumentHelp("The data directory (created if missing).", valueName: "DIR"))
     var data: String = ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data"

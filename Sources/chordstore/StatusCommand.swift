@@ -11,13 +11,13 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show a server's replication status: role, epoch, last event, followers and their lag.",
-        discussion: """
+        discussion: prose("""
             Asks the server at --server. A leader lists each follower with its acknowledged
             event and its lag in events and milliseconds (the age of the oldest event it
             does not have yet); a follower says what its replication is doing. The last
             checksum is a hash of the whole log: equal last events and checksums mean
             byte-identical logs.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {

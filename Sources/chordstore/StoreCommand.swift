@@ -11,7 +11,7 @@ struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Create, delete, list and describe stores (isolated collections of chordsets).",
-        discussion: """
+        discussion: prose("""
             A server (or data directory) holds any number of stores, each with its own
             chordsets, controls chord, undo history and change feed, all on one log. Store
             'default' always exists; the other verbs work on it unless --store NAME (or
@@ -21,7 +21,7 @@ struct StoreCommand: AsyncParsableCommand {
             Deleting a store removes its chordsets from every view and frees its name; its
             events stay in the log (for replication and audit) and are never shown again: a
             store created later under the same name starts empty.
-            """,
+            """),
         subcommands: [Create.self, Delete.self, List.self, Info.self])
 
     struct Create: AsyncParsableCommand {

@@ -12,13 +12,13 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Create, list and revoke the server's bearer tokens (needs an admin token).",
-        discussion: """
+        discussion: prose("""
             Every call to a server shows a token (docs/SECURITY.md). An admin token works
             on every store and manages stores and tokens; a read-write or read-only token
             works on its one store. The server keeps only a hash of each: `token create`
             prints the secret once. A revoked token fails from its next call on, on open
             connections too. Tokens live in the log, so they work on every cluster member.
-            """,
+            """),
         subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {

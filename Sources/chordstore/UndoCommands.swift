@@ -10,14 +10,14 @@ struct UndoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "undo",
         abstract: "Revert the session's most recent change that is not undone.",
-        discussion: """
+        discussion: prose("""
             The undo is itself an event (the log is never edited): it records the reverting
             change, marked as the undo of the event it reverts. Undo walks back through the
             session's changes one by one; it fails with FAILED_PRECONDITION, changing
             nothing, if another session changed the same chordset (or the controls chord)
             after the change being undone. The session is --session, or this user's stable
             default (see 'chordstore session').
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -30,10 +30,10 @@ struct RedoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "redo",
         abstract: "Re-apply the session's most recently undone change.",
-        discussion: """
+        discussion: prose("""
             Any new change by the session empties what redo can re-apply. Redo follows the
             same conflict rule as undo.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -69,10 +69,10 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "List the events of one chordset, or (without an id) those of the session.",
-        discussion: """
+        discussion: prose("""
             A chordset's history includes its add, renames, chord edits, moves, deletes,
             the delete-alls that removed it and the undos that put it back.
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A chordset id; without it, the session's own events.") var id: String?
     @Option(help: "Start after this sequence number.") var after: UInt64 = 0

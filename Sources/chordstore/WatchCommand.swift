@@ -12,12 +12,12 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print events as they are committed (the server's change feed).",
-        discussion: """
+        discussion: prose("""
             Starts with the stored events from --from (catch-up), then prints each new one
             as it commits, in order, with no gap. If the connection drops or this reader
             falls behind, it subscribes again from where it was. Runs until interrupted,
             or until --count events were printed. Needs a server (--server).
-            """)
+            """))
     @OptionGroup var global: GlobalOptions
     @Option(help: "Start at this sequence number (1: the whole log).") var from: UInt64 = 1
     @Flag(help: "Only events committed from now on.") var now = false

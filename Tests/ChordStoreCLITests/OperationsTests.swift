@@ -154,9 +154,10 @@ struct OperationsTests {
         for try await _ in feed { fed += 1 }
         #expect(fed == acknowledged.count)
         let metrics = try await httpGet(port: try #require(served.httpPort), path: "/metrics").body
-        #expect(Self.sample("chordstore_writes_refused", in: metrics) == 0, "a full map refuses writes only while they do not fit")
+        #expect(Self.sample("chordstore_writes_refused", in: metrics) == 1, "the refusal shows until a write fits again")
         let ready = try await httpGet(port: try #require(served.httpPort), path: "/health/ready")
         #expect(ready.status == 200, "a full map still serves reads: \(ready.body)")
+        #expect(ready.body.contains("refused: RESOURCE_EXHAUSTED") && ready.body.contains("--map-size-max"), "\(ready.body)")
         await connection.close()
         #expect(try await served.terminate() == 0)
 

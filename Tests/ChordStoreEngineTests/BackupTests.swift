@@ -148,6 +148,35 @@ struct BackupTests {
         #expect(other.value != whole.value)
     }
 
+    @Test("a copy whose consumer stops after any number of blocks is abandoned cleanly, and the store goes on")
+    func abandonedCopies() async throws {
+        var options = ChordStore.Options()
+        options.unsafeNoSync = true
+        let store = try ChordStore.open(at: temporaryDirectory(), options: options)
+        defer { store.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask { for index in stride(from: worker, to: 4_000, by: 8) { _ = try await store.add("c\(index)") } }
+            }
+            try await group.waitForAll()
+        }
+        struct Stop: Error {}
+        // Stopping at the first block leaves both read-ahead blocks unconsumed; later
+        // stops leave one or none.
+        for stopAfter in [1, 1, 2, 3, 1, 2] {
+            var blocks = 0
+            await #expect(throws: Stop.self) {
+                try await store.copyFiles { part in
+                    guard case .bytes = part else { return }
+                    blocks += 1
+                    if blocks == stopAfter { throw Stop() }
+                }
+            }
+        }
+        _ = try await store.add("after the abandoned copies")
+        #expect(try store.verify().isSound)
+    }
+
     @Test("a store in memory has no files to copy")
     func inMemory() async throws {
         let store = ChordStore.inMemory()

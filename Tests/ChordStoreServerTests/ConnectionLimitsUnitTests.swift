@@ -58,30 +58,38 @@ struct ConnectionLimitsUnitTests {
         #expect(ConnectionAdmission.key(for: "fe80::1%eth0") == "fe80:0:0:0::/64")
     }
 
-    @Test("frame boundaries are found however the bytes are split")
-    func frameTracker() {
+    @Test("frames come out whole however the bytes are split, and a length over the limit is refused at its prefix")
+    func frameSplitter() {
         let stream: [UInt8] = [0, 0, 0, 3, 1, 2, 3] + [0, 0, 0, 0] + [0, 1, 0, 0] + Array(repeating: 7, count: 65_536)
         for split in [1, 2, 3, 5, 7, 100, stream.count] {
-            var tracker = FrameTracker()
-            var steps: [FrameTracker.Step] = []
+            var splitter = FrameSplitter(maxFrameSize: 1 << 20)
+            var frames: [[UInt8]] = []
+            var lengths: Set<Int> = []
             var offset = 0
             while offset < stream.count {
-                var view = ByteBuffer(bytes: stream[offset..<min(offset + split, stream.count)]).readableBytesView
+                splitter.append(ByteBuffer(bytes: stream[offset..<min(offset + split, stream.count)]))
                 offset += split
-                while true {
-                    let step = tracker.next(&view)
-                    if step == .exhausted { break }
-                    steps.append(step)
+                reading: while true {
+                    switch splitter.next() {
+                    case .frame(let body): frames.append(Array(body.readableBytesView))
+                    case .needMore(let length):
+                        if let length { lengths.insert(length) }
+                        break reading
+                    case .tooLarge: Issue.record("no frame is over the limit")
+                    }
                 }
             }
-            #expect(steps == [.started(length: 3), .completed, .completed, .started(length: 65_536), .completed], "split \(split)")
-            #expect(tracker.completed == 3)
-            #expect(!tracker.isMidFrame)
+            #expect(frames == [[1, 2, 3], [], Array(repeating: 7, count: 65_536)], "split \(split)")
+            #expect(lengths.isSubset(of: [3, 65_536]) && (split == stream.count || lengths.contains(65_536)), "split \(split): \(lengths)")
+            #expect(splitter.completed == 3)
+            #expect(!splitter.isMidFrame)
         }
-        var partial = FrameTracker()
-        var view = ByteBuffer(bytes: [0, 0]).readableBytesView
-        #expect(partial.next(&view) == .exhausted)
+        var partial = FrameSplitter(maxFrameSize: 1_000)
+        partial.append(ByteBuffer(bytes: [0, 0]))
+        #expect(partial.next() == .needMore(length: nil))
         #expect(partial.isMidFrame)
+        partial.append(ByteBuffer(bytes: [3, 0xe9]))
+        #expect(partial.next() == .tooLarge(length: 1_001))
     }
 
     @Test("a client that takes nothing while bytes wait is stalled from its first such reading; any progress resets it")

@@ -103,10 +103,7 @@ struct ServerLimitTests {
         limits.slowReaderTimeout = .milliseconds(300)
         let server = try await TestServer.start(limits: limits)
         defer { Task { await server.stop() } }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for i in 0..<20_000 { group.addTask { _ = try await server.store.execute(.addChordset(AddChordset(title: "c\(i)"))) } }
-            try await group.waitForAll()
-        }
+        try await server.store.fill(20_000)
         let reader = try RawClient(port: server.port, receiveBuffer: 65_536)
         for id: UInt64 in 1...3 {
             try reader.call(id, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
@@ -126,6 +123,32 @@ struct ServerLimitTests {
         #expect(first?.status.code == StatusCode.resourceExhausted.rawValue, "after \(first?.messages ?? -1) messages: \(first?.status.message ?? "")")
         #expect(first?.status.message.contains("did not read its stream") == true)
         try await stillServes(server)
+    }
+
+    @Test("a stream whose client stops reading waits for it, and is woken to go on as soon as the client reads again")
+    func streamResumesWhenTheSocketDrains() async throws {
+        var limits = WireLimits()
+        limits.maxStreamBacklog = 64 << 10
+        limits.slowReaderTimeout = .seconds(30)  // only a lost wake-up waits this long
+        let server = try await TestServer.start(limits: limits)
+        defer { Task { await server.stop() } }
+        try await server.store.fill(20_000)
+        // A small receive window: the log's 20,000 records (megabytes) cannot all wait in
+        // the kernel's buffers, so the stream must wait for the client.
+        let reader = try RawClient(port: server.port, receiveBuffer: 4_096)
+        try reader.call(1, Method.readLog.rawValue, Chordstore_V1_ReadLogRequest())
+        let start = ContinuousClock.now
+        while server.server.streamSocketWaits == 0, ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.server.streamSocketWaits > 0, "the stream never waited for its client")
+        try await Task.sleep(for: .milliseconds(300))
+        let reading = ContinuousClock.now
+        let final = try await reader.finalStatus(of: 1)
+        #expect(final?.status.code == StatusCode.ok.rawValue, "\(final?.status.message ?? "no status")")
+        #expect(final?.messages == 20_000)
+        #expect(server.server.slowReadersCut == 0)
+        #expect(ContinuousClock.now - reading < .seconds(25), "the stream went on only when its slow-reader timer fired")
     }
 
     // MARK: Lock-outs

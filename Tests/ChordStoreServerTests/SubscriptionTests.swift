@@ -149,10 +149,7 @@ struct SubscriptionTests {
         limits.slowReaderTimeout = .milliseconds(300)
         let server = try await TestServer.start(limits: limits)
         defer { Task { await server.stop() } }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for i in 0..<20_000 { group.addTask { _ = try await server.store.execute(.addChordset(AddChordset(title: "c\(i)"))) } }
-            try await group.waitForAll()
-        }
+        try await server.store.fill(20_000)
         let connection = try await server.connect()
         defer { Task { await connection.close() } }
         var events = try await connection.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = 1 }, as: Chordstore_V1_EventEnvelope.self)

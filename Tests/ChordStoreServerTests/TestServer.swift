@@ -46,6 +46,22 @@ struct TestServer {
 }
 
 extension ChordStore {
+    /// Adds `count` chordsets titled "c0", "c1", … from 32 concurrent callers (so the
+    /// writer batches them), not from a task each: thousands of queued tasks would hold up
+    /// the other tests' tasks on the shared cooperative pool.
+    func fill(_ count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<32 {
+                group.addTask {
+                    for i in stride(from: worker, to: count, by: 32) {
+                        _ = try await self.execute(.addChordset(AddChordset(title: "c\(i)")))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// Adds a chordset and returns it.
     func add(_ title: String) async throws -> Chordset {
         let recorded = try await execute(.addChordset(AddChordset(title: title)))

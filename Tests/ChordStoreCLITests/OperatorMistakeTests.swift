@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// What an operator's mistakes with the data verbs do: each is refused with a message
+/// that says what is wrong, and leaves nothing half-made behind.
+@Suite("Operator mistakes with backup, restore, export, import and verify")
+struct OperatorMistakeTests {
+    static func directory(_ name: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+    }
+
+    /// A data directory with stores `a` (2 events) and `b` (3 events), and their exports.
+    private func twoStores() async throws -> (data: URL, a: URL, b: URL) {
+        let data = Self.directory("mistakes")
+        for (store, titles) in [("a", ["a1", "a2"]), ("b", ["b1", "b2", "b3"])] {
+            #expect(try await runChordstore(["--data", data.path, "store", "create", store]).status == 0)
+            for title in titles { #expect(try await runChordstore(["--data", data.path, "--store", store, "add", title]).status == 0) }
+        }
+        let a = data.appendingPathComponent("a.jsonl"), b = data.appendingPathComponent("b.jsonl")
+        #expect(try await runChordstore(["--data", data.path, "--store", "a", "export", "--out", a.path]).status == 0)
+        #expect(try await runChordstore(["--data", data.path, "--store", "b", "export", "--out", b.path]).status == 0)
+        return (data, a, b)
+    }
+
+    private func stores(_ data: URL) async throws -> String {
+        try await runChordstore(["--data", data.path, "store", "list"]).stdout
+    }
+
+    @Test("import --resume with another file than the interrupted one is refused; a refused import leaves no store; CRLF lines import")
+    func importMistakes() async throws {
+        let (data, a, b) = try await twoStores()
+        defer { try? FileManager.default.removeItem(at: data) }
+        #expect(try await runChordstore(["--data", data.path, "--store", "x", "import", a.path]).status == 0)
+        let other = try await runChordstore(["--data", data.path, "--store", "x", "import", "--resume", b.path])
+        #expect(other.status == 1 && other.stderr.contains("--resume goes on only with the file whose import was interrupted"), "\(other.stderr)")
+        let same = try await runChordstore(["--data", data.path, "--store", "x", "import", "--resume", a.path])
+        #expect(same.status == 0 && same.stdout.contains("imported 0 events"), "\(same.stdout)\(same.stderr)")
+
+        // Refused by the store (a time far ahead of the clock): the store it made goes again.
+        var lines = try String(contentsOf: b, encoding: .utf8).split(separator: "\n").map(String.init)
+        lines[2] = lines[2].replacingOccurrences(of: #""timestamp":"2026"#, with: #""timestamp":"2099"#)
+        let future = data.appendingPathComponent("future.jsonl")
+        try (lines.joined(separator: "\n") + "\n").write(to: future, atomically: true, encoding: .utf8)
+        let refused = try await runChordstore(["--data", data.path, "--store", "y", "import", future.path])
+        #expect(refused.status == 1, "\(refused.stdout)")
+        #expect(!(try await stores(data)).contains("y "), "a refused import left its store")
+
+        let crlf = data.appendingPathComponent("crlf.jsonl")
+        try String(contentsOf: a, encoding: .utf8).replacingOccurrences(of: "\n", with: "\r\n").write(to: crlf, atomically: true, encoding: .utf8)
+        let imported = try await runChordstore(["--data", data.path, "--store", "z", "import", crlf.path])
+        #expect(imported.status == 0 && imported.stdout.contains("imported 2 events"), "\(imported.stderr)")
+
+        let empty = data.appendingPathComponent("empty.jsonl")
+        try Data().write(to: empty)
+        let nothing = try await runChordstore(["--data", data.path, "--store", "w", "import", empty.path])
+        #expect(nothing.status == 1 && nothing.stderr.contains("holds no events and is not an export"), "\(nothing.stderr)")
+        #expect(!(try await stores(data)).contains("w "))
+    }
+
+    @Test("an export that cannot be written fails with the reason; verify of a directory that is not one fails; a failed restore keeps the operator's empty directory")
+    func outputAndTargetMistakes() async throws {
+        let (data, _, _) = try await twoStores()
+        defer { try? FileManager.default.removeItem(at: data) }
+        if FileManager.default.fileExists(atPath: "/dev/full") {
+            let full = try await runChordstore(["--data", data.path, "--store", "a", "export", "--out", "/dev/full"])
+            #expect(full.status == 1 && full.stderr.contains("cannot write to /dev/full: No space left on device"), "\(full.stderr)")
+            var status = stat()
+            #expect(stat("/dev/full", &status) == 0 && (status.st_mode & S_IFMT) == S_IFCHR, "export replaced /dev/full")
+        }
+        let typo = Self.directory("no-such-data")
+        let verify = try await runChordstore(["--data", typo.path, "verify"])
+        #expect(verify.status == 1 && verify.stderr.contains("is not a data directory"), "\(verify.stdout)\(verify.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo.path), "verify made the directory it was wrongly given")
+
+        let target = Self.directory("restore-into")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: target) }
+        let restore = try await runChordstore(["restore", "--from", Self.directory("no-such-backup").path, "--data", target.path])
+        #expect(restore.status == 1)
+        #expect(FileManager.default.fileExists(atPath: target.path), "a failed restore removed the directory the operator made")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: target.path)).isEmpty)
+    }
+}

@@ -46,6 +46,8 @@ public final class ReplicationNode: Sendable {
         /// and to whom: each epoch goes to one leader only.
         var granted: (epoch: UInt64, leader: String)?
         var replication = "starting"
+        /// Whether ``start()`` has taken a role yet.
+        var decided = false
         var parked: UInt64 = 0
         var task: Task<Void, Never>?
         var stopped = false
@@ -134,6 +136,12 @@ public final class ReplicationNode: Sendable {
     /// The role now.
     public var role: Role { state.withLock { $0.role } }
 
+    /// The role now, or "starting" before ``start()`` has taken one (it may ask its peers
+    /// first): what a log line says.
+    public var roleDescription: String {
+        state.withLock { $0.decided ? $0.role.rawValue : "starting" }
+    }
+
     /// The leader's address as this node knows it (itself when it leads).
     public var leader: String? { state.withLock { $0.leader } }
 
@@ -143,6 +151,7 @@ public final class ReplicationNode: Sendable {
         let previous = state.withLock { state -> Task<Void, Never>? in
             guard !state.stopped else { return nil }
             state.role = .leader
+            state.decided = true
             state.leader = config.address
             state.heard = nil
             state.replication = "leading"
@@ -162,6 +171,7 @@ public final class ReplicationNode: Sendable {
             guard !state.stopped else { return nil }
             let wasFollowing = state.role == .follower && state.task != nil
             state.role = .follower
+            state.decided = true
             state.leader = leader
             state.quorum.reset()
             if wasFollowing { return nil }  // the running loop picks up the new leader

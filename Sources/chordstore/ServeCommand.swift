@@ -264,7 +264,7 @@ struct ServeCommand: AsyncParsableCommand {
             let profile = try? store.profile()
             logger.notice("serving", metadata: [
                 "data": "\(data)", "address": "\(bound.ipAddress ?? host):\(bound.port ?? port)", "events": "\(profile?.lastSequence ?? 0)",
-                "role": "\(replication.role.rawValue)", "epoch": "\(store.epoch)",
+                "role": "\(replication.roleDescription)", "epoch": "\(store.epoch)",
             ])
         }))
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
@@ -273,7 +273,9 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             store.close()
-            throw Failure(ChordStoreError(.unavailable, "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? ""): \(error)"))
+            let failure = ChordStoreError(.unavailable, "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? ""): \(error)")
+            logger.critical("cannot serve", metadata: ["error": "\(failure)"])  // in the log's format too (--log-format json)
+            throw Failure(failure)
         }
         logger.notice("stopped; the log is closed")
     }

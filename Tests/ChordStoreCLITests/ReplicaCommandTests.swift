@@ -63,7 +63,8 @@ struct ReplicaCommandTests {
         let client = Client(host: "127.0.0.1", port: port, retry: .once)
         defer { Task { await client.close() } }
         var interrupted = 0
-        for delay in [80, 160, 240, 320, 400, 480] {
+        // Later kills too, for a loaded machine where a process takes long to start.
+        for delay in [80, 160, 240, 320, 400, 480, 640, 800, 1_000, 1_300, 1_600, 2_000, 2_500, 3_000, 4_000] {
             let process = Process()
             process.executableURL = try chordstoreExecutable()
             process.arguments = ["replica", "--dir", directory.path, "sync", "--server", "127.0.0.1:\(port)"]

@@ -102,11 +102,14 @@ struct ImportCommand: AsyncParsableCommand {
             before anything is imported, or for standard input when its end is reached),
             and appends
             its events to the store named by --store, creating the store if it does not
-            exist (an admin token). The store must hold no events, unless --resume is given
-            after an interrupted import of the same file: events the store already holds are
-            then skipped. Events keep their sequence numbers, times, sessions, command ids
-            and undo marks; each is checked against the store as a command would be, and
-            batches of 1,000 are committed whole or not at all.
+            exist (an admin token); a store it created is removed again if the import
+            fails before any event is in it. The store must hold no events, unless --resume
+            is given after an interrupted import of the same file: events the store already
+            holds are then skipped, once the file's event at the store's last one is found
+            to be that event (its command id, time and session). Events keep their sequence
+            numbers, times, sessions, command ids and undo marks; each is checked against
+            the store as a command would be, and batches of 1,000 are committed whole or not
+            at all.
             """))
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The export to read ('-': standard input).", valueName: "FILE")) var file: String

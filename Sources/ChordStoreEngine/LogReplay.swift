@@ -116,7 +116,12 @@ final class Channel<Element: Sendable>: Sendable {
     private let slots: DispatchSemaphore
     private let available = DispatchSemaphore(value: 0)
 
-    init(capacity: Int) { slots = DispatchSemaphore(value: capacity) }
+    /// Made at 0 and signalled `capacity` times: a semaphore freed below the value it was
+    /// made with traps in libdispatch, and a cancelled channel may hold unread items.
+    init(capacity: Int) {
+        slots = DispatchSemaphore(value: 0)
+        for _ in 0..<capacity { slots.signal() }
+    }
 
     /// Waits for room, then queues `item`; returns `false` if the receiver has gone.
     func send(_ item: sending Element) -> Bool {

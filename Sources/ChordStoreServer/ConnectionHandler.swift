@@ -10,9 +10,9 @@ import SwiftProtobuf
 /// One client connection: parses frames, runs each call, and writes replies.
 ///
 /// All state lives on the connection's event loop. Point reads are answered on it;
-/// commands that need only the local commit go straight to the writer, whose answers
-/// come back through the loop's ``LoopInbox``; other calls run as tasks that hop back to
-/// the loop to reply.
+/// commands go straight to the writer, whose answers come back through the loop's
+/// ``LoopInbox`` (a command that asked for a majority then waits for it in a task);
+/// other calls run as tasks that hop back to the loop to reply.
 /// A call ends exactly once: with its result, or earlier by `Cancel`, its deadline, or
 /// the connection closing (a later result is then dropped). Its slot among the
 /// connection's calls is free once its final reply is written, even if its task is

@@ -114,7 +114,9 @@ struct RestoreCommand: AsyncParsableCommand {
             its files into NEWDIR (which must be new or empty: restore never overwrites a
             data directory), opens the store there, catching its views up with its log, and
             checks that the log ends at the event the manifest names. Then, unless
-            --no-verify, it verifies the restored store as `chordstore verify` does. Serve
+            --no-verify, it verifies the restored store as `chordstore verify` does. A
+            failed restore, one that fails verify included, leaves nothing to serve: it
+            removes NEWDIR if it made it, or what it wrote into it. Serve
             it with `chordstore serve --data NEWDIR`; the server writes a new admin token
             there on first start.
             """))

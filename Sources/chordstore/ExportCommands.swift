@@ -53,15 +53,22 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "FILE")) var out: String?
 
     func run() async throws {
+        // A reader that goes away (`| head`) is a failed write with a message, not a
+        // signal that kills the export midway (with --server, NIO ignores it already).
+        signal(SIGPIPE, SIG_IGN)
         let sink: FileHandle
         var created = false
         if let out {
-            // Opened, not replaced: --out may name a pipe, a device or a link to follow.
-            created = !FileManager.default.fileExists(atPath: out)
-            let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            // Opened, not replaced: --out may name a pipe, a device or a link to follow. A
+            // new file is made 0600; an existing regular file is truncated and made 0600.
+            var fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            created = fd >= 0
+            if fd < 0, errno == EEXIST { fd = open(out, O_WRONLY | O_TRUNC | O_CLOEXEC) }
             guard fd >= 0 else {
                 throw Failure(ChordStoreError(.unavailable, "cannot open \(out) for writing: \(String(cString: strerror(errno)))"))
             }
+            var status = stat()
+            if !created, fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG { _ = fchmod(fd, 0o600) }
             sink = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         } else {
             sink = FileHandle.standardOutput
@@ -164,6 +171,8 @@ struct ImportCommand: AsyncParsableCommand {
         var hasHeader = false
         var trailer: ExportTrailer?
         var read = 0
+        /// Whether the file's event at the store's last one was found to be that event.
+        var matched = false
         func createIfMissing() async throws {
             guard !exists else { return }
             _ = try await store.createStore(name)
@@ -205,14 +214,17 @@ struct ImportCommand: AsyncParsableCommand {
                     throw ChordStoreError(.invalidArgument, "line \(lineNumber) of \(file) is not an EventEnvelope in protobuf JSON (\(error)): \(start)")
                 }
                 if let held, envelope.sequence <= held.sequence {
-                    if envelope.sequence == held.sequence, !Self.sameEvent(envelope, held) {
-                        throw ChordStoreError(
-                            .failedPrecondition,
-                            "store \(name)'s event \(head) is not the one on line \(lineNumber) of \(file): --resume goes on only with the file whose import was interrupted")
+                    if envelope.sequence == held.sequence {
+                        guard Self.sameEvent(envelope, held) else {
+                            throw ChordStoreError(
+                                .failedPrecondition,
+                                "store \(name)'s event \(head) is not the one on line \(lineNumber) of \(file): --resume goes on only with the file whose import was interrupted")
+                        }
+                        matched = true
                     }
                     continue
                 }
-                if head > 0, imported == 0, batch.isEmpty, read > 0, envelope.sequence != head + 1 {
+                if head > 0, !matched {
                     throw ChordStoreError(
                         .failedPrecondition,
                         "\(file) has no event \(head), store \(name)'s last: --resume goes on only with the file whose import was interrupted")
@@ -223,23 +235,25 @@ struct ImportCommand: AsyncParsableCommand {
             }
             try await send()
             if read == 0, !hasHeader { throw ChordStoreError(.invalidArgument, "\(file) holds no events and is not an export") }
-            if head > 0, last == head, read < Int(head) {
+            if head > 0, !matched {
                 throw ChordStoreError(
-                    .failedPrecondition, "\(file) ends before event \(head), store \(name)'s last: it is not the file whose import was interrupted")
+                    .failedPrecondition, "\(file) has no event \(head), store \(name)'s last: it is not the file whose import was interrupted")
+            }
+            if hasHeader {
+                guard let trailer else {
+                    throw ChordStoreError(
+                        .dataLoss, "\(file) ends before the export's last line: it was cut short; store \(name) holds the \(last) events it had (export again, and import with --resume)")
+                }
+                guard trailer.chordstoreExportEnd.events == read else {
+                    throw ChordStoreError(.dataLoss, "\(file) holds \(read) events, but its last line says \(trailer.chordstoreExportEnd.events)")
+                }
             }
             try await createIfMissing()
         } catch {
-            if created, imported == 0 { _ = try? await store.deleteStore(name) }
+            // Only a store this import made and that is still empty (a reply may have been
+            // lost after its first batch committed) goes again.
+            if created, (try? await store.storeInfo(name).headSequence) == 0 { _ = try? await store.deleteStore(name) }
             throw error
-        }
-        if hasHeader {
-            guard let trailer else {
-                throw ChordStoreError(
-                    .dataLoss, "\(file) ends before the export's last line: it was cut short; store \(name) holds the \(last) events it had (export again, and import with --resume)")
-            }
-            guard trailer.chordstoreExportEnd.events == read else {
-                throw ChordStoreError(.dataLoss, "\(file) holds \(read) events, but its last line says \(trailer.chordstoreExportEnd.events)")
-            }
         }
         return (imported, last, created)
     }
@@ -304,105 +318,6 @@ struct ImportCommand: AsyncParsableCommand {
         }
         guard header.chordstoreExport <= 1 else {
             throw ChordStoreError(.failedPrecondition, "the export has format \(header.chordstoreExport), newer than this chordstore reads (1)")
-        }
-    }
-}
-
-/// Writes lines to a file handle, buffered, from a `@Sendable` callback; a failed write
-/// (a full disk, a closed pipe) throws, naming the target.
-final class LineWriter: @unchecked Sendable {
-    private let handle: FileHandle
-    private let target: String
-    private let lock = NSLock()
-    private var buffer = Data()
-    private var count = 0
-    private var last: UInt64 = 0
-
-    init(_ handle: FileHandle, target: String) {
-        self.handle = handle
-        self.target = target
-    }
-
-    /// The largest sequence written.
-    var lastSequence: UInt64 { lock.withLock { last } }
-
-    /// Writes one event's line.
-    func write(_ line: String, sequence: UInt64) throws {
-        try lock.withLock {
-            buffer.append(contentsOf: line.utf8)
-            buffer.append(UInt8(ascii: "\n"))
-            count += 1
-            last = max(last, sequence)
-            if buffer.count >= 1 << 16 { try drain() }
-        }
-    }
-
-    /// Writes a line that is not an event (the header, the last line).
-    func writeLine(_ bytes: Data) throws {
-        try lock.withLock {
-            buffer.append(bytes)
-            buffer.append(UInt8(ascii: "\n"))
-        }
-    }
-
-    func flush() throws {
-        try lock.withLock { try drain() }
-    }
-
-    var lines: Int { lock.withLock { count } }
-
-    private func drain() throws {
-        do {
-            try handle.write(contentsOf: buffer)
-        } catch {
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            let reason = underlying?.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32(underlying!.code))) : "\(error)"
-            throw ChordStoreError(.unavailable, "cannot write to \(target): \(reason)")
-        }
-        buffer.removeAll(keepingCapacity: true)
-    }
-}
-
-/// Reads a file handle line by line, a megabyte at a time (an export can be large); a
-/// line longer than ``maxLine`` is an error, not a reason to read the whole file.
-final class LineReader {
-    private let handle: FileHandle
-    private var buffer = Data()
-    /// Where the unread bytes of `buffer` start.
-    private var start = 0
-    /// Bytes of `buffer` from `start` already searched for a newline.
-    private var searched = 0
-    private var ended = false
-    /// The longest line taken.
-    static let maxLine = 16 << 20
-
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    /// The next line, without its newline; `nil` at the end.
-    func next() throws -> String? {
-        while true {
-            let from = buffer.index(buffer.startIndex, offsetBy: start + searched)
-            if let newline = buffer[from...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[(buffer.startIndex + start)..<newline], as: UTF8.self)
-                start = newline - buffer.startIndex + 1
-                searched = 0
-                return line
-            }
-            searched = buffer.count - start
-            guard searched <= Self.maxLine else {
-                throw ChordStoreError(.invalidArgument, "a line is longer than \(Self.maxLine >> 20) MiB: this is not an export")
-            }
-            if ended {
-                guard searched > 0 else { return nil }
-                defer { start = buffer.count; searched = 0 }
-                return String(decoding: buffer[(buffer.startIndex + start)...], as: UTF8.self)
-            }
-            if start > 0 {  // drop what was read, once per chunk
-                buffer.removeSubrange(buffer.startIndex..<(buffer.startIndex + start))
-                start = 0
-            }
-            let chunk = handle.readData(ofLength: 1 << 20)
-            if chunk.isEmpty { ended = true } else { buffer.append(chunk) }
         }
     }
 }

@@ -45,6 +45,15 @@ struct OperatorMistakeTests {
         #expect(refused.status == 1, "\(refused.stdout)")
         #expect(!(try await stores(data)).contains("y "), "a refused import left its store")
 
+        // A file without the store's last event is no file to resume with either.
+        let events = try String(contentsOf: b, encoding: .utf8).split(separator: "\n").map(String.init).dropFirst().dropLast()
+        let firstTwo = data.appendingPathComponent("first-two.jsonl"), gap = data.appendingPathComponent("gap.jsonl")
+        try (events.prefix(2).joined(separator: "\n") + "\n").write(to: firstTwo, atomically: true, encoding: .utf8)
+        try ([events[events.startIndex], events[events.startIndex + 2]].joined(separator: "\n") + "\n").write(to: gap, atomically: true, encoding: .utf8)
+        #expect(try await runChordstore(["--data", data.path, "--store", "q", "import", firstTwo.path]).status == 0)
+        let gapped = try await runChordstore(["--data", data.path, "--store", "q", "import", "--resume", gap.path])
+        #expect(gapped.status == 1 && gapped.stderr.contains("has no event 2"), "\(gapped.stdout)\(gapped.stderr)")
+
         let crlf = data.appendingPathComponent("crlf.jsonl")
         try String(contentsOf: a, encoding: .utf8).replacingOccurrences(of: "\n", with: "\r\n").write(to: crlf, atomically: true, encoding: .utf8)
         let imported = try await runChordstore(["--data", data.path, "--store", "z", "import", crlf.path])
@@ -67,6 +76,13 @@ struct OperatorMistakeTests {
             var status = stat()
             #expect(stat("/dev/full", &status) == 0 && (status.st_mode & S_IFMT) == S_IFCHR, "export replaced /dev/full")
         }
+        let existing = data.appendingPathComponent("existing.jsonl")
+        #expect(FileManager.default.createFile(atPath: existing.path, contents: Data("old".utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(try await runChordstore(["--data", data.path, "--store", "a", "export", "--out", existing.path]).status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: existing.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600, "an export over an existing file keeps its mode")
+        #expect(try String(contentsOf: existing, encoding: .utf8).hasPrefix("{\"chordstore_export\""))
+
         let typo = Self.directory("no-such-data")
         let verify = try await runChordstore(["--data", typo.path, "verify"])
         #expect(verify.status == 1 && verify.stderr.contains("is not a data directory"), "\(verify.stdout)\(verify.stderr)")

@@ -13,6 +13,17 @@ public enum BackupPart: Sendable, Hashable {
     case fileEnd(String, bytes: UInt64, digest: UInt64)
 }
 
+extension BackupPart {
+    /// `chordstore.v1.BackupChunk { data = bytes }` (field 3) as the wire carries it,
+    /// written with ``ProtoWriter``: the bytes (never empty: a copy sends no empty block)
+    /// are copied once, where SwiftProtobuf would copy them into `Data` first.
+    public static func dataChunk(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var writer = ProtoWriter(capacity: bytes.count + 11)
+        bytes.withUnsafeBytes { writer.bytes(3, $0) }
+        return writer.bytes
+    }
+}
+
 /// The files of a backup, in the order they are copied (the views before the log: the
 /// copy of the log then holds at least every event the views' copy reflects).
 public enum BackupFiles {
@@ -41,7 +52,7 @@ public struct BackupManifest: Codable, Sendable, Hashable {
         public init(name: String, bytes: UInt64, digest: UInt64) {
             self.name = name
             self.bytes = bytes
-            self.xxh64 = String(format: "%016llx", digest)
+            self.xxh64 = RecordCodec.hexDigits(digest)
         }
     }
 
@@ -75,7 +86,7 @@ public struct BackupManifest: Codable, Sendable, Hashable {
         self.started = started
         self.logSequence = head.sequence
         self.logEpoch = head.epoch
-        self.logChecksum = String(format: "%016llx", head.checksum)
+        self.logChecksum = RecordCodec.hexDigits(head.checksum)
         self.files = files
     }
 

@@ -85,7 +85,7 @@ public final class BackupReceiver {
             guard current.digest.count == bytes, current.digest.value == digest else {
                 throw ChordStoreError(
                     .dataLoss,
-                    "\(name) arrived damaged: \(current.digest.count) bytes with digest \(String(format: "%016llx", current.digest.value)), the sender sent \(bytes) bytes with \(String(format: "%016llx", digest))")
+                    "\(name) arrived damaged: \(current.digest.count) bytes with digest \(RecordCodec.hexDigits(current.digest.value)), the sender sent \(bytes) bytes with \(RecordCodec.hexDigits(digest))")
             }
             guard fsync(current.fd) == 0 else { throw Self.failure("sync", directory.appendingPathComponent(name).path) }
             files.append(BackupManifest.File(name: name, bytes: bytes, digest: digest))

@@ -106,10 +106,10 @@ extension ChordStore {
         defer { store.close() }
         let head = try store.head()
         guard head.sequence == manifest.logSequence, head.epoch == manifest.logEpoch,
-              String(format: "%016llx", head.checksum) == manifest.logChecksum else {
+              RecordCodec.hexDigits(head.checksum) == manifest.logChecksum else {
             throw ChordStoreError(
                 .dataLoss,
-                "the restored log ends at event \(head.sequence) of epoch \(head.epoch) (checksum \(String(format: "%016llx", head.checksum))), the manifest says \(manifest.logSequence) of epoch \(manifest.logEpoch) (\(manifest.logChecksum))")
+                "the restored log ends at event \(head.sequence) of epoch \(head.epoch) (checksum \(RecordCodec.hexDigits(head.checksum))), the manifest says \(manifest.logSequence) of epoch \(manifest.logEpoch) (\(manifest.logChecksum))")
         }
         return head
     }
@@ -130,11 +130,11 @@ extension ChordStore {
                 progress(UInt64(block.count))
             }
         }
-        guard digest.count == file.bytes, String(format: "%016llx", digest.value) == file.xxh64 else {
+        guard digest.count == file.bytes, RecordCodec.hexDigits(digest.value) == file.xxh64 else {
             try? FileManager.default.removeItem(at: destination)
             throw ChordStoreError(
                 .dataLoss,
-                "the backup's \(file.name) is damaged: \(digest.count) bytes with digest \(String(format: "%016llx", digest.value)), the manifest says \(file.bytes) bytes with \(file.xxh64)")
+                "the backup's \(file.name) is damaged: \(digest.count) bytes with digest \(RecordCodec.hexDigits(digest.value)), the manifest says \(file.bytes) bytes with \(file.xxh64)")
         }
     }
 

@@ -163,7 +163,13 @@ public enum RecordCodec {
     }
 
     static func hex(_ value: UInt64) -> String {
+        "0x" + hexDigits(value)
+    }
+
+    /// `value` as 16 hexadecimal digits, without a prefix (a checksum or digest in a
+    /// backup's manifest and messages).
+    static func hexDigits(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
-        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -38,7 +38,7 @@ extension ServiceDispatcher {
                     var start = 0
                     while start < bytes.count {
                         let end = min(start + chunk, bytes.count)
-                        try await emit([Self.dataChunk(bytes[start..<end])])
+                        try await emit([BackupPart.dataChunk(bytes[start..<end])])
                         start = end
                     }
                 case .fileEnd(let name, let size, let digest):
@@ -54,21 +54,6 @@ extension ServiceDispatcher {
         } catch {
             throw WireError.wrapping(error)
         }
-    }
-
-    /// `BackupChunk { data = bytes }` encoded by hand (field 3, length-delimited): the
-    /// bytes are copied once, where SwiftProtobuf would copy them into `Data` first.
-    static func dataChunk(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var message: [UInt8] = [0x1A]
-        message.reserveCapacity(bytes.count + 11)
-        var length = UInt64(bytes.count)
-        while length >= 0x80 {
-            message.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        message.append(UInt8(length))
-        message.append(contentsOf: bytes)
-        return message
     }
 
     /// Answers `ImportEvents`: appends the exported events to the call's store (see

@@ -1,5 +1,7 @@
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreProto
+import SwiftProtobuf
 import Foundation
 import Synchronization
 import Testing
@@ -175,6 +177,16 @@ struct BackupTests {
         }
         _ = try await store.add("after the abandoned copies")
         #expect(try store.verify().isSound)
+    }
+
+    @Test("a data chunk written by hand is the BackupChunk SwiftProtobuf reads, for lengths around each varint size")
+    func dataChunkEncoding() throws {
+        for count in [1, 127, 128, 16_383, 16_384, BlockDigest.blockSize] {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let chunk = try Chordstore_V1_BackupChunk(serializedBytes: BackupPart.dataChunk(bytes[...]))
+            #expect(chunk.data == Data(bytes), "\(count) bytes")
+            #expect(try chunk.serializedBytes() as [UInt8] == BackupPart.dataChunk(bytes[...]))
+        }
     }
 
     @Test("a store in memory has no files to copy")

@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", exact: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", exact: "2.9.2"),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -129,6 +131,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The standard gRPC endpoint (`serve --grpc-port`): the registry's methods over
+        // HTTP/2 with grpc-swift 2, plus the gRPC health service.
+        .target(
+            name: "ChordStoreGRPC",
+            dependencies: [
+                "ChordStoreServer",
+                "ChordStoreWire",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The Swift client library: async calls over one connection.
         .target(
             name: "ChordStoreClient",
@@ -177,6 +194,7 @@ let package = Package(
             dependencies: [
                 "ChordStoreServer",
                 "ChordStoreHTTP",
+                "ChordStoreGRPC",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ChordStoreReplica",

@@ -126,6 +126,15 @@ public final class Server: Sendable {
         logger.info("stopped")
     }
 
+    /// The server's methods for another transport (the gRPC endpoint): the same
+    /// credentials, limits on shutdown, counters and handlers as its connections.
+    public var callRunner: CallRunner {
+        CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics)
+    }
+
+    /// The server's limits (the gRPC endpoint takes its frame and call limits from them).
+    public var wireLimits: WireLimits { limits }
+
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
 

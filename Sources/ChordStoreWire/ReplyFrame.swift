@@ -12,6 +12,15 @@ public enum ReplyPayload: Sendable, Hashable {
     /// `event`, given as a log record (an `EventEnvelope`), sent without encoding it again.
     case field1([UInt8])
 
+    /// The payload message's bytes, for a transport that frames messages itself (gRPC).
+    public var serialized: [UInt8] {
+        if case .bytes(let bytes) = self { return bytes }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(count)
+        ReplyFrame.write(self, into: &buffer)
+        return buffer.readBytes(length: buffer.readableBytes) ?? []
+    }
+
     /// The payload's size in bytes.
     public var count: Int {
         switch self {
@@ -51,14 +60,7 @@ public enum ReplyFrame {
         if payloadCount > 0 {
             buffer.writeInteger(UInt8(0x12))  // Reply.payload, field 2, length-delimited
             writeVarint(UInt64(payloadCount), into: &buffer)
-            switch payload {
-            case .none: break
-            case .bytes(let bytes): buffer.writeBytes(bytes)
-            case .field1(let message):
-                buffer.writeInteger(UInt8(0x0A))
-                writeVarint(UInt64(message.count), into: &buffer)
-                buffer.writeBytes(message)
-            }
+            write(payload, into: &buffer)
         }
         if let statusBytes {
             buffer.writeInteger(UInt8(0x1A))  // Reply.status, field 3, length-delimited
@@ -74,6 +76,18 @@ public enum ReplyFrame {
         buffer.reserveCapacity(minimumWritableBytes: 4 + body.count)
         buffer.writeInteger(UInt32(body.count), endianness: .big)
         buffer.writeBytes(body)
+    }
+
+    /// Appends the payload's message bytes (``ReplyPayload/count`` of them).
+    static func write(_ payload: ReplyPayload, into buffer: inout ByteBuffer) {
+        switch payload {
+        case .none: break
+        case .bytes(let bytes): buffer.writeBytes(bytes)
+        case .field1(let message):
+            buffer.writeInteger(UInt8(0x0A))  // field 1, length-delimited
+            writeVarint(UInt64(message.count), into: &buffer)
+            buffer.writeBytes(message)
+        }
     }
 
     /// The bytes a varint of `value` takes.

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
+import CoreFoundation  // stat and timespec: with MemberImportVisibility their members are attributed to it
 import Foundation
 import SwiftProtobuf
 import Synchronization

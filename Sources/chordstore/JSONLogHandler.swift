@@ -1,3 +1,4 @@
+import CoreFoundation  // stat and timespec: with MemberImportVisibility their members are attributed to it
 import Foundation
 import Logging
 #if canImport(Glibc)

@@ -32,7 +32,7 @@ final class LineWriter: @unchecked Sendable {
 
     /// Writes a line that is not an event (the header, the last line).
     func writeLine(_ bytes: Data) throws {
-        try lock.withLock {
+        lock.withLock {
             buffer.append(bytes)
             buffer.append(UInt8(ascii: "\n"))
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreGRPC
 import ChordStoreHTTP
 import ChordStoreReplication
 import ChordStoreServer
@@ -31,6 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
             own up to --map-size-max each; past it, or on a full disk, writes are refused
             with RESOURCE_EXHAUSTED saying what is full, while reads, feeds and followers go
             on.
+
+            gRPC (docs/PROTOCOL.md, "The gRPC endpoint"): --grpc-port also serves the
+            ChordStore service over standard gRPC (HTTP/2) on --host, for grpcurl and the
+            stubs protoc generates in any language, with the same tokens
+            (`authorization: Bearer ...` metadata) and the same TLS, and gRPC's health
+            service.
 
             Replication (docs/REPLICATION.md): give every member of a cluster the others'
             addresses with --peer (repeatable) and its own with --advertise. A member
@@ -70,6 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat = "text"
     @Option(help: ArgumentHelp("Serve metrics (/metrics) and health checks (/health/live, /health/ready) over HTTP on this port (0: any free port); none if not given.", valueName: "PORT"))
     var httpPort: Int?
+    @Option(help: ArgumentHelp("Also serve the ChordStore service as standard gRPC over HTTP/2 on this port of --host (0: any free port), with the same tokens and TLS; none if not given.", valueName: "PORT"))
+    var grpcPort: Int?
     @Option(help: ArgumentHelp("The address the HTTP endpoint listens on. It asks for no credential: keep it on loopback or a monitoring network.", valueName: "HOST"))
     var httpHost = "127.0.0.1"
     @Option(help: ArgumentHelp("A follower reports ready (/health/ready) while at most this many events behind its leader.", valueName: "EVENTS"))
@@ -127,6 +136,12 @@ struct ServeCommand: AsyncParsableCommand {
         if let httpPort {
             guard (0...65_535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
             guard httpPort == 0 || httpPort != port || httpHost != host else { throw ValidationError("--http-port must differ from --port") }
+        }
+        if let grpcPort {
+            guard (0...65_535).contains(grpcPort) else { throw ValidationError("--grpc-port must be 0...65535") }
+            guard grpcPort == 0 || (grpcPort != port && (grpcPort != httpPort || httpHost != host)) else {
+                throw ValidationError("--grpc-port must differ from --port and --http-port")
+            }
         }
         guard let bytes = ByteSize.parse(mapSizeMax), bytes >= 1 << 20 else {
             throw ValidationError("--map-size-max takes bytes or a size such as 512MiB, 64GiB or 1TiB, at least 1MiB; not '\(mapSizeMax)'")
@@ -259,6 +274,14 @@ struct ServeCommand: AsyncParsableCommand {
                     logger.notice("serving HTTP: /metrics, /health/live, /health/ready", metadata: ["http": "\(address.ipAddress ?? httpHost):\(address.port ?? httpPort)"])
                 })))
         }
+        if let grpcPort {
+            let tls = tlsCert.map { GRPCEndpoint.TLSFiles(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }
+            let endpoint = GRPCEndpoint(
+                runner: server.callRunner, host: host, port: grpcPort, tls: tls, limits: limits, grace: .seconds(grace), logger: logger)
+            services.append(.init(service: endpoint.service { [logger] address in
+                logger.notice("serving gRPC: chordstore.v1.ChordStore, grpc.health.v1.Health", metadata: ["grpc": "\(address)", "tls": "\(tls != nil)"])
+            }))
+        }
         let (host, port, data) = (self.host, self.port, self.data)
         services.append(.init(service: ServerService(server, host: host, port: port, grace: .seconds(grace)) { [logger] bound in
             let profile = try? store.profile()
@@ -273,7 +296,9 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             store.close()
-            let failure = ChordStoreError(.unavailable, "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? ""): \(error)")
+            let failure = ChordStoreError(
+                .unavailable,
+                "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): \(error)")
             logger.critical("cannot serve", metadata: ["error": "\(failure)"])  // in the log's format too (--log-format json)
             throw Failure(failure)
         }

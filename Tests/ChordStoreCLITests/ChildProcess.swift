@@ -97,14 +97,18 @@ struct ServedChordstore {
     let process: Process
     let port: Int
     let httpPort: Int?
+    /// The gRPC endpoint's port, when started with `grpc`.
+    var grpcPort: Int? = nil
     let log: OutputCollector
 
     /// Starts `chordstore serve --data DIRECTORY --port 0` with `arguments` (and
-    /// `--http-port 0` if `http`); waits up to 60 s for its "serving" lines.
-    static func start(_ directory: URL, _ arguments: [String], http: Bool = false) async throws -> ServedChordstore {
+    /// `--http-port 0` if `http`, `--grpc-port 0` if `grpc`); waits up to 60 s for its
+    /// "serving" lines.
+    static func start(_ directory: URL, _ arguments: [String], http: Bool = false, grpc: Bool = false) async throws -> ServedChordstore {
         let process = Process()
         process.executableURL = try chordstoreExecutable()
-        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + (http ? ["--http-port", "0"] : []) + arguments
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + (http ? ["--http-port", "0"] : [])
+            + (grpc ? ["--grpc-port", "0"] : []) + arguments
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
@@ -115,7 +119,10 @@ struct ServedChordstore {
             let text = log.text
             let port = Self.port(after: "address", in: text)
             let httpPort = Self.port(after: "http", in: text)
-            if let port, !http || httpPort != nil { return ServedChordstore(process: process, port: port, httpPort: httpPort, log: log) }
+            let grpcPort = Self.port(after: "grpc", in: text)
+            if let port, !http || httpPort != nil, !grpc || grpcPort != nil {
+                return ServedChordstore(process: process, port: port, httpPort: httpPort, grpcPort: grpcPort, log: log)
+            }
             if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -31,7 +31,7 @@ struct ReplicationServerTests {
             var config = ReplicationConfig(
                 node: name, address: "127.0.0.1:\(port)", peers: ["127.0.0.1:\(peer)"], follow: follow.map { "127.0.0.1:\($0)" },
                 parkDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("parked-\(UUID().uuidString)"))
-            config.quorumTimeout = .seconds(5)
+            config.quorumTimeout = .seconds(30)  // a loaded machine can be slow; the tests that expect a failure set shorter deadlines
             config.probeInterval = .milliseconds(100)
             config.credentials = credentials
             config.durability = durability
@@ -88,7 +88,7 @@ struct ReplicationServerTests {
         let reader = try #require(Client(address: follower.address))
         let found: Chordstore_V1_Chordset = try await reader.call(
             .getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = written.chordsetAdded.chordset.id },
-            timeout: .seconds(5), minSequence: written.sequence)
+            timeout: .seconds(30), minSequence: written.sequence)
         #expect(found.title == "through the follower")
         #expect(reader.address == follower.address)
         // A position the follower does not reach: the read waits, and its deadline ends it.
@@ -131,7 +131,7 @@ struct ReplicationServerTests {
         let readerA = try #require(Client(address: follower.address, store: "a"))
         let readerB = try #require(Client(address: follower.address, store: "b"))
         let listA: Chordstore_V1_ChordsetList = try await readerA.call(
-            .listChordsets, Chordstore_V1_ListChordsetsRequest(), timeout: .seconds(5), minSequence: x.sequence)
+            .listChordsets, Chordstore_V1_ListChordsetsRequest(), timeout: .seconds(30), minSequence: x.sequence)
         #expect(listA.chordsets.map(\.title) == ["X"])
         #expect(try await eventually { try follower.store.chordsets(store: "b").map(\.title) == ["new b"] })
         #expect(try await readerB.listChordsets().map(\.title) == ["new b"])
@@ -162,7 +162,7 @@ struct ReplicationServerTests {
         }
         // The follower's stream is open once the leader has heard from it.
         #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
-        let acknowledged = try await add("on both", .quorum, timeout: .seconds(10))
+        let acknowledged = try await add("on both", .quorum, timeout: .seconds(30))
         // Quorum: the follower holds it when the write returns.
         #expect(try follower.store.head().sequence >= acknowledged.sequence)
 
@@ -180,7 +180,7 @@ struct ReplicationServerTests {
         #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
-        _ = try await client.addChordset(.with { $0.title = "on both" }, timeout: .seconds(5))
+        _ = try await client.addChordset(.with { $0.title = "on both" }, timeout: .seconds(30))
         await follower.stop()
 
         // A process on another address (127.0.0.2) claims to be the follower.

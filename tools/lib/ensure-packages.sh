@@ -22,3 +22,21 @@ if ! command -v swift >/dev/null; then
   echo "chordstore: the Swift 6.3 toolchain is not on PATH (https://www.swift.org/install/linux/)" >&2
   exit 1
 fi
+
+# Python's grpcio and grpcio-tools, for the gRPC endpoint's test (a client generated
+# from proto/ at test time): from PyPI, when missing. Only tools/test needs them.
+ensure_python_grpc() {
+  if python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
+    return 0
+  fi
+  if ! command -v python3 >/dev/null; then
+    echo "chordstore: installing python3 and pip for the gRPC test" >&2
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip >&2
+  fi
+  # Pinned: the versions the test was written and run with.
+  local wanted=(grpcio==1.85.3 grpcio-tools==1.85.1)
+  echo "chordstore: installing ${wanted[*]} (PyPI) for the gRPC test" >&2
+  python3 -m pip install -q "${wanted[@]}" >&2 \
+    || python3 -m pip install -q --break-system-packages "${wanted[@]}" >&2
+}

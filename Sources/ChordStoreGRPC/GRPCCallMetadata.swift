@@ -1,0 +1,40 @@
+import ChordStoreServer
+import ChordStoreWire
+import GRPCCore
+
+/// What a gRPC call's metadata says, in the framed protocol's terms (docs/PROTOCOL.md,
+/// "The gRPC endpoint"): `authorization: Bearer …`, `store`, `session` and
+/// `min-sequence` stand for the framed `Call`'s metadata and fields.
+struct GRPCCallMetadata {
+    /// The metadata the authenticator and the handlers read (`authorization`, `session`).
+    var fields: [String: String] = [:]
+    /// The store the call works on (empty: `default`).
+    var store = ""
+    /// Read your writes: the store event the read waits for (0: none).
+    var minSequence: UInt64 = 0
+
+    /// Reads `metadata`; a malformed `min-sequence` is `INVALID_ARGUMENT`.
+    init(_ metadata: Metadata) throws(WireError) {
+        for key in ["authorization", "session", "cluster-secret"] {
+            if let value = metadata[stringValues: key].first(where: { _ in true }) { fields[key] = value }
+        }
+        store = metadata[stringValues: "store"].first(where: { _ in true }) ?? ""
+        if let text = metadata[stringValues: "min-sequence"].first(where: { _ in true }) {
+            guard let value = UInt64(text) else { throw WireError(.invalidArgument, "min-sequence must be a whole number, not '\(text)'") }
+            minSequence = value
+        }
+    }
+
+    /// The IP address in a transport's peer description (`ipv4:127.0.0.1:5000`,
+    /// `ipv6:[::1]:5000`); empty when there is none.
+    static func address(ofPeer peer: String) -> String {
+        if peer.hasPrefix("ipv4:") {
+            let rest = peer.dropFirst(5)
+            return String(rest[..<(rest.lastIndex(of: ":") ?? rest.endIndex)])
+        }
+        if peer.hasPrefix("ipv6:"), let open = peer.firstIndex(of: "["), let close = peer.firstIndex(of: "]") {
+            return String(peer[peer.index(after: open)..<close])
+        }
+        return ""
+    }
+}

@@ -1,0 +1,123 @@
+import ChordStoreServer
+import ChordStoreWire
+import Foundation
+import GRPCCore
+import Logging
+
+/// The `chordstore.v1.ChordStore` service over gRPC: one handler per method of
+/// ``ChordStoreServer/CallRunner/methods``, each passing the request's bytes to the
+/// registry's handler through the runner, and its reply's bytes back. Adding a method to
+/// the registry adds it here.
+struct RegistryService: RegistrableRPCService {
+    let runner: CallRunner
+    let shutdown: OneShotSignal
+    /// How long a client has to send its whole request (the framed port's frame timeout).
+    let requestTimeout: Duration
+    let logger: Logger
+
+    func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
+        for method in CallRunner.methods {
+            let name = method.rawValue
+            guard let slash = name.lastIndex(of: "/") else { continue }
+            let descriptor = MethodDescriptor(
+                fullyQualifiedService: String(name[..<slash]), method: String(name[name.index(after: slash)...]))
+            let service = self
+            router.registerHandler(forMethod: descriptor, deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { request, context in
+                let response = await service.handle(method, request, context)
+                return response
+            }
+        }
+    }
+
+    private func handle(
+        _ method: Method, _ request: StreamingServerRequest<[UInt8]>, _ context: ServerContext
+    ) async -> StreamingServerResponse<[UInt8]> {
+        let started = ContinuousClock.now
+        let (runner, shutdown, logger) = (self.runner, self.shutdown, self.logger)
+        let peer = GRPCCallMetadata.address(ofPeer: context.remotePeer)
+        let call: GRPCCallMetadata
+        do {
+            call = try GRPCCallMetadata(request.metadata)
+        } catch {
+            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+        }
+        // Who calls, and may they: before the request is read.
+        let (authorized, delay) = runner.authorize(method, metadata: call.fields, store: call.store, peer: peer)
+        let principal: Principal
+        switch authorized {
+        case .success(let proved):
+            principal = proved
+        case .failure(let error):
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+        }
+        let payload: Data
+        do {
+            payload = try await CallBounds(timeout: requestTimeout).run { () async throws(WireError) -> Data in
+                try await Self.onlyMessage(of: request, method)
+            }
+        } catch {
+            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+        }
+        let session = call.fields["session"].flatMap { $0.isEmpty ? nil : $0 } ?? "grpc-\(context.remotePeer)"
+        let callContext = CallContext(session: session, peerAddress: peer, store: call.store, principal: principal)
+        let timeout = CallBounds.timeout(in: request.metadata)
+        guard CallRunner.isStream(method) else {
+            do {
+                let reply = try await CallBounds(timeout: timeout, started: started).run {
+                    () async throws(WireError) -> [UInt8] in
+                    try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
+                }
+                return StreamingServerResponse(single: ServerResponse(message: reply))
+            } catch {
+                let error = WireError.wrapping(error)
+                Self.logIfServerFault(error, method, logger)
+                return StreamingServerResponse(error: RPCError(wire: error))
+            }
+        }
+        return StreamingServerResponse { writer in
+            do {
+                try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).run { () async throws(WireError) in
+                    try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
+                        do {
+                            try await writer.write(contentsOf: page)
+                        } catch {
+                            throw WireError(.cancelled, "the client went away")
+                        }
+                    }
+                }
+            } catch {
+                let error = WireError.wrapping(error)
+                Self.logIfServerFault(error, method, logger)
+                throw RPCError(wire: error)
+            }
+            return [:]
+        }
+    }
+
+    /// Logs an `INTERNAL` or `DATA_LOSS` end, as the framed port does.
+    private static func logIfServerFault(_ error: WireError, _ method: Method, _ logger: Logger) {
+        guard error.code == .internal || error.code == .dataLoss else { return }
+        logger.error("gRPC call failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
+    }
+
+    /// The call's one request message: `INVALID_ARGUMENT` if there is none or more (a
+    /// request past the size limit never gets here: the transport resets its stream).
+    private static func onlyMessage(of request: StreamingServerRequest<[UInt8]>, _ method: Method) async throws(WireError) -> Data {
+        var message: [UInt8]?
+        do {
+            for try await next in request.messages {
+                guard message == nil else { throw WireError(.invalidArgument, "\(method.rawValue) takes one request message, not several") }
+                message = next
+            }
+        } catch let error as WireError {
+            throw error
+        } catch let error as RPCError {
+            throw WireError(StatusCode(rawValue: UInt32(error.code.rawValue)) ?? .invalidArgument, error.message)
+        } catch {
+            throw WireError(.invalidArgument, "cannot read the request: \(error)")
+        }
+        guard let message else { throw WireError(.invalidArgument, "\(method.rawValue) takes one request message; none came") }
+        return Data(message)
+    }
+}

@@ -1,0 +1,134 @@
+import ChordStoreProto
+import ChordStoreDomain
+import ChordStoreEngine
+public import ChordStoreWire
+public import Foundation
+
+/// Runs the registry's methods for a transport other than the framed protocol (the gRPC
+/// endpoint): the same credentials, permissions, read-your-writes waits, command path
+/// and handlers as a ``Server`` connection, as plain async calls. Deadlines and
+/// cancellation are the caller's: cancelling the task ends the call.
+///
+/// ```swift
+/// let runner = server.callRunner
+/// let principal = try runner.authorize(.listChordsets, metadata: ["authorization": "Bearer …"], store: "default", peer: "10.0.0.7").get()
+/// let reply = try await runner.unary(.listChordsets, payload: request, context: CallContext(session: "", peerAddress: "10.0.0.7", principal: principal))
+/// ```
+public struct CallRunner: Sendable {
+    let dispatcher: ServiceDispatcher
+    let authenticator: Authenticator
+    let activity: ServerActivity
+    let metrics: ServerMetrics?
+
+    /// The methods this runner serves: every method of the registry except those only
+    /// cluster members call (replication, promotion, fencing), which stay on the
+    /// framed protocol's port, where a member's source address is checked.
+    public static var methods: [Method] {
+        Method.allCases.filter { ServiceDispatcher.registry[$0].map { $0.permission != .member } ?? false }
+    }
+
+    /// Whether the server is shutting down (it refuses new calls).
+    public var isDraining: Bool { activity.isDraining }
+
+    /// Whether `method` answers with a stream of messages.
+    public static func isStream(_ method: Method) -> Bool { ServiceDispatcher.registry[method]?.handler.isStream ?? false }
+
+    /// Who a call with `metadata` comes from, if it may call `method` on `store`.
+    /// An invalid credential counts towards `peer`'s failed guesses: the returned delay
+    /// is how long to wait before answering (zero when there is no penalty).
+    public func authorize(
+        _ method: Method, metadata: [String: String], store: String, peer: String
+    ) -> (result: Result<Principal, WireError>, delay: Duration) {
+        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member else {
+            return (.failure(WireError(.unimplemented, "method '\(method.rawValue)' is not served here")), .zero)
+        }
+        switch authenticator.authenticate(metadata) {
+        case .success(let principal):
+            if let denial = principal.check(entry.permission, store: store) { return (.failure(denial), .zero) }
+            if case .token(let grant) = principal { authenticator.noteUse(grant.id) }
+            return (.success(principal), .zero)
+        case .failure(let error) where error.code == .unauthenticated:
+            metrics?.authenticationFailed()
+            let delay: Duration = switch authenticator.failed(from: ConnectionAdmission.key(for: peer), method: method, error: error) {
+            case .answer: .zero
+            case .delay(let delay), .close(after: let delay): delay
+            }
+            return (.failure(error), delay)
+        case .failure(let error):
+            return (.failure(error), .zero)
+        }
+    }
+
+    /// Runs unary `method` (authorized with ``authorize(_:metadata:store:peer:)``) and
+    /// returns its reply message, serialized. A command returns once it is as durable as
+    /// it asks; a read with `minSequence` first waits for that event of its store.
+    public func unary(_ method: Method, payload: Data, context: CallContext, minSequence: UInt64 = 0) async throws(WireError) -> [UInt8] {
+        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member else {
+            throw WireError(.unimplemented, "method '\(method.rawValue)' is not served here")
+        }
+        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
+        let started = ContinuousClock.now
+        activity.callStarted(method, stream: false)
+        defer { activity.callEnded(method, stream: false) }
+        do {
+            let reply = try await run(entry, payload: payload, context: context, minSequence: entry.permission == .anyone ? 0 : minSequence)
+            metrics?.callEnded(method, code: .ok, duration: ContinuousClock.now - started)
+            return reply
+        } catch {
+            let error = Task.isCancelled && error.code != .deadlineExceeded ? WireError(.cancelled, "the call was cancelled") : error
+            metrics?.callEnded(method, code: error.code, duration: ContinuousClock.now - started)
+            throw error
+        }
+    }
+
+    /// Runs server-streaming `method`, handing each page of messages to `emit`; returns
+    /// when the stream ends (OK) and throws its final status otherwise.
+    public func stream(
+        _ method: Method, payload: Data, context: CallContext, emit: MethodHandler.Emit
+    ) async throws(WireError) {
+        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member,
+              case .serverStream(let run) = entry.handler
+        else { throw WireError(.unimplemented, "method '\(method.rawValue)' is not a stream served here") }
+        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
+        activity.callStarted(method, stream: true)
+        defer { activity.callEnded(method, stream: true) }
+        let activity = self.activity
+        do {
+            try await run(dispatcher, payload, context, { activity.isDraining }, emit)
+            metrics?.callEnded(method, code: .ok, duration: nil)
+        } catch {
+            metrics?.callEnded(method, code: error.code, duration: nil)
+            throw error
+        }
+    }
+
+    private func run(_ entry: MethodEntry, payload: Data, context: CallContext, minSequence: UInt64) async throws(WireError) -> [UInt8] {
+        do {
+            switch entry.handler {
+            case .command(let parse):
+                let parsed = try parse(dispatcher, payload)
+                let committed = try await submit(parsed, context: context)
+                try await dispatcher.awaitDurability(parsed.context.durability, of: committed.recorded.logSequence)
+                return ReplyPayload.field1(committed.record).serialized  // a CommandReply
+            case .pointRead(let read):
+                try await dispatcher.waitForSequence(minSequence, context: context)
+                return try read(dispatcher, payload, context)
+            case .unary(let run):
+                if minSequence > 0 { try await dispatcher.waitForSequence(minSequence, context: context) }
+                return try await run(dispatcher, payload, context)
+            case .serverStream:
+                throw WireError(.unimplemented, "a stream is not a unary call")
+            }
+        } catch {
+            throw WireError.wrapping(error)
+        }
+    }
+
+    /// The command's commit, through the one writer, or its refusal.
+    private func submit(_ parsed: ParsedCommand, context: CallContext) async throws(WireError) -> CommittedEvent {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<CommittedEvent, WireError>, Never>) in
+            dispatcher.submit(parsed, context: context) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+}

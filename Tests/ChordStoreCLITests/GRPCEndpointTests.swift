@@ -1,0 +1,61 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `serve --grpc-port`: a client generated from proto/ by Python's grpcio (installed by
+/// tools/test) calls the standard gRPC endpoint, and the framed protocol sees the same
+/// store.
+@Suite("The gRPC endpoint")
+struct GRPCEndpointTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test(
+        "a Python grpcio client generated from proto/ adds, lists, renames, subscribes and undoes; refusals carry their codes",
+        arguments: [false, true])
+    func pythonClient(tls: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = tls ? try TestCertificates.make() : nil
+        defer { if let certificates { try? FileManager.default.removeItem(at: certificates.directory) } }
+        let tlsArguments = certificates.map { ["--tls-cert", $0.serverCertificate, "--tls-key", $0.serverKey] } ?? []
+        let served = try await ServedChordstore.start(directory, tlsArguments, grpc: true)
+        let grpcPort = try #require(served.grpcPort)
+        let run = try await offPool {
+            try runExecutable(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["python3", Self.root.appendingPathComponent("Tests/grpc/grpc_client.py").path,
+                 "--target", "127.0.0.1:\(grpcPort)", "--token-file", directory.appendingPathComponent("admin.token").path,
+                 "--proto", Self.root.appendingPathComponent("proto").path] + (certificates.map { ["--ca", $0.ca] } ?? []),
+                environment: [:], timeout: 120)
+        }
+        #expect(run.status == 0, "grpc_client.py failed (needs python3 with grpcio and grpcio-tools, which tools/test installs): \(run.stderr)")
+        let line = try #require(run.stdout.split(separator: "\n").last, "no output: \(run.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(result["health"] as? String == "SERVING")
+        #expect(result["added_sequence"] as? Int == 1)
+        #expect(result["added_chords"] as? Int == 8)
+        #expect(result["titles_after_rename"] as? [String] == ["renamed in python", "second"])
+        #expect(result["titles_after_undo"] as? [String] == ["from python", "second"])
+        #expect(result["undo_sequence"] as? Int == 4)
+        #expect(result["subscription_got_four"] as? Bool == true)
+        let subscribed = (result["subscribed"] as? [[Any]])?.map { "\($0[0]) \($0[1])" }
+        #expect(subscribed == ["1 chordset_added", "2 chordset_added", "3 chordset_renamed", "4 chordset_renamed"])
+        #expect(result["subscription_end"] as? String == "CANCELLED")
+        #expect(result["read_your_writes"] as? String == "from python")
+        #expect(result["deadline"] as? String == "DEADLINE_EXCEEDED")
+        #expect(result["no_token"] as? String == "UNAUTHENTICATED")
+        #expect(result["wrong_token"] as? String == "UNAUTHENTICATED")
+        #expect(result["unknown_store"] as? String == "NOT_FOUND")
+        #expect(result["bad_title"] as? String == "INVALID_ARGUMENT")
+        #expect(result["replicate"] as? String == "UNIMPLEMENTED", "the replication methods stay on the framed port")
+
+        // The framed protocol sees what gRPC wrote: one store, one log.
+        let log = try await runChordstore(
+            ["--server", "127.0.0.1:\(served.port)", "--token-file", directory.appendingPathComponent("admin.token").path, "log"]
+                + (certificates.map { ["--tls-ca", $0.ca] } ?? []))
+        #expect(log.status == 0, "\(log.stderr)")
+        #expect(log.stdout.contains("renamed in python") && log.stdout.split(separator: "\n").count >= 4, "\(log.stdout)")
+        #expect(try await served.terminate() == 0)
+        #expect(served.log.text.contains("serving gRPC"))
+    }
+}

@@ -15,11 +15,12 @@ struct GRPCCallMetadata {
 
     /// Reads `metadata`; a malformed `min-sequence` is `INVALID_ARGUMENT`.
     init(_ metadata: Metadata) throws(WireError) {
+        func first(_ key: String) -> String? { metadata[stringValues: key].first { _ in true } }
         for key in ["authorization", "session", "cluster-secret"] {
-            if let value = metadata[stringValues: key].first(where: { _ in true }) { fields[key] = value }
+            if let value = first(key) { fields[key] = value }
         }
-        store = metadata[stringValues: "store"].first(where: { _ in true }) ?? ""
-        if let text = metadata[stringValues: "min-sequence"].first(where: { _ in true }) {
+        store = first("store") ?? ""
+        if let text = first("min-sequence") {
             guard let value = UInt64(text) else { throw WireError(.invalidArgument, "min-sequence must be a whole number, not '\(text)'") }
             minSequence = value
         }

@@ -13,7 +13,7 @@ public import ServiceLifecycle
 /// gRPC's health service.
 ///
 /// ```swift
-/// let endpoint = GRPCEndpoint(runner: server.callRunner, host: "127.0.0.1", port: 7430, limits: server.wireLimits, logger: logger)
+/// let endpoint = GRPCEndpoint(runner: server.callRunner, host: "127.0.0.1", port: 7430, limits: limits, logger: logger)
 /// services.append(.init(service: endpoint.service { address in print("gRPC on \(address)") }))
 /// ```
 public struct GRPCEndpoint: Sendable {

@@ -13,3 +13,11 @@ extension RPCError {
         self.init(code: code, message: error.message, metadata: metadata)
     }
 }
+
+extension WireError {
+    /// A gRPC error (one the transport raised while reading a request) in ChordStore's
+    /// terms: the same code (the codes are gRPC's) and message.
+    init(rpc error: RPCError) {
+        self.init(StatusCode(rawValue: UInt32(error.code.rawValue)) ?? .unknown, error.message)
+    }
+}

@@ -21,10 +21,8 @@ struct RegistryService: RegistrableRPCService {
             guard let slash = name.lastIndex(of: "/") else { continue }
             let descriptor = MethodDescriptor(
                 fullyQualifiedService: String(name[..<slash]), method: String(name[name.index(after: slash)...]))
-            let service = self
-            router.registerHandler(forMethod: descriptor, deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { request, context in
-                let response = await service.handle(method, request, context)
-                return response
+            router.registerHandler(forMethod: descriptor, deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { [self] request, context in
+                await handle(method, request, context)
             }
         }
     }
@@ -39,7 +37,7 @@ struct RegistryService: RegistrableRPCService {
         do {
             call = try GRPCCallMetadata(request.metadata)
         } catch {
-            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+            return StreamingServerResponse(error: RPCError(wire: error))
         }
         // Who calls, and may they: before the request is read.
         let (authorized, delay) = runner.authorize(method, metadata: call.fields, store: call.store, peer: peer)
@@ -49,7 +47,7 @@ struct RegistryService: RegistrableRPCService {
             principal = proved
         case .failure(let error):
             if delay > .zero { try? await Task.sleep(for: delay) }
-            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+            return StreamingServerResponse(error: RPCError(wire: error))
         }
         let payload: Data
         do {
@@ -57,7 +55,7 @@ struct RegistryService: RegistrableRPCService {
                 try await Self.onlyMessage(of: request, method)
             }
         } catch {
-            return StreamingServerResponse(error: RPCError(wire: WireError.wrapping(error)))
+            return StreamingServerResponse(error: RPCError(wire: error))
         }
         let session = call.fields["session"].flatMap { $0.isEmpty ? nil : $0 } ?? "grpc-\(context.remotePeer)"
         let callContext = CallContext(session: session, peerAddress: peer, store: call.store, principal: principal)
@@ -113,7 +111,7 @@ struct RegistryService: RegistrableRPCService {
         } catch let error as WireError {
             throw error
         } catch let error as RPCError {
-            throw WireError(StatusCode(rawValue: UInt32(error.code.rawValue)) ?? .invalidArgument, error.message)
+            throw WireError(rpc: error)
         } catch {
             throw WireError(.invalidArgument, "cannot read the request: \(error)")
         }

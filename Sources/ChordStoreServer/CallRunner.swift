@@ -23,9 +23,7 @@ public struct CallRunner: Sendable {
     /// The methods this runner serves: every method of the registry except those only
     /// cluster members call (replication, promotion, fencing), which stay on the
     /// framed protocol's port, where a member's source address is checked.
-    public static var methods: [Method] {
-        Method.allCases.filter { ServiceDispatcher.registry[$0].map { $0.permission != .member } ?? false }
-    }
+    public static var methods: [Method] { Method.allCases.filter { (try? entry(for: $0)) != nil } }
 
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
@@ -39,8 +37,11 @@ public struct CallRunner: Sendable {
     public func authorize(
         _ method: Method, metadata: [String: String], store: String, peer: String
     ) -> (result: Result<Principal, WireError>, delay: Duration) {
-        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member else {
-            return (.failure(WireError(.unimplemented, "method '\(method.rawValue)' is not served here")), .zero)
+        let entry: MethodEntry
+        do {
+            entry = try Self.entry(for: method)
+        } catch {
+            return (.failure(error), .zero)
         }
         switch authenticator.authenticate(metadata) {
         case .success(let principal):
@@ -63,9 +64,7 @@ public struct CallRunner: Sendable {
     /// returns its reply message, serialized. A command returns once it is as durable as
     /// it asks; a read with `minSequence` first waits for that event of its store.
     public func unary(_ method: Method, payload: Data, context: CallContext, minSequence: UInt64 = 0) async throws(WireError) -> [UInt8] {
-        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member else {
-            throw WireError(.unimplemented, "method '\(method.rawValue)' is not served here")
-        }
+        let entry = try Self.entry(for: method)
         guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
         let started = ContinuousClock.now
         activity.callStarted(method, stream: false)
@@ -86,9 +85,9 @@ public struct CallRunner: Sendable {
     public func stream(
         _ method: Method, payload: Data, context: CallContext, emit: MethodHandler.Emit
     ) async throws(WireError) {
-        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member,
-              case .serverStream(let run) = entry.handler
-        else { throw WireError(.unimplemented, "method '\(method.rawValue)' is not a stream served here") }
+        guard case .serverStream(let run) = try Self.entry(for: method).handler else {
+            throw WireError(.unimplemented, "method '\(method.rawValue)' is not a stream")
+        }
         guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
         activity.callStarted(method, stream: true)
         defer { activity.callEnded(method, stream: true) }
@@ -100,6 +99,14 @@ public struct CallRunner: Sendable {
             metrics?.callEnded(method, code: error.code, duration: nil)
             throw error
         }
+    }
+
+    /// `method`'s registry entry, unless only cluster members call it (`UNIMPLEMENTED`).
+    private static func entry(for method: Method) throws(WireError) -> MethodEntry {
+        guard let entry = ServiceDispatcher.registry[method], entry.permission != .member else {
+            throw WireError(.unimplemented, "method '\(method.rawValue)' is not served here")
+        }
+        return entry
     }
 
     private func run(_ entry: MethodEntry, payload: Data, context: CallContext, minSequence: UInt64) async throws(WireError) -> [UInt8] {

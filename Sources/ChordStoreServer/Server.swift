@@ -132,9 +132,6 @@ public final class Server: Sendable {
         CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics)
     }
 
-    /// The server's limits (the gRPC endpoint takes its frame and call limits from them).
-    public var wireLimits: WireLimits { limits }
-
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
 

@@ -42,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", exact: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", exact: "2.9.2"),
     ],
@@ -114,7 +115,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The HTTP endpoint: Prometheus metrics and health checks, beside the protocol's port.
+        // The HTTP endpoint: the web console, JSON calls, Prometheus metrics and health
+        // checks, beside the protocol's port.
         .target(
             name: "ChordStoreHTTP",
             dependencies: [
@@ -124,10 +126,18 @@ let package = Package(
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            // The web console's page, script and style, compiled into the binary.
+            resources: [
+                .embedInCode("Console/index.html"),
+                .embedInCode("Console/console.js"),
+                .embedInCode("Console/console.css"),
             ],
             swiftSettings: strictSettings
         ),
@@ -195,6 +205,8 @@ let package = Package(
                 "ChordStoreServer",
                 "ChordStoreHTTP",
                 "ChordStoreGRPC",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ChordStoreReplica",

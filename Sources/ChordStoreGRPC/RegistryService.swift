@@ -40,18 +40,15 @@ struct RegistryService: RegistrableRPCService {
             return StreamingServerResponse(error: RPCError(wire: error))
         }
         // Who calls, and may they: before the request is read.
-        let (authorized, delay) = runner.authorize(method, metadata: call.fields, store: call.store, peer: peer)
         let principal: Principal
-        switch authorized {
-        case .success(let proved):
-            principal = proved
-        case .failure(let error):
-            if delay > .zero { try? await Task.sleep(for: delay) }
+        do {
+            principal = try await runner.admit(method, metadata: call.fields, store: call.store, peer: peer)
+        } catch {
             return StreamingServerResponse(error: RPCError(wire: error))
         }
         let payload: Data
         do {
-            payload = try await CallBounds(timeout: requestTimeout).run { () async throws(WireError) -> Data in
+            payload = try await CallBounds(timeout: requestTimeout).runCancellable { () async throws(WireError) -> Data in
                 try await Self.onlyMessage(of: request, method)
             }
         } catch {
@@ -62,7 +59,7 @@ struct RegistryService: RegistrableRPCService {
         let timeout = CallBounds.timeout(in: request.metadata)
         guard CallRunner.isStream(method) else {
             do {
-                let reply = try await CallBounds(timeout: timeout, started: started).run {
+                let reply = try await CallBounds(timeout: timeout, started: started).runCancellable {
                     () async throws(WireError) -> [UInt8] in
                     try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
                 }
@@ -75,7 +72,7 @@ struct RegistryService: RegistrableRPCService {
         }
         return StreamingServerResponse { writer in
             do {
-                try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).run { () async throws(WireError) in
+                try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).runCancellable { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         do {
                             try await writer.write(contentsOf: page)

@@ -2,17 +2,22 @@ import Foundation
 public import Hummingbird
 public import Logging
 import NIOCore
+import ChordStoreServer
 public import Prometheus
 public import ServiceLifecycle
 
 /// The server's HTTP endpoint (`serve --http-port`), built on Hummingbird:
+/// - `GET /console/`: the web console (``ConsoleAssets``), a page over the JSON calls;
+/// - `POST /api/<service>/<method>`: the registry's methods as JSON (``JSONGateway``),
+///   with the same tokens and permissions as the protocol's port;
 /// - `GET /metrics`: every metric of the node in Prometheus's text format;
 /// - `GET /health/live`: 200 while the process serves HTTP at all;
 /// - `GET /health/ready`: 200 when the node should take traffic, else 503, with a JSON
 ///   ``Readiness`` report saying why.
 ///
-/// It needs no credential: bind it to loopback (the default) or to a network that only
-/// the monitoring reaches. It is one `Service` of the server's `ServiceGroup`.
+/// The metrics and health need no credential: bind the endpoint to loopback (the
+/// default) or to a network that only the monitoring and the console's users reach. It
+/// is one `Service` of the server's `ServiceGroup`.
 public struct HTTPEndpoint: Sendable {
     /// The collector registry `/metrics` emits.
     public let registry: PrometheusCollectorRegistry
@@ -36,13 +41,34 @@ public struct HTTPEndpoint: Sendable {
         self.factory = factory
     }
 
+    /// What a client of the JSON calls may make the endpoint hold.
+    public struct CallLimits: Sendable {
+        /// The largest request body, in bytes (the framed port's largest frame).
+        public var maxRequestBytes = 4 << 20
+        /// How long a client has to send its whole request body.
+        public var requestTimeout: Duration = .seconds(10)
+        /// Streams (server-sent events) open at once, over all connections.
+        public var maxStreams = 256
+
+        /// The defaults: 4 MiB, 10 s, 256 streams.
+        public init() {}
+    }
+
     /// The endpoint as a service serving `node` on `host:port` (port 0 picks one);
     /// `onListening` gets the bound address.
     public func service(
-        node: NodeReadings, host: String, port: Int, policy: Readiness.Policy = Readiness.Policy(), logger: Logger,
+        node: NodeReadings, host: String, port: Int, policy: Readiness.Policy = Readiness.Policy(),
+        callLimits: CallLimits = CallLimits(), logger: Logger,
         onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) -> some Service {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: EndpointRequestContext.self)
+        let shutdown = OneShotSignal()
+        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, logger: logger)
+        router.post("api/:service/:method") { request, context -> Response in
+            let name = "\(context.parameters.get("service") ?? "")/\(context.parameters.get("method") ?? "")"
+            return await gateway.call(name, request, context)
+        }
+        ConsoleAssets.register(on: router)
         let sampler = MetricsSampler(node: node, factory: factory)
         let registry = self.registry
         router.get("metrics") { _, _ -> Response in
@@ -58,7 +84,7 @@ public struct HTTPEndpoint: Sendable {
             let readiness = Readiness(node.observation(), policy: policy)
             return Self.json(readiness.isReady ? .ok : .serviceUnavailable, readiness)
         }
-        return Application(
+        let application = Application(
             router: router,
             // A connection that sends nothing (a half-sent request included) is closed.
             server: .http1(configuration: .init(idleTimeout: .seconds(30))),
@@ -67,6 +93,7 @@ public struct HTTPEndpoint: Sendable {
                 if let address = channel.localAddress { onListening(address) }
             },
             logger: logger)
+        return ShutdownSignalling(service: application, signal: shutdown)
     }
 
     private static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {

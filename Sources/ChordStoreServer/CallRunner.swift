@@ -60,6 +60,15 @@ public struct CallRunner: Sendable {
         }
     }
 
+    /// Who a call with `metadata` comes from, if it may call `method` on `store`; a
+    /// refusal comes after the delay a failed credential earns `peer`
+    /// (``authorize(_:metadata:store:peer:)``).
+    public func admit(_ method: Method, metadata: [String: String], store: String, peer: String) async throws(WireError) -> Principal {
+        let (result, delay) = authorize(method, metadata: metadata, store: store, peer: peer)
+        if case .failure = result, delay > .zero { try? await Task.sleep(for: delay) }
+        return try result.get()
+    }
+
     /// Runs unary `method` (authorized with ``authorize(_:metadata:store:peer:)``) and
     /// returns its reply message, serialized. A command returns once it is as durable as
     /// it asks; a read with `minSequence` first waits for that event of its store.

@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure durable appends, rebuild speed and the protocol on this machine.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchUndoCommand.self, BenchWireCommand.self, BenchFeedCommand.self, BenchQueryCommand.self, BenchReplicationCommand.self, BenchReplicaCommand.self])
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchUndoCommand.self, BenchWireCommand.self, BenchGRPCCommand.self, BenchFeedCommand.self, BenchQueryCommand.self, BenchReplicationCommand.self, BenchReplicaCommand.self])
 }
 
 /// Where a benchmark keeps its store: `--data DIR`, or a fresh temporary directory that is
@@ -39,6 +39,14 @@ struct Latencies {
         let sorted = samples.sorted()
         let rank = min(sorted.count - 1, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)
         return sorted[max(0, rank)].seconds * 1_000
+    }
+
+    /// The line `bench wire` and `bench grpc` print (tools/bench/compare reads it): calls
+    /// per second over `elapsed` seconds, and the p50, p99 and p999 latency.
+    func callsLine(elapsed: Double) -> String {
+        String(
+            format: "  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms",
+            Double(samples.count) / elapsed, percentile(50), percentile(99), percentile(99.9))
     }
 }
 

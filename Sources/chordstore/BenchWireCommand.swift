@@ -90,9 +90,7 @@ struct BenchWireCommand: AsyncParsableCommand {
         for client in clients { await client.close() }
         let calls = latencies.samples.count
         Output.print("wire \(workload.rawValue): \(connections) connection(s) × depth \(depth), \(String(format: "%.1f", elapsed)) s, \(calls) calls")
-        Output.print(String(
-            format: "  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms",
-            Double(calls) / elapsed, latencies.percentile(50), latencies.percentile(99), latencies.percentile(99.9)))
+        Output.print(latencies.callsLine(elapsed: elapsed))
     }
 }
 
@@ -120,7 +118,7 @@ final class ChildServer: @unchecked Sendable {
         if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path) {
             process.executableURL = Bundle.main.executableURL
         }
-        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"]
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice", "--http-port", "none"]
         let pipe = Pipe()
         process.standardError = pipe
         try process.run()

@@ -26,9 +26,12 @@ struct ServeCommand: AsyncParsableCommand {
             seconds), commits what is queued, closes the log cleanly and exits 0. Logs go
             to standard error, as text or (--log-format json) one JSON object per line.
 
-            Operations (docs/OPERATIONS.md): --http-port serves Prometheus metrics at
-            /metrics and health checks at /health/live and /health/ready, on 127.0.0.1
-            unless --http-host says otherwise. The log's and the views' maps grow on their
+            The web console and operations (docs/CONSOLE.md, docs/OPERATIONS.md): the HTTP
+            endpoint, on 127.0.0.1:7421 unless --http-host and --http-port say otherwise,
+            serves the web console at /console/ (sign in with a token), the methods as
+            JSON at /api/, Prometheus metrics at /metrics and health checks at
+            /health/live and /health/ready. Without --http-port, a server whose port 7421
+            is taken says so and goes on without it; --http-port none turns it off. The log's and the views' maps grow on their
             own up to --map-size-max each; past it, or on a full disk, writes are refused
             with RESOURCE_EXHAUSTED saying what is full, while reads, feeds and followers go
             on.
@@ -75,8 +78,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Option(help: ArgumentHelp("How log lines look: text, or json (one JSON object per line).", valueName: "FORMAT"))
     var logFormat = "text"
-    @Option(help: ArgumentHelp("Serve metrics (/metrics) and health checks (/health/live, /health/ready) over HTTP on this port (0: any free port); none if not given.", valueName: "PORT"))
-    var httpPort: Int?
+    @Option(help: ArgumentHelp("The HTTP endpoint's port: the web console (/console/), JSON calls (/api/), metrics (/metrics) and health checks (/health/...); 0: any free port; none: no HTTP endpoint. Default: 7421, skipped with a warning when taken.", valueName: "PORT"))
+    var httpPort: String?
     @Option(help: ArgumentHelp("Also serve the ChordStore service as standard gRPC over HTTP/2 on this port of --host (0: any free port), with the same tokens and TLS; none if not given.", valueName: "PORT"))
     var grpcPort: Int?
     @Option(help: ArgumentHelp("The address the HTTP endpoint listens on. It asks for no credential: keep it on loopback or a monitoring network.", valueName: "HOST"))
@@ -133,13 +136,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format is text or json, not '\(logFormat)'") }
-        if let httpPort {
-            guard (0...65_535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
-            guard httpPort == 0 || httpPort != port || httpHost != host else { throw ValidationError("--http-port must differ from --port") }
+        if let httpPort, httpPort != "none" {
+            guard let number = Int(httpPort), (0...65_535).contains(number) else { throw ValidationError("--http-port is 0...65535 or none, not '\(httpPort)'") }
+            guard number == 0 || number != port || httpHost != host else { throw ValidationError("--http-port must differ from --port") }
         }
         if let grpcPort {
             guard (0...65_535).contains(grpcPort) else { throw ValidationError("--grpc-port must be 0...65535") }
-            guard grpcPort == 0 || (grpcPort != port && (grpcPort != httpPort || httpHost != host)) else {
+            guard grpcPort == 0 || (grpcPort != port && (grpcPort != http?.port || httpHost != host)) else {
                 throw ValidationError("--grpc-port must differ from --port and --http-port")
             }
         }
@@ -172,6 +175,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// The HTTP endpoint's port, and whether it was asked for (`nil`: none).
+    private var http: (port: Int, explicit: Bool)? {
+        guard let httpPort else { return port == Self.defaultHTTPPort ? nil : (Self.defaultHTTPPort, false) }
+        return Int(httpPort).map { ($0, true) }
+    }
+
+    /// The HTTP endpoint's port when --http-port is not given.
+    static let defaultHTTPPort = 7421
+
     func run() async throws {
         let format = logFormat
         var logger = Logger(label: "chordstore") { label in
@@ -188,7 +200,8 @@ struct ServeCommand: AsyncParsableCommand {
         limits.frameTimeout = .seconds(frameTimeout)
         limits.maxBufferedBytes = maxBufferedBytes
 
-        let endpoint = httpPort == nil ? nil : HTTPEndpoint()
+        let http = self.http
+        let endpoint = http == nil ? nil : HTTPEndpoint()
         var config = ReplicationConfig(
             node: node, address: advertise ?? "\(host):\(port)", peers: peers.filter { $0 != advertise }, follow: follow,
             parkDirectory: URL(fileURLWithPath: data).appendingPathComponent("parked"))
@@ -261,18 +274,26 @@ struct ServeCommand: AsyncParsableCommand {
             .init(service: StoreService(store)),
             .init(service: ReplicationService(replication)),
         ]
-        if let endpoint, let httpPort {
+        if let endpoint, let http {
             if !HostAddress.isLoopback(httpHost) {
-                logger.warning("the HTTP endpoint asks for no credential: anyone who reaches it reads the metrics and health", metadata: ["http": "\(httpHost):\(httpPort)"])
+                logger.warning("the HTTP endpoint's metrics and health ask for no credential: anyone who reaches it reads them", metadata: ["http": "\(httpHost):\(http.port)"])
             }
             var policy = Readiness.Policy()
             policy.maxLagEvents = readyMaxLag
-            services.append(.init(service: endpoint.service(
-                node: NodeReadings(store: store, server: server, replication: replication), host: httpHost, port: httpPort,
-                policy: policy, logger: logger,
-                onListening: { [logger] address in
-                    logger.notice("serving HTTP: /metrics, /health/live, /health/ready", metadata: ["http": "\(address.ipAddress ?? httpHost):\(address.port ?? httpPort)"])
-                })))
+            var callLimits = HTTPEndpoint.CallLimits()
+            callLimits.maxRequestBytes = maxFrameSize
+            callLimits.requestTimeout = .seconds(frameTimeout)
+            callLimits.maxStreams = maxConnections
+            let started = OneShotSignal()
+            let service = endpoint.service(
+                node: NodeReadings(store: store, server: server, replication: replication), host: httpHost, port: http.port,
+                policy: policy, callLimits: callLimits, logger: logger,
+                onListening: { [logger, httpHost] address in
+                    started.fire()
+                    let shown = "\(address.ipAddress ?? httpHost):\(address.port ?? http.port)"
+                    logger.notice("serving HTTP: the console at http://\(shown)/console/, /api/, /metrics, /health/live, /health/ready", metadata: ["http": "\(shown)"])
+                })
+            services.append(.init(service: http.explicit ? service : OptionalService(service, started: started, logger: logger, what: "the HTTP endpoint (console, metrics, health) on \(httpHost):\(http.port)")))
         }
         if let grpcPort {
             let tls = tlsCert.map { GRPCEndpoint.TLSFiles(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }
@@ -298,7 +319,7 @@ struct ServeCommand: AsyncParsableCommand {
             store.close()
             let failure = ChordStoreError(
                 .unavailable,
-                "cannot serve on \(host):\(port)\(httpPort.map { " (HTTP on \(httpHost):\($0))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): \(error)")
+                "cannot serve on \(host):\(port)\(http.map { " (HTTP on \(httpHost):\($0.port))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): \(error)")
             logger.critical("cannot serve", metadata: ["error": "\(failure)"])  // in the log's format too (--log-format json)
             throw Failure(failure)
         }

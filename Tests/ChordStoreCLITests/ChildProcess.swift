@@ -102,12 +102,12 @@ struct ServedChordstore {
     let log: OutputCollector
 
     /// Starts `chordstore serve --data DIRECTORY --port 0` with `arguments` (and
-    /// `--http-port 0` if `http`, `--grpc-port 0` if `grpc`); waits up to 60 s for its
+    /// `--http-port 0` if `http`, else none; `--grpc-port 0` if `grpc`); waits up to 60 s for its
     /// "serving" lines.
     static func start(_ directory: URL, _ arguments: [String], http: Bool = false, grpc: Bool = false) async throws -> ServedChordstore {
         let process = Process()
         process.executableURL = try chordstoreExecutable()
-        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + (http ? ["--http-port", "0"] : [])
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"] + ["--http-port", http ? "0" : "none"]
             + (grpc ? ["--grpc-port", "0"] : []) + arguments
         let pipe = Pipe()
         process.standardError = pipe

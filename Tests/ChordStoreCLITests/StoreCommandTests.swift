@@ -18,7 +18,7 @@ struct StoreCommandTests {
         follower.executableURL = try chordstoreExecutable()
         follower.arguments = [
             "serve", "--data", followerData.path, "--port", "\(followerPort)", "--follow", "127.0.0.1:\(leaderPort)",
-            "--log-level", "error", "--auth", "none",
+            "--log-level", "error", "--auth", "none", "--http-port", "none",
         ]
         follower.standardOutput = FileHandle.nullDevice
         follower.standardError = FileHandle.nullDevice

@@ -6,16 +6,21 @@ ensure_packages() {
   if dpkg -s "${chordstore_packages[@]}" >/dev/null 2>&1; then
     return 0
   fi
+  apt_install "${chordstore_packages[@]}"
+}
+
+# apt_install PACKAGE...: installs the Debian packages, as root or through sudo.
+apt_install() {
   local sudo=""
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null; then sudo=sudo; else
-      echo "chordstore: missing packages (${chordstore_packages[*]}); run as root or install them" >&2
+      echo "chordstore: missing packages ($*); run as root or install them" >&2
       return 1
     fi
   fi
-  echo "chordstore: installing ${chordstore_packages[*]}" >&2
+  echo "chordstore: installing $*" >&2
   $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${chordstore_packages[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
 }
 
 if ! command -v swift >/dev/null; then
@@ -39,4 +44,13 @@ ensure_python_grpc() {
   echo "chordstore: installing ${wanted[*]} (PyPI) for the gRPC test" >&2
   python3 -m pip install -q "${wanted[@]}" >&2 \
     || python3 -m pip install -q --break-system-packages "${wanted[@]}" >&2
+}
+
+# Debian's Chromium, for the web console's test (headless, driven over the DevTools
+# protocol by Tests/console/console_check.py): when missing. Only tools/test needs it.
+ensure_chromium() {
+  if command -v chromium >/dev/null; then
+    return 0
+  fi
+  apt_install chromium
 }

@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Fires once; tasks wait on it (a wake-up, not a poll). The endpoint's shutdown is one
+/// Fires once; tasks wait on it (a wake-up, not a poll). An endpoint's shutdown is one
 /// (streams in flight end with `UNAVAILABLE`), a client's cancel of a call another.
-final class OneShotSignal: Sendable {
+public final class OneShotSignal: Sendable {
     private struct State {
         var fired = false
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -12,11 +12,14 @@ final class OneShotSignal: Sendable {
 
     private let state = Mutex(State())
 
+    /// A signal that has not fired.
+    public init() {}
+
     /// Whether it has fired.
-    var hasFired: Bool { state.withLock { $0.fired } }
+    public var hasFired: Bool { state.withLock { $0.fired } }
 
     /// Fires: every waiter returns, and later waits return at once.
-    func fire() {
+    public func fire() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.fired = true
             defer { state.waiters = [:] }
@@ -26,7 +29,7 @@ final class OneShotSignal: Sendable {
     }
 
     /// Returns once the signal fired, or the task is cancelled.
-    func wait() async {
+    public func wait() async {
         let id = state.withLock { state -> UInt64 in
             state.next += 1
             return state.next

@@ -1,0 +1,134 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The HTTP endpoint's JSON calls (`POST /api/<service>/<method>`), its console files and
+/// its default port, over plain HTTP/1.1 with no client library.
+@Suite("JSON over HTTP")
+struct JSONGatewayTests {
+    static let api = "/api/chordstore.v1.ChordStore/"
+
+    @Test("calls answer in protobuf's JSON; refusals carry their code and an HTTP status; streams are server-sent events")
+    func calls() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, ["--max-frame-size", "2048", "--max-connections", "2"], http: true)
+        let port = try #require(served.httpPort)
+        let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let auth = ["Authorization": "Bearer \(token)", "ChordStore-Session": "json-test"]
+        func call(_ method: String, _ body: String = "", _ headers: [String: String]? = nil) async throws -> (Int, [String: Any]) {
+            let reply = try await httpRequest(port: port, method: "POST", path: Self.api + method, headers: headers ?? auth, body: body)
+            let object = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
+            return (reply.status, try #require(object, "not a JSON object: \(reply.body)"))
+        }
+
+        let (addStatus, added) = try await call("AddChordset", #"{"title": "from curl"}"#)
+        #expect(addStatus == 200)
+        let event = try #require(added["event"] as? [String: Any])
+        #expect(event["sequence"] as? String == "1", "uint64 is a string in protobuf's JSON")
+        #expect(event["session"] as? String == "json-test")
+        let chords = (event["chordset_added"] as? [String: Any])?["chordset"] as? [String: Any]
+        #expect((chords?["chords"] as? [Any])?.count == 8)
+        #expect(try await call("RenameChordset", #"{"chordset_id": "\#(chords?["id"] as? String ?? "")", "title": "renamed"}"#).0 == 200)
+        let (_, list) = try await call("ListChordsets")
+        #expect(((list["chordsets"] as? [[String: Any]])?.first?["title"] as? String) == "renamed")
+        #expect(try await call("Undo", "{}").0 == 200)
+        let (_, undone) = try await call("ListChordsets")
+        #expect(((undone["chordsets"] as? [[String: Any]])?.first?["title"] as? String) == "from curl", "undo of the session's rename")
+
+        // Refusals: the status code's name and an HTTP status.
+        for (method, body, headers, status, code) in [
+            ("ListChordsets", "", [:], 401, "UNAUTHENTICATED"),
+            ("ListChordsets", "", ["Authorization": "Bearer not-a-token"], 401, "UNAUTHENTICATED"),
+            ("AddChordset", #"{"titel": "typo"}"#, auth, 400, "INVALID_ARGUMENT"),
+            ("AddChordset", "not json", auth, 400, "INVALID_ARGUMENT"),
+            ("AddChordset", #"{"title": "\#(String(repeating: "x", count: 300))"}"#, auth, 400, "INVALID_ARGUMENT"),
+            ("AddChordset", #"{"title": "\#(String(repeating: "x", count: 3_000))"}"#, auth, 429, "RESOURCE_EXHAUSTED"),
+            ("ListChordsets", "", auth.merging(["ChordStore-Store": "nosuch"]) { $1 }, 404, "NOT_FOUND"),
+            ("ListChordsets", "", auth.merging(["ChordStore-Min-Sequence": "soon"]) { $1 }, 400, "INVALID_ARGUMENT"),
+            ("ListChordsets", "", auth.merging(["ChordStore-Min-Sequence": "99", "ChordStore-Timeout": "200"]) { $1 }, 504, "DEADLINE_EXCEEDED"),
+            ("Replicate", "", auth, 501, "UNIMPLEMENTED"),
+            ("NoSuchMethod", "", auth, 501, "UNIMPLEMENTED"),
+        ] {
+            let (got, reply) = try await call(method, body, headers)
+            #expect(got == status && reply["code"] as? String == code, "\(method) \(body.prefix(40)): \(got) \(reply)")
+        }
+
+        // A finite stream: one `data:` line per event, then `event: end`.
+        let log = try await httpRequest(port: port, method: "POST", path: Self.api + "ReadLog", headers: auth, body: #"{"from_sequence": "1"}"#)
+        #expect(log.status == 200 && log.headers["content-type"]?.hasPrefix("text/event-stream") == true)
+        let events = log.body.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+        #expect(events.count == 4, "three events and the end: \(log.body)")
+        #expect(events.last == #"event: end"# + "\n" + #"data: {"code":"OK","message":""}"#)
+
+        // Streams open at once are bounded (--max-connections): the third is refused.
+        let first = try RawClient(port: port)
+        let second = try RawClient(port: port)
+        for client in [first, second] {
+            let body = #"{"from_now": true}"#
+            client.send(Array("POST \(Self.api)Subscribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        }
+        for client in [first, second] {  // both streams are open once their heads came
+            var head = [UInt8](repeating: 0, count: 512)
+            let count = head.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+            #expect(count > 0 && String(decoding: head[..<max(count, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        }
+        let refused = try await call("Subscribe", #"{"from_now": true}"#)
+        #expect(refused.0 == 429 && refused.1["code"] as? String == "RESOURCE_EXHAUSTED", "\(refused)")
+        #expect(try await served.terminate() == 0, "open streams end at shutdown")
+    }
+
+    @Test("the console's files come with a content security policy; / leads to them")
+    func consoleFiles() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, [], http: true)
+        let port = try #require(served.httpPort)
+        let page = try await httpGet(port: port, path: "/console/")
+        #expect(page.status == 200 && page.body.contains("<script src=\"/console/console.js\""))
+        #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+        for (path, type) in [("/console/console.js", "text/javascript"), ("/console/console.css", "text/css")] {
+            let file = try await httpGet(port: port, path: path)
+            #expect(file.status == 200 && file.headers["content-type"]?.hasPrefix(type) == true && file.body.count > 1_000, "\(path)")
+        }
+        let root = try await httpGet(port: port, path: "/")
+        #expect(root.status == 303 && root.headers["location"] == "/console/")
+        #expect(try await served.terminate() == 0)
+    }
+
+    @Test("without --http-port a server whose port 7421 is taken says so and serves; --http-port none serves no HTTP")
+    func defaultPort() async throws {
+        // Hold 7421 (or find it held already): either way the server cannot have it.
+        let holder = try? LoopbackListener(port: 7421)
+        defer { _ = holder }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = try chordstoreExecutable()
+        process.arguments = ["serve", "--data", directory.path, "--port", "0", "--log-level", "notice"]
+        let log = Pipe()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let collected = OutputCollector(log.fileHandleForReading)
+        let deadline = Date().addingTimeInterval(60)
+        while !(collected.text.contains("not serving the HTTP endpoint") && ServedChordstore.port(after: "address", in: collected.text) != nil)
+            && process.isRunning
+            && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(collected.text.contains("not serving the HTTP endpoint") && collected.text.contains("7421"), "\(collected.text)")
+        #expect(process.isRunning, "the server goes on without its HTTP endpoint")
+        let port = try #require(ServedChordstore.port(after: "address", in: collected.text), "\(collected.text)")
+        let status = try await runChordstore(["--server", "127.0.0.1:\(port)", "--token-file", directory.appendingPathComponent("admin.token").path, "profile"])
+        #expect(status.status == 0, "\(status.stderr)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let none = try await ServedChordstore.start(directory, [])  // --http-port none
+        #expect(none.httpPort == nil && !none.log.text.contains("HTTP"), "\(none.log.text)")
+        #expect(try await none.terminate() == 0)
+    }
+}

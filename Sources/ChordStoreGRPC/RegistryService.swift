@@ -17,11 +17,7 @@ struct RegistryService: RegistrableRPCService {
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
         for method in CallRunner.methods {
-            let name = method.rawValue
-            guard let slash = name.lastIndex(of: "/") else { continue }
-            let descriptor = MethodDescriptor(
-                fullyQualifiedService: String(name[..<slash]), method: String(name[name.index(after: slash)...]))
-            router.registerHandler(forMethod: descriptor, deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { [self] request, context in
+            router.registerHandler(forMethod: MethodDescriptor(method), deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { [self] request, context in
                 await handle(method, request, context)
             }
         }

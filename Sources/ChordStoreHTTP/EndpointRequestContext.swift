@@ -1,17 +1,21 @@
-public import Hummingbird
-public import NIOCore
+import Hummingbird
+import NIOCore
 
-/// The HTTP endpoint's request context: Hummingbird's basics and the address of the
-/// peer, which failed credentials are counted against.
-public struct EndpointRequestContext: RequestContext, RemoteAddressRequestContext {
+/// The HTTP endpoint's request context: Hummingbird's basics, the address of the peer
+/// (failed credentials are counted against it, streams limited by it) and its channel
+/// (a stream ends when the client closes it).
+struct EndpointRequestContext: RequestContext, RemoteAddressRequestContext {
     /// Hummingbird's per-request storage.
-    public var coreContext: CoreRequestContextStorage
+    var coreContext: CoreRequestContextStorage
     /// The peer's address (`nil` when the channel has none).
-    public let remoteAddress: SocketAddress?
+    let remoteAddress: SocketAddress?
+    /// The request's connection.
+    let channel: any Channel
 
     /// The context of a request on `source`'s channel.
-    public init(source: ApplicationRequestContextSource) {
+    init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }

@@ -49,8 +49,13 @@ public struct HTTPEndpoint: Sendable {
         public var requestTimeout: Duration = .seconds(10)
         /// Streams (server-sent events) open at once, over all connections.
         public var maxStreams = 256
+        /// Streams open at once from one client address.
+        public var maxStreamsPerAddress = 64
+        /// How long an idle stream waits before a keep-alive comment (which also finds
+        /// a client that went away).
+        public var keepAlive: Duration = .seconds(15)
 
-        /// The defaults: 4 MiB, 10 s, 256 streams.
+        /// The defaults: 4 MiB, 10 s, 256 streams, 64 from one address, 15 s.
         public init() {}
     }
 

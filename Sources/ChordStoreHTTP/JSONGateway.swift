@@ -18,13 +18,14 @@ struct JSONGateway: Sendable {
     let limits: HTTPEndpoint.CallLimits
     let shutdown: OneShotSignal
     let logger: Logger
-    private let openStreams = StreamSlots()
+    private let openStreams: StreamSlots
 
     init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, logger: Logger) {
         self.runner = runner
         self.limits = limits
         self.shutdown = shutdown
         self.logger = logger
+        openStreams = StreamSlots(limit: limits.maxStreams, perAddress: limits.maxStreamsPerAddress)
     }
 
     /// The request's header fields the calls read.
@@ -33,24 +34,22 @@ struct JSONGateway: Sendable {
         static let session = HTTPField.Name("ChordStore-Session")!
         static let minSequence = HTTPField.Name("ChordStore-Min-Sequence")!
         static let timeout = HTTPField.Name("ChordStore-Timeout")!
+        static let origin = HTTPField.Name("Origin")!
     }
 
     /// Answers `POST /api/<service>/<method>`.
     func call(_ name: String, _ request: Request, _ context: EndpointRequestContext) async -> Response {
         let started = ContinuousClock.now
-        guard let method = Method(rawValue: name), CallRunner.methods.contains(method), let messages = ServiceDispatcher.messages[method] else {
+        guard let method = Method(rawValue: name), let messages = ServiceDispatcher.messages[method] else {
             return Self.failure(WireError(.unimplemented, "no method '\(name)' here: the methods are in proto/chordstore/v1/rpc.proto"))
         }
         let peer = context.remoteAddress?.ipAddress ?? ""
         let call: CallHeaders
-        do {
-            call = try CallHeaders(request.headers)
-        } catch {
-            return Self.failure(error)
-        }
         let principal: Principal
         let payload: Data
         do {
+            try checkSameOrigin(request.headers, authority: request.head.authority ?? "")
+            call = try CallHeaders(request.headers)
             principal = try await runner.admit(method, metadata: call.fields, store: call.store, peer: peer)
             payload = try await Self.decode(request, as: messages.request, limits: limits)
         } catch {
@@ -70,39 +69,56 @@ struct JSONGateway: Sendable {
                 return Self.failure(error)
             }
         }
-        guard openStreams.take(upTo: limits.maxStreams) else {
-            return Self.failure(WireError(.resourceExhausted, "\(limits.maxStreams) streams are open on this endpoint: try again later"))
+        let slot: StreamSlot
+        do {
+            slot = try openStreams.take(for: peer)
+        } catch {
+            return Self.failure(error)
         }
+        // The client's going away ends the stream (a failed write shows it: keep-alive
+        // comments find it on an idle stream).
+        let closed = OneShotSignal()
         let bounds = CallBounds(timeout: call.timeout, shutdown: shutdown, started: started)
-        let (openStreams, logger) = (self.openStreams, self.logger)
-        let body = ResponseBody(contentLength: nil) { (writer: inout any ResponseBodyWriter) async throws in
-            defer { openStreams.give() }
-            // The stream's task writes through the box; it has ended (the task group
-            // waited for it) before the last event and the finish are written here.
-            let sink = EventSink(writer)
-            let end: WireError?
+        let gateway = self
+        let body = ServerSentEvents.body(
+            keepAlive: limits.keepAlive, closed: closed, channel: context.channel, slot: slot,
+            status: { Self.statusText($0 ?? WireError(.ok, "")) }
+        ) { emit in
             do throws(WireError) {
-                try await bounds.run { () async throws(WireError) in
+                try await bounds.run(cancelled: closed) { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         var buffer = ByteBuffer()
                         for message in page { buffer.writeString("data: \(try Self.jsonText(message, as: messages.reply))\n\n") }
-                        try await sink.write(buffer)
+                        try await emit(buffer)
                     }
                 }
-                end = nil
+                return nil
             } catch {
-                if error.code == .internal || error.code == .dataLoss {
-                    logger.error("HTTP stream failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
-                }
-                end = error
+                gateway.logIfServerFault(error, method)
+                return error
             }
-            let status = Self.statusText(end ?? WireError(.ok, ""))
-            try await sink.finish(with: ByteBuffer(string: "event: \(end == nil ? "end" : "error")\ndata: \(status)\n\n"))
         }
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"],
             body: body)
+    }
+
+    /// Refuses a call a web page of another origin makes (`PERMISSION_DENIED`): browsers
+    /// send `Origin` with every cross-origin POST, and the console's own calls carry this
+    /// server's (`https://` too, behind a TLS proxy). Without authentication (`--auth none`), a page could also reach the
+    /// endpoint under a name of its own that resolves to 127.0.0.1 (DNS rebinding), so
+    /// then the `Host` must be an address or `localhost`.
+    private func checkSameOrigin(_ headers: HTTPFields, authority host: String) throws(WireError) {
+        if let origin = headers[Header.origin], origin != "http://\(host)", origin != "https://\(host)" {
+            throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused")
+        }
+        if !runner.requiresCredentials {
+            let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
+            guard name == "localhost" || HostAddress.isLoopback(name) || name.allSatisfy({ $0.isNumber || $0 == "." }) else {
+                throw WireError(.permissionDenied, "without authentication, calls must name the server by address (Host: \(host))")
+            }
+        }
     }
 
     /// The request body (JSON; empty means `{}`) as the request message's bytes.
@@ -166,52 +182,4 @@ struct JSONGateway: Sendable {
         guard error.code == .internal || error.code == .dataLoss else { return }
         logger.error("HTTP call failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
     }
-}
-
-/// What a JSON call's headers say, in the framed protocol's terms: `Authorization:
-/// Bearer …`, `ChordStore-Store`, `ChordStore-Session`, `ChordStore-Min-Sequence` and
-/// `ChordStore-Timeout` (milliseconds).
-struct CallHeaders {
-    /// The metadata the authenticator and the handlers read (`authorization`, `session`).
-    var fields: [String: String] = [:]
-    /// The store the call works on (empty: `default`).
-    var store = ""
-    /// Read your writes: the store event the read waits for (0: none).
-    var minSequence: UInt64 = 0
-    /// The call's deadline, from when it arrived (`nil`: none).
-    var timeout: Duration?
-
-    /// Reads `headers`; a malformed number is `INVALID_ARGUMENT`.
-    init(_ headers: HTTPFields) throws(WireError) {
-        if let value = headers[.authorization] { fields["authorization"] = value }
-        if let value = headers[JSONGateway.Header.session], !value.isEmpty { fields["session"] = value }
-        store = headers[JSONGateway.Header.store] ?? ""
-        if let text = headers[JSONGateway.Header.minSequence] {
-            guard let value = UInt64(text) else { throw WireError(.invalidArgument, "ChordStore-Min-Sequence must be a whole number, not '\(text)'") }
-            minSequence = value
-        }
-        if let text = headers[JSONGateway.Header.timeout] {
-            guard let value = Int64(text), (1...86_400_000).contains(value) else {
-                throw WireError(.invalidArgument, "ChordStore-Timeout must be milliseconds, 1 to 86400000, not '\(text)'")
-            }
-            timeout = .milliseconds(value)
-        }
-    }
-}
-
-/// The count of streams open on the gateway, bounded.
-final class StreamSlots: Sendable {
-    private let count = Mutex(0)
-
-    /// Takes a slot if fewer than `limit` are taken.
-    func take(upTo limit: Int) -> Bool {
-        count.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    /// Gives a slot back.
-    func give() { count.withLock { $0 -= 1 } }
 }

@@ -28,6 +28,9 @@ public struct CallRunner: Sendable {
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
 
+    /// Whether calls need a credential (false with `--auth none`).
+    public var requiresCredentials: Bool { authenticator.isEnabled }
+
     /// Whether `method` answers with a stream of messages.
     public static func isStream(_ method: Method) -> Bool { ServiceDispatcher.registry[method]?.handler.isStream ?? false }
 

@@ -105,11 +105,8 @@ private struct GRPCCaller: Sendable {
     }
 
     func callAsFunction(_ client: GRPCClient<HTTP2ClientTransport.Posix>, _ method: ChordStoreWire.Method, bytes: [UInt8]) async throws -> [UInt8] {
-        let name = method.rawValue
-        let slash = name.lastIndex(of: "/")!
-        let descriptor = MethodDescriptor(fullyQualifiedService: String(name[..<slash]), method: String(name[name.index(after: slash)...]))
-        return try await client.unary(
-            request: ClientRequest(message: bytes, metadata: metadata), descriptor: descriptor,
+        try await client.unary(
+            request: ClientRequest(message: bytes, metadata: metadata), descriptor: MethodDescriptor(method),
             serializer: RawMessageCoder(), deserializer: RawMessageCoder(), options: .defaults
         ) { response in try response.message }
     }

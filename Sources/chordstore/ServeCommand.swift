@@ -82,6 +82,8 @@ struct ServeCommand: AsyncParsableCommand {
     var httpPort: String?
     @Option(help: ArgumentHelp("Also serve the ChordStore service as standard gRPC over HTTP/2 on this port of --host (0: any free port), with the same tokens and TLS; none if not given.", valueName: "PORT"))
     var grpcPort: Int?
+    @Option(help: ArgumentHelp("Seconds an idle stream of server-sent events (HTTP endpoint) waits before a keep-alive comment; also how soon a client that went away is noticed.", valueName: "SECONDS"))
+    var httpKeepalive = 15
     @Option(help: ArgumentHelp("The address the HTTP endpoint listens on. It asks for no credential: keep it on loopback or a monitoring network.", valueName: "HOST"))
     var httpHost = "127.0.0.1"
     @Option(help: ArgumentHelp("A follower reports ready (/health/ready) while at most this many events behind its leader.", valueName: "EVENTS"))
@@ -140,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
             guard let number = Int(httpPort), (0...65_535).contains(number) else { throw ValidationError("--http-port is 0...65535 or none, not '\(httpPort)'") }
             guard number == 0 || number != port || httpHost != host else { throw ValidationError("--http-port must differ from --port") }
         }
+        guard (1...3_600).contains(httpKeepalive) else { throw ValidationError("--http-keepalive must be 1...3600") }
         if let grpcPort {
             guard (0...65_535).contains(grpcPort) else { throw ValidationError("--grpc-port must be 0...65535") }
             guard grpcPort == 0 || (grpcPort != port && (grpcPort != http?.port || httpHost != host)) else {
@@ -177,7 +180,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The HTTP endpoint's port, and whether it was asked for (`nil`: none).
     private var http: (port: Int, explicit: Bool)? {
-        guard let httpPort else { return port == Self.defaultHTTPPort ? nil : (Self.defaultHTTPPort, false) }
+        guard let httpPort else {
+            // The default port yields to a port the user chose.
+            return port == Self.defaultHTTPPort || grpcPort == Self.defaultHTTPPort ? nil : (Self.defaultHTTPPort, false)
+        }
         return Int(httpPort).map { ($0, true) }
     }
 
@@ -284,6 +290,8 @@ struct ServeCommand: AsyncParsableCommand {
             callLimits.maxRequestBytes = maxFrameSize
             callLimits.requestTimeout = .seconds(frameTimeout)
             callLimits.maxStreams = maxConnections
+            callLimits.maxStreamsPerAddress = maxConnectionsPerAddress
+            callLimits.keepAlive = .seconds(httpKeepalive)
             let started = OneShotSignal()
             let service = endpoint.service(
                 node: NodeReadings(store: store, server: server, replication: replication), host: httpHost, port: http.port,

@@ -38,7 +38,7 @@ struct ConsoleTests {
                  "--base", "http://127.0.0.1:\(http)", "--token-file", token, "--chord", firstChord] + colour,
                 environment: [:], timeout: 180)
         }
-        #expect(run.status == 0, "console_check.py failed (needs python3 and chromium, which tools/test installs): \(run.stdout) \(run.stderr)")
+        try #require(run.status == 0, "console_check.py failed (needs python3 and chromium, which tools/test installs): \(run.stdout) \(run.stderr)")
         for check in ["the console shows the chordsets", "the chord colour rgb(46, 119, 230)", "appeared without a reload",
                       "shows the store without", "\"Back to now\" shows it again"] {
             #expect(run.stdout.contains(check), "missing '\(check)' in: \(run.stdout)")

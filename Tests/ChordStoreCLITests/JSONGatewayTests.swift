@@ -12,7 +12,7 @@ struct JSONGatewayTests {
     func calls() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let served = try await ServedChordstore.start(directory, ["--max-frame-size", "2048", "--max-connections", "2"], http: true)
+        let served = try await ServedChordstore.start(directory, ["--max-frame-size", "2048", "--max-connections-per-address", "1", "--http-keepalive", "1"], http: true)
         let port = try #require(served.httpPort)
         let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -62,20 +62,30 @@ struct JSONGatewayTests {
         #expect(events.count == 4, "three events and the end: \(log.body)")
         #expect(events.last == #"event: end"# + "\n" + #"data: {"code":"OK","message":""}"#)
 
-        // Streams open at once are bounded (--max-connections): the third is refused.
-        let first = try RawClient(port: port)
-        let second = try RawClient(port: port)
-        for client in [first, second] {
-            let body = #"{"from_now": true}"#
-            client.send(Array("POST \(Self.api)Subscribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        // A page of another origin is refused; the console's own origin is not.
+        let foreign = try await call("ListChordsets", "", auth.merging(["Origin": "http://evil.example"]) { $1 })
+        #expect(foreign.0 == 403 && foreign.1["code"] as? String == "PERMISSION_DENIED", "\(foreign)")
+        #expect(try await call("ListChordsets", "", auth.merging(["Origin": "http://127.0.0.1:\(port)"]) { $1 }).0 == 200)
+
+        // Streams open at once from one address are bounded (--max-connections-per-address
+        // 1 here); a stream whose client went away gives its slot back.
+        var first: RawClient? = try RawClient(port: port)
+        let body = #"{"from_now": true}"#
+        first?.send(Array("POST \(Self.api)Subscribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        var head = [UInt8](repeating: 0, count: 512)
+        let count = head.withUnsafeMutableBytes { recv(first?.fd ?? -1, $0.baseAddress, $0.count, 0) }
+        #expect(count > 0 && String(decoding: head[..<max(count, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200"), "the stream is open")
+        let refused = try await call("Subscribe", body)
+        #expect(refused.0 == 429 && refused.1["code"] as? String == "RESOURCE_EXHAUSTED"
+            && (refused.1["message"] as? String)?.contains("from 127.0.0.1") == true, "\(refused)")
+        first = nil  // closes the connection of a stream that has nothing to send
+        var reopened = 0
+        for _ in 0..<100 where reopened != 200 {
+            reopened = try await httpRequest(port: port, method: "POST", path: Self.api + "ReadLog", headers: auth, body: "{}").status
+            if reopened != 200 { try await Task.sleep(for: .milliseconds(100)) }
         }
-        for client in [first, second] {  // both streams are open once their heads came
-            var head = [UInt8](repeating: 0, count: 512)
-            let count = head.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
-            #expect(count > 0 && String(decoding: head[..<max(count, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
-        }
-        let refused = try await call("Subscribe", #"{"from_now": true}"#)
-        #expect(refused.0 == 429 && refused.1["code"] as? String == "RESOURCE_EXHAUSTED", "\(refused)")
+        #expect(reopened == 200, "the closed stream's slot came back")
+        _ = first
         #expect(try await served.terminate() == 0, "open streams end at shutdown")
     }
 

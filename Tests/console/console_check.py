@@ -71,8 +71,11 @@ class DevTools:
     def wait_for(self, expression, what, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.evaluate(expression):
-                return
+            try:
+                if self.evaluate(expression):
+                    return
+            except RuntimeError:
+                pass  # the page is still loading: its elements are not there yet
             time.sleep(0.1)
         message = self.evaluate("document.getElementById('message') ? document.getElementById('message').textContent : ''")
         raise RuntimeError(f'timed out after {timeout} s waiting for {what} (the page says: {message!r})')
@@ -138,11 +141,14 @@ def main():
         browser.send('Emulation.setDeviceMetricsOverride', {'width': 1280, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
         browser.send('Page.enable')
         browser.send('Page.navigate', {'url': f'{args.base}/console/#store=default&token={token}'})
+        # The link fills in the form; signing in is the user's click.
+        browser.wait_for("document.getElementById('login-token').value !== ''", 'the sign-in form, filled from the link', args.timeout)
+        browser.evaluate("document.getElementById('login-form').requestSubmit()")
         swatch = f'document.querySelector(\'.swatch[data-chord="{chord}"]\')'
         browser.wait_for(f'{swatch} !== null', f'the swatch of chord {chord}', args.timeout)
         browser.wait_for("document.getElementById('live').textContent === 'live'", 'the live feed', args.timeout)
         browser.evaluate('window.chordstoreLoaded = "once"')
-        print('ok: the console shows the chordsets after signing in with the token')
+        print('ok: the console shows the chordsets after signing in with the token the link filled in')
 
         # A pixel in the middle of the swatch has the chord's colour (HSB to sRGB).
         browser.evaluate(f'{swatch}.scrollIntoView({{block: "center"}})')

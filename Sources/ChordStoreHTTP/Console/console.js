@@ -64,6 +64,7 @@ async function stream(method, body, onMessage, signal) {
         if (line.startsWith('event: ')) event = line.slice(7);
         else if (line.startsWith('data: ')) data += line.slice(6);
       }
+      if (data === '') continue;  // a comment (": keep-alive")
       const parsed = JSON.parse(data);
       if (event === 'message') onMessage(parsed);
       else if (event === 'end') return;
@@ -295,11 +296,18 @@ async function saveChord(event) {
   event.preventDefault();
   const chord = state.editing;
   if (!chord) return;
-  const color = { ...hsb($('editor-color').value), alpha: Number($('editor-alpha').value) };
+  const picked = $('editor-color').value;
+  const alpha = Number($('editor-alpha').value);
   const bpm = Number($('editor-bpm').value);
   $('editor').hidden = true;
   state.editing = null;
-  if (hexColor(color) !== hexColor(chord.color) || color.alpha !== (chord.color?.alpha ?? 0)) {
+  // The picker holds 8 bits a channel: keep the chord's own hue, purity and brightness
+  // unless another colour was picked, so that a change of alpha alone changes only alpha.
+  const old = chord.color || {};
+  const color = picked === hexColor(old)
+    ? { hue: old.hue || 0, purity: old.purity || 0, brightness: old.brightness || 0, alpha }
+    : { ...hsb(picked), alpha };
+  if (picked !== hexColor(old) || alpha !== (old.alpha ?? 0)) {
     await command('SetChordColor', { chord_id: chord.id, color });
   }
   if (bpm !== (chord.bpm || 0)) await command('SetChordBpm', { chord_id: chord.id, bpm });
@@ -398,11 +406,16 @@ function start() {
   $('editor-cancel').addEventListener('click', () => { $('editor').hidden = true; state.editing = null; });
 
   // A link may carry the credentials in its fragment (never sent to a server):
-  // #token=…&store=…; the page forgets the fragment once read.
+  // #token=…&store=…. They only fill the form, which the user signs in with: a link
+  // cannot sign anybody in to a store of its maker's choosing. The page forgets the
+  // fragment once read.
   const fragment = new URLSearchParams(location.hash.slice(1));
   if (fragment.has('token') || fragment.has('store')) {
     history.replaceState(null, '', location.pathname);
-    signIn(fragment.get('token') || '', fragment.get('store') || 'default').catch((error) => { fail(error); show('login'); });
+    $('login-token').value = fragment.get('token') || '';
+    $('login-store').value = fragment.get('store') || 'default';
+    say(`The link filled in a token for store "${$('login-store').value}": sign in if you expected it.`, true);
+    show('login');
   } else if (state.token || state.store) {
     signIn(state.token, state.store).catch((error) => { fail(error); show('login'); });
   } else {

@@ -54,8 +54,13 @@ public struct HTTPEndpoint: Sendable {
         /// How long an idle stream waits before a keep-alive comment (which also finds
         /// a client that went away).
         public var keepAlive: Duration = .seconds(15)
+        /// How long a stream's write may wait for a client that does not read before its
+        /// connection is closed (the framed port's slow-reader cut).
+        public var slowReaderTimeout: Duration = .seconds(5)
+        /// How long unary calls in flight may go on once the endpoint shuts down.
+        public var grace: Duration = .seconds(10)
 
-        /// The defaults: 4 MiB, 10 s, 256 streams, 64 from one address, 15 s.
+        /// The defaults: 4 MiB, 10 s, 256 streams, 64 from one address, 15 s, 5 s, 10 s.
         public init() {}
     }
 
@@ -67,11 +72,14 @@ public struct HTTPEndpoint: Sendable {
         onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) -> some Service {
         let router = Router(context: EndpointRequestContext.self)
-        let shutdown = OneShotSignal()
-        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, logger: logger)
+        let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
+        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, graceOver: graceOver, logger: logger)
         router.post("api/:service/:method") { request, context -> Response in
             let name = "\(context.parameters.get("service") ?? "")/\(context.parameters.get("method") ?? "")"
             return await gateway.call(name, request, context)
+        }
+        for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
+            router.on("api/:service/:method", method: method) { _, _ in JSONGateway.wrongMethod() }
         }
         ConsoleAssets.register(on: router)
         let sampler = MetricsSampler(node: node, factory: factory)
@@ -98,7 +106,7 @@ public struct HTTPEndpoint: Sendable {
                 if let address = channel.localAddress { onListening(address) }
             },
             logger: logger)
-        return ShutdownSignalling(service: application, signal: shutdown)
+        return ShutdownSignalling(service: application, signal: shutdown, graceOver: graceOver, grace: callLimits.grace)
     }
 
     private static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {

@@ -16,14 +16,18 @@ import Synchronization
 struct JSONGateway: Sendable {
     let runner: CallRunner
     let limits: HTTPEndpoint.CallLimits
+    /// Fired when the endpoint's shutdown begins: streams end.
     let shutdown: OneShotSignal
+    /// Fired when the shutdown's grace period ends: unary calls still running end.
+    let graceOver: OneShotSignal
     let logger: Logger
     private let openStreams: StreamSlots
 
-    init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, logger: Logger) {
+    init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, graceOver: OneShotSignal, logger: Logger) {
         self.runner = runner
         self.limits = limits
         self.shutdown = shutdown
+        self.graceOver = graceOver
         self.logger = logger
         openStreams = StreamSlots(limit: limits.maxStreams, perAddress: limits.maxStreamsPerAddress)
     }
@@ -37,11 +41,19 @@ struct JSONGateway: Sendable {
         static let origin = HTTPField.Name("Origin")!
     }
 
+    /// Answers a method other than POST on `/api/…`.
+    static func wrongMethod() -> Response {
+        var response = failure(WireError(.unimplemented, "calls are POST requests (docs/PROTOCOL.md §10)"))
+        response.status = .methodNotAllowed
+        response.headers[.allow] = "POST"
+        return response
+    }
+
     /// Answers `POST /api/<service>/<method>`.
     func call(_ name: String, _ request: Request, _ context: EndpointRequestContext) async -> Response {
         let started = ContinuousClock.now
         guard let method = Method(rawValue: name), let messages = ServiceDispatcher.messages[method] else {
-            return Self.failure(WireError(.unimplemented, "no method '\(name)' here: the methods are in proto/chordstore/v1/rpc.proto"))
+            return Self.failure(WireError(.unimplemented, "no method '\(name.prefix(200))' here: the methods are in proto/chordstore/v1/rpc.proto"))
         }
         let peer = context.remoteAddress?.ipAddress ?? ""
         let call: CallHeaders
@@ -60,7 +72,8 @@ struct JSONGateway: Sendable {
         let runner = self.runner
         guard CallRunner.isStream(method) else {
             do {
-                let reply = try await CallBounds(timeout: call.timeout, started: started).run { () async throws(WireError) -> [UInt8] in
+                let bounds = CallBounds(timeout: call.timeout, shutdown: graceOver, started: started)
+                let reply = try await bounds.run { () async throws(WireError) -> [UInt8] in
                     try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
                 }
                 return Self.json(.ok, try Self.json(reply, as: messages.reply))
@@ -81,7 +94,7 @@ struct JSONGateway: Sendable {
         let bounds = CallBounds(timeout: call.timeout, shutdown: shutdown, started: started)
         let gateway = self
         let body = ServerSentEvents.body(
-            keepAlive: limits.keepAlive, closed: closed, channel: context.channel, slot: slot,
+            keepAlive: limits.keepAlive, slowReader: limits.slowReaderTimeout, closed: closed, channel: context.channel, slot: slot,
             status: { Self.statusText($0 ?? WireError(.ok, "")) }
         ) { emit in
             do throws(WireError) {
@@ -125,13 +138,17 @@ struct JSONGateway: Sendable {
     private static func decode(
         _ request: Request, as type: any SwiftProtobuf.Message.Type, limits: HTTPEndpoint.CallLimits
     ) async throws(WireError) -> Data {
+        let tooLarge = WireError(.resourceExhausted, "the request body is over \(limits.maxRequestBytes) bytes (--max-frame-size)")
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.maxRequestBytes { throw tooLarge }
         let body: ByteBuffer
         do {
             body = try await CallBounds(timeout: limits.requestTimeout).run { () async throws(WireError) -> ByteBuffer in
                 do {
                     return try await request.body.collect(upTo: limits.maxRequestBytes)
+                } catch is NIOTooManyBytesError {
+                    throw tooLarge
                 } catch {
-                    throw WireError(.resourceExhausted, "the request body is over \(limits.maxRequestBytes) bytes, or was cut off")
+                    throw WireError(.invalidArgument, "cannot read the request body: \(error)")
                 }
             }
         } catch {

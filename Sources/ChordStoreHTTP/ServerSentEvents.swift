@@ -9,7 +9,9 @@ import Synchronization
 /// time (the stream waits until its buffer was written: a slow client holds it back);
 /// while the stream is idle, a comment every `keepAlive` keeps proxies from closing the
 /// connection and finds a client that went away (the server stops reading a connection
-/// while it answers it, so only a failed write shows that the client closed it).
+/// while it answers it, so only a failed write shows that the client closed it). A write
+/// that waits longer than `slowReader` for a client that does not read closes the
+/// connection, as the framed port cuts a slow reader.
 enum ServerSentEvents {
     /// What the stream produces: it emits events and returns how it ended (`nil`: OK).
     typealias Producer = @Sendable (_ emit: @escaping @Sendable (ByteBuffer) async throws(WireError) -> Void) async -> WireError?
@@ -22,13 +24,14 @@ enum ServerSentEvents {
     /// `event: error` with the status's JSON. `closed` fires when the client goes away
     /// (a failed write); `channel` is closed when the last event cannot be written.
     static func body(
-        keepAlive: Duration, closed: OneShotSignal, channel: any Channel, slot: StreamSlot,
+        keepAlive: Duration, slowReader: Duration, closed: OneShotSignal, channel: any Channel, slot: StreamSlot,
         status: @escaping @Sendable (WireError?) -> String, produce: @escaping Producer
     ) -> ResponseBody {
         ResponseBody(contentLength: nil) { (writer: inout any ResponseBodyWriter) async throws in
             defer { slot.release() }
             let (outgoing, queue) = AsyncStream<Outgoing>.makeStream()
             let keepAlivePending = Flag()
+            let writing = WriteClock()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     let end = await produce { buffer throws(WireError) in
@@ -44,15 +47,30 @@ enum ServerSentEvents {
                     if !Task.isCancelled { channel.close(promise: nil) }
                 }
                 group.addTask {
+                    // Once a second: a write stuck on a client that does not read closes its
+                    // connection; an idle stream gets its keep-alive comment.
+                    let tick = min(keepAlive, .seconds(1))
+                    var idle: Duration = .zero
                     while true {
-                        try? await Task.sleep(for: keepAlive)
+                        try? await Task.sleep(for: tick)
                         if Task.isCancelled { return }
-                        if keepAlivePending.set() { queue.yield(Outgoing(buffer: ByteBuffer(string: ": keep-alive\n\n"), isKeepAlive: true)) }
+                        if let waited = writing.waited(), waited > slowReader {
+                            closed.fire()
+                            channel.close(promise: nil)
+                            return
+                        }
+                        idle += tick
+                        if idle >= keepAlive {
+                            idle = .zero
+                            if keepAlivePending.set() { queue.yield(Outgoing(buffer: ByteBuffer(string: ": keep-alive\n\n"), isKeepAlive: true)) }
+                        }
                     }
                 }
                 var wentAway = false
                 for await next in outgoing {
                     do {
+                        writing.start()
+                        defer { writing.stop() }
                         try await writer.write(next.buffer)
                     } catch {
                         wentAway = true
@@ -73,6 +91,18 @@ enum ServerSentEvents {
         var buffer: ByteBuffer
         var written: OneShotSignal? = nil
         var isKeepAlive = false
+    }
+
+    /// When the write in progress began, if one is.
+    private final class WriteClock: Sendable {
+        private let began = Mutex<ContinuousClock.Instant?>(nil)
+
+        func start() { began.withLock { $0 = .now } }
+
+        func stop() { began.withLock { $0 = nil } }
+
+        /// How long the write in progress has waited (`nil`: none is).
+        func waited() -> Duration? { began.withLock { $0.map { .now - $0 } } }
     }
 
     /// Whether a keep-alive comment waits to be written (at most one does).

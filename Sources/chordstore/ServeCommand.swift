@@ -292,6 +292,7 @@ struct ServeCommand: AsyncParsableCommand {
             callLimits.maxStreams = maxConnections
             callLimits.maxStreamsPerAddress = maxConnectionsPerAddress
             callLimits.keepAlive = .seconds(httpKeepalive)
+            callLimits.grace = .seconds(grace)
             let started = OneShotSignal()
             let service = endpoint.service(
                 node: NodeReadings(store: store, server: server, replication: replication), host: httpHost, port: http.port,
@@ -301,7 +302,7 @@ struct ServeCommand: AsyncParsableCommand {
                     let shown = "\(address.ipAddress ?? httpHost):\(address.port ?? http.port)"
                     logger.notice("serving HTTP: the console at http://\(shown)/console/, /api/, /metrics, /health/live, /health/ready", metadata: ["http": "\(shown)"])
                 })
-            services.append(.init(service: http.explicit ? service : OptionalService(service, started: started, logger: logger, what: "the HTTP endpoint (console, metrics, health) on \(httpHost):\(http.port)")))
+            services.append(.init(service: http.explicit ? service : OptionalService(service, started: started, logger: logger, what: "the HTTP endpoint (console, JSON calls, metrics, health) on \(httpHost):\(http.port)")))
         }
         if let grpcPort {
             let tls = tlsCert.map { GRPCEndpoint.TLSFiles(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }

@@ -55,6 +55,18 @@ struct JSONGatewayTests {
             #expect(got == status && reply["code"] as? String == code, "\(method) \(body.prefix(40)): \(got) \(reply)")
         }
 
+        // A declared body too large is refused before it is read; GET is not a call.
+        let declared = try await offPool {
+            let client = try RawClient(port: port)
+            client.send(Array("POST \(Self.api)GetProfile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: 999999999\r\n\r\n".utf8))
+            var head = [UInt8](repeating: 0, count: 1_024)
+            let count = head.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+            return String(decoding: head[..<max(count, 0)], as: UTF8.self)
+        }
+        #expect(declared.hasPrefix("HTTP/1.1 429") && declared.contains("RESOURCE_EXHAUSTED"), "at once, not after the body's timeout: \(declared)")
+        let get = try await httpGet(port: port, path: Self.api + "ListChordsets")
+        #expect(get.status == 405 && get.headers["allow"] == "POST", "\(get.status) \(get.headers)")
+
         // A finite stream: one `data:` line per event, then `event: end`.
         let log = try await httpRequest(port: port, method: "POST", path: Self.api + "ReadLog", headers: auth, body: #"{"from_sequence": "1"}"#)
         #expect(log.status == 200 && log.headers["content-type"]?.hasPrefix("text/event-stream") == true)
@@ -87,6 +99,27 @@ struct JSONGatewayTests {
         #expect(reopened == 200, "the closed stream's slot came back")
         _ = first
         #expect(try await served.terminate() == 0, "open streams end at shutdown")
+    }
+
+    @Test("at shutdown a call waiting for min_sequence ends with UNAVAILABLE after --grace, and the server exits")
+    func shutdownEndsWaitingCalls() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, ["--grace", "1"], http: true)
+        let port = try #require(served.httpPort)
+        let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let waiting = Task {
+            try await httpRequest(
+                port: port, method: "POST", path: Self.api + "GetProfile",
+                headers: ["Authorization": "Bearer \(token)", "ChordStore-Min-Sequence": "99"])
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let stopping = ContinuousClock.now
+        #expect(try await served.terminate() == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(10), "the exit waited for the call's own 30 s wait")
+        let reply = try await waiting.value
+        #expect(reply.status == 503 && reply.body.contains("UNAVAILABLE"), "\(reply.status) \(reply.body)")
     }
 
     @Test("the console's files come with a content security policy; / leads to them")

@@ -14,6 +14,10 @@ Used by Tests/ChordStoreCLITests/ConsoleTests.swift; also by hand:
 import argparse, base64, colorsys, json, os, shutil, struct, subprocess, sys, tempfile, time, urllib.request, uuid, zlib
 
 
+class BrowserGone(RuntimeError):
+    """Chromium itself exited (a crash, or the machine's memory): not a finding about the page."""
+
+
 class DevTools:
     """One Chromium, spoken to over fds 3 (its input) and 4 (its output)."""
 
@@ -35,25 +39,34 @@ class DevTools:
                 f'--user-data-dir={self.profile.name}', 'about:blank']
         if os.geteuid() == 0:
             args.insert(1, '--no-sandbox')  # Chromium's sandbox refuses root
+        self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=child_fds,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=self.log)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self.next_id = 0
         self.buffer = b''
         self.session = None
 
+    def stderr_tail(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors='replace')[-1500:]
+
     def send(self, method, params=None, session=True):
         self.next_id += 1
         message = {'id': self.next_id, 'method': method, 'params': params or {}}
         if session and self.session:
             message['sessionId'] = self.session
-        os.write(self.to_chrome, json.dumps(message).encode() + b'\0')
+        try:
+            os.write(self.to_chrome, json.dumps(message).encode() + b'\0')
+        except BrokenPipeError:
+            self.process.wait()
+            raise BrowserGone(f'Chromium exited ({self.process.returncode}) before {method}; its log: {self.stderr_tail()}')
         while True:
             while b'\0' not in self.buffer:
                 chunk = os.read(self.from_chrome, 1 << 16)
                 if not chunk:
-                    raise RuntimeError(f'Chromium closed the DevTools pipe (exit {self.process.poll()})')
+                    raise BrowserGone(f'Chromium closed the DevTools pipe (exit {self.process.wait()}); its log: {self.stderr_tail()}')
                 self.buffer += chunk
             raw, self.buffer = self.buffer.split(b'\0', 1)
             reply = json.loads(raw)
@@ -131,6 +144,17 @@ def main():
     parser.add_argument('--screenshot', help='also save a screenshot of the whole page here')
     parser.add_argument('--timeout', type=float, default=30)
     args = parser.parse_args()
+    # A browser that dies under it (not a check that fails) is started again, twice at most.
+    for attempt in (1, 2, 3):
+        try:
+            return check(args)
+        except BrowserGone as error:
+            if attempt == 3:
+                raise
+            print(f'note: {error}; starting Chromium again', file=sys.stderr)
+
+
+def check(args):
     token = open(args.token_file).read().strip()
     chord = args.chord.upper()
 
@@ -194,6 +218,8 @@ def main():
 if __name__ == '__main__':
     try:
         main()
-    except Exception as error:  # one line, for the Swift test to show
-        print(f'FAILED: {error}')
+    except Exception as error:  # for the Swift test to show: what failed, and where
+        import traceback
+        where = ' <- '.join(f'{frame.name}:{frame.lineno}' for frame in reversed(traceback.extract_tb(error.__traceback__)))
+        print(f'FAILED: {type(error).__name__}: {error} (at {where})')
         sys.exit(1)

@@ -154,6 +154,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
+            // Every proto's descriptor, for the reflection service (tools/generate-protos).
+            resources: [.embedInCode("Generated/descriptors.protoset")],
             swiftSettings: strictSettings
         ),
         // The Swift client library: async calls over one connection.

@@ -100,6 +100,7 @@ private struct EndpointService: Service {
             services: [
                 RegistryService(runner: endpoint.runner, shutdown: shutdown, requestTimeout: endpoint.limits.frameTimeout, logger: endpoint.logger),
                 HealthService(runner: endpoint.runner, shutdown: shutdown),
+                ReflectionService(),
             ])
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
             ChordStore service over standard gRPC (HTTP/2) on --host, for grpcurl and the
             stubs protoc generates in any language, with the same tokens
             (`authorization: Bearer ...` metadata) and the same TLS, and gRPC's health
-            service.
+            and server reflection services (`grpcurl -plaintext HOST:PORT list`).
 
             Replication (docs/REPLICATION.md): give every member of a cluster the others'
             addresses with --peer (repeatable) and its own with --advertise. A member
@@ -309,7 +309,7 @@ struct ServeCommand: AsyncParsableCommand {
             let endpoint = GRPCEndpoint(
                 runner: server.callRunner, host: host, port: grpcPort, tls: tls, limits: limits, grace: .seconds(grace), logger: logger)
             services.append(.init(service: endpoint.service { [logger] address in
-                logger.notice("serving gRPC: chordstore.v1.ChordStore, grpc.health.v1.Health", metadata: ["grpc": "\(address)", "tls": "\(tls != nil)"])
+                logger.notice("serving gRPC: chordstore.v1.ChordStore, grpc.health.v1.Health, grpc.reflection.v1.ServerReflection", metadata: ["grpc": "\(address)", "tls": "\(tls != nil)"])
             }))
         }
         let (host, port, data) = (self.host, self.port, self.data)

@@ -10,7 +10,7 @@ struct GRPCEndpointTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test(
-        "a Python grpcio client generated from proto/ adds, lists, renames, subscribes and undoes; refusals carry their codes",
+        "a Python grpcio client generated from proto/ adds, lists, renames, subscribes and undoes; refusals carry their codes; reflection lists the services and their protos",
         arguments: [false, true])
     func pythonClient(tls: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
@@ -48,6 +48,12 @@ struct GRPCEndpointTests {
         #expect(result["unknown_store"] as? String == "NOT_FOUND")
         #expect(result["bad_title"] as? String == "INVALID_ARGUMENT")
         #expect(result["replicate"] as? String == "UNIMPLEMENTED", "the replication methods stay on the framed port")
+        #expect(result["reflection_services"] as? [String] == ["chordstore.v1.ChordStore", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])
+        let files = result["reflection_files"] as? [String] ?? []
+        #expect(files.first == "chordstore/v1/rpc.proto" && Set(files).isSuperset(of: ["chordstore/v1/domain.proto", "google/protobuf/timestamp.proto"]),
+                "the service's file first, then its imports: \(files)")
+        #expect(result["reflection_methods"] as? [String] == ["AddChordset", "RenameChordset", "DeleteChordset"])
+        #expect(result["reflection_unknown"] as? Int == 5, "NOT_FOUND")
 
         // The framed protocol sees what gRPC wrote: one store, one log.
         let log = try await runChordstore(

@@ -27,8 +27,9 @@ def generate(proto_dir, out):
     status = protoc.main(["protoc", f"-I{proto_dir}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}"] + files)
     # The health service's path (grpc/health/v1) would make a module `grpc`, grpcio's own
     # name: it is compiled from a copy at the top level instead.
-    shutil.copy(os.path.join(proto_dir, "grpc", "health", "v1", "health.proto"), out)
-    status |= protoc.main(["protoc", f"-I{out}", f"--python_out={out}", f"--grpc_python_out={out}", os.path.join(out, "health.proto")])
+    for name in ("health", "reflection"):
+        shutil.copy(os.path.join(proto_dir, "grpc", name, "v1", f"{name}.proto"), out)
+        status |= protoc.main(["protoc", f"-I{out}", f"--python_out={out}", f"--grpc_python_out={out}", os.path.join(out, f"{name}.proto")])
     if status != 0:
         sys.exit(f"protoc failed ({status})")
     sys.path.insert(0, out)
@@ -46,6 +47,9 @@ def main():
     from chordstore.v1 import rpc_pb2, rpc_pb2_grpc
     import health_pb2
     import health_pb2_grpc
+    import reflection_pb2
+    import reflection_pb2_grpc
+    from google.protobuf import descriptor_pb2
 
     token = open(args.token_file).read().strip()
     metadata = [("authorization", f"Bearer {token}"), ("session", "python")]
@@ -123,6 +127,19 @@ def main():
     result["bad_title"] = code_of(lambda: stub.AddChordset(
         rpc_pb2.AddChordsetRequest(title="x" * 5000), metadata=metadata, timeout=10))
     result["replicate"] = code_of(lambda: list(stub.Replicate(rpc_pb2.ReplicateRequest(), metadata=metadata, timeout=10)))
+
+    # Server reflection, as grpcurl uses it, without a credential: the services, then
+    # the file that declares the service, with its imports, then an unknown symbol.
+    reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+    asked = [reflection_pb2.ServerReflectionRequest(list_services=""),
+             reflection_pb2.ServerReflectionRequest(file_containing_symbol="chordstore.v1.ChordStore"),
+             reflection_pb2.ServerReflectionRequest(file_containing_symbol="chordstore.v1.NoSuchThing")]
+    answers = list(reflection.ServerReflectionInfo(iter(asked), timeout=10))
+    result["reflection_services"] = [service.name for service in answers[0].list_services_response.service]
+    files = [descriptor_pb2.FileDescriptorProto.FromString(b) for b in answers[1].file_descriptor_response.file_descriptor_proto]
+    result["reflection_files"] = [f.name for f in files]
+    result["reflection_methods"] = [m.name for f in files for svc in f.service if svc.name == "ChordStore" for m in svc.method][:3]
+    result["reflection_unknown"] = answers[2].error_response.error_code
     print(json.dumps(result, sort_keys=True))
 
 

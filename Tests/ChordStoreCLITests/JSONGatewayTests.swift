@@ -114,7 +114,15 @@ struct JSONGatewayTests {
                 port: port, method: "POST", path: Self.api + "GetProfile",
                 headers: ["Authorization": "Bearer \(token)", "ChordStore-Min-Sequence": "99"])
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // Until the call is in flight (its request read and its wait begun): a connection
+        // whose request has not arrived when the endpoint shuts down is closed unanswered.
+        for _ in 0..<600 {
+            let metrics = try await httpGet(port: port, path: "/metrics").body
+            if metrics.split(separator: "\n").contains(where: { $0.hasPrefix("chordstore_calls_in_flight ") && !$0.hasSuffix(" 0") && !$0.hasSuffix(" 0.0") }) {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let stopping = ContinuousClock.now
         #expect(try await served.terminate() == 0)
         #expect(ContinuousClock.now - stopping < .seconds(10), "the exit waited for the call's own 30 s wait")

@@ -141,6 +141,12 @@ struct ServedChordstore {
     }
 
     /// SIGTERM, then the exit status (a failure if it has not stopped within 30 s).
+    /// Kills the server if it still runs: a test's `defer`, for when it failed before
+    /// stopping the server itself.
+    func stopIfRunning() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     func terminate() async throws -> Int32 {
         kill(process.processIdentifier, SIGTERM)
         return try await offPool { [process] in

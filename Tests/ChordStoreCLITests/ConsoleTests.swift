@@ -13,6 +13,7 @@ struct ConsoleTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await ServedChordstore.start(directory, [], http: true)
+        defer { served.stopIfRunning() }
         let http = try #require(served.httpPort)
         let token = directory.appendingPathComponent("admin.token").path
         let cli = ["--server", "127.0.0.1:\(served.port)", "--token-file", token]

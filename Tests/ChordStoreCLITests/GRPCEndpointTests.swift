@@ -19,6 +19,7 @@ struct GRPCEndpointTests {
         defer { if let certificates { try? FileManager.default.removeItem(at: certificates.directory) } }
         let tlsArguments = certificates.map { ["--tls-cert", $0.serverCertificate, "--tls-key", $0.serverKey] } ?? []
         let served = try await ServedChordstore.start(directory, tlsArguments, grpc: true)
+        defer { served.stopIfRunning() }
         let grpcPort = try #require(served.grpcPort)
         let run = try await offPool {
             try runExecutable(

@@ -13,6 +13,7 @@ struct JSONGatewayTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await ServedChordstore.start(directory, ["--max-frame-size", "2048", "--max-connections-per-address", "1", "--http-keepalive", "1"], http: true)
+        defer { served.stopIfRunning() }
         let port = try #require(served.httpPort)
         let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -106,6 +107,7 @@ struct JSONGatewayTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await ServedChordstore.start(directory, ["--grace", "1"], http: true)
+        defer { served.stopIfRunning() }
         let port = try #require(served.httpPort)
         let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -135,6 +137,7 @@ struct JSONGatewayTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await ServedChordstore.start(directory, [], http: true)
+        defer { served.stopIfRunning() }
         let port = try #require(served.httpPort)
         let page = try await httpGet(port: port, path: "/console/")
         #expect(page.status == 200 && page.body.contains("<script src=\"/console/console.js\""))
@@ -162,6 +165,7 @@ struct JSONGatewayTests {
         process.standardError = log
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let collected = OutputCollector(log.fileHandleForReading)
         let deadline = Date().addingTimeInterval(60)
         while !(collected.text.contains("not serving the HTTP endpoint") && ServedChordstore.port(after: "address", in: collected.text) != nil)
@@ -179,6 +183,8 @@ struct JSONGatewayTests {
         #expect(process.terminationStatus == 0)
 
         let none = try await ServedChordstore.start(directory, [])  // --http-port none
+
+        defer { none.stopIfRunning() }
         #expect(none.httpPort == nil && !none.log.text.contains("HTTP"), "\(none.log.text)")
         #expect(try await none.terminate() == 0)
     }

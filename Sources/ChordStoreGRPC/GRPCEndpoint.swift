@@ -10,7 +10,7 @@ public import ServiceLifecycle
 /// tool or generated stub can call the server. Every method runs through the server's
 /// ``ChordStoreServer/CallRunner`` (the same registry, credentials and limits as the
 /// framed protocol); the replication methods stay on the framed port. It also serves
-/// gRPC's health service.
+/// gRPC's health and server reflection services.
 ///
 /// ```swift
 /// let endpoint = GRPCEndpoint(runner: server.callRunner, host: "127.0.0.1", port: 7430, limits: limits, logger: logger)
@@ -98,7 +98,7 @@ private struct EndpointService: Service {
         let server = GRPCServer(
             transport: .http2NIOPosix(address: endpoint.address, transportSecurity: endpoint.transportSecurity, config: config),
             services: [
-                RegistryService(runner: endpoint.runner, shutdown: shutdown, requestTimeout: endpoint.limits.frameTimeout, logger: endpoint.logger),
+                RegistryService(runner: endpoint.runner, shutdown: shutdown, requestTimeout: endpoint.limits.frameTimeout),
                 HealthService(runner: endpoint.runner, shutdown: shutdown),
                 ReflectionService(),
             ])

@@ -2,7 +2,6 @@ import ChordStoreServer
 import ChordStoreWire
 import Foundation
 import GRPCCore
-import Logging
 
 /// The `chordstore.v1.ChordStore` service over gRPC: one handler per method of
 /// ``ChordStoreServer/CallRunner/methods``, each passing the request's bytes to the
@@ -13,7 +12,6 @@ struct RegistryService: RegistrableRPCService {
     let shutdown: OneShotSignal
     /// How long a client has to send its whole request (the framed port's frame timeout).
     let requestTimeout: Duration
-    let logger: Logger
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
         for method in CallRunner.methods {
@@ -27,7 +25,7 @@ struct RegistryService: RegistrableRPCService {
         _ method: Method, _ request: StreamingServerRequest<[UInt8]>, _ context: ServerContext
     ) async -> StreamingServerResponse<[UInt8]> {
         let started = ContinuousClock.now
-        let (runner, shutdown, logger) = (self.runner, self.shutdown, self.logger)
+        let (runner, shutdown) = (self.runner, self.shutdown)
         let peer = GRPCCallMetadata.address(ofPeer: context.remotePeer)
         let call: GRPCCallMetadata
         do {
@@ -61,13 +59,11 @@ struct RegistryService: RegistrableRPCService {
                 }
                 return StreamingServerResponse(single: ServerResponse(message: reply))
             } catch {
-                let error = WireError.wrapping(error)
-                Self.logIfServerFault(error, method, logger)
                 return StreamingServerResponse(error: RPCError(wire: error))
             }
         }
         return StreamingServerResponse { writer in
-            do {
+            do throws(WireError) {
                 try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).runCancellable { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         do {
@@ -78,18 +74,10 @@ struct RegistryService: RegistrableRPCService {
                     }
                 }
             } catch {
-                let error = WireError.wrapping(error)
-                Self.logIfServerFault(error, method, logger)
                 throw RPCError(wire: error)
             }
             return [:]
         }
-    }
-
-    /// Logs an `INTERNAL` or `DATA_LOSS` end, as the framed port does.
-    private static func logIfServerFault(_ error: WireError, _ method: Method, _ logger: Logger) {
-        guard error.code == .internal || error.code == .dataLoss else { return }
-        logger.error("gRPC call failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
     }
 
     /// The call's one request message: `INVALID_ARGUMENT` if there is none or more (a

@@ -3,6 +3,7 @@ public import Hummingbird
 public import Logging
 import NIOCore
 import ChordStoreServer
+public import ChordStoreWire
 public import Prometheus
 public import ServiceLifecycle
 
@@ -43,25 +44,23 @@ public struct HTTPEndpoint: Sendable {
 
     /// What a client of the JSON calls may make the endpoint hold.
     public struct CallLimits: Sendable {
-        /// The largest request body, in bytes (the framed port's largest frame).
-        public var maxRequestBytes = 4 << 20
-        /// How long a client has to send its whole request body.
-        public var requestTimeout: Duration = .seconds(10)
-        /// Streams (server-sent events) open at once, over all connections.
-        public var maxStreams = 256
-        /// Streams open at once from one client address.
-        public var maxStreamsPerAddress = 64
+        /// The framed port's limits, which the JSON calls share: `maxFrameSize` is the
+        /// largest request body and `frameTimeout` the time it may take to arrive;
+        /// `maxConnections` and `maxConnectionsPerAddress` bound the streams
+        /// (server-sent events) open at once, in all and from one address; a stream's
+        /// write may wait `slowReaderTimeout` for a client that does not read before
+        /// its connection is closed.
+        public var wire: WireLimits
         /// How long an idle stream waits before a keep-alive comment (which also finds
         /// a client that went away).
         public var keepAlive: Duration = .seconds(15)
-        /// How long a stream's write may wait for a client that does not read before its
-        /// connection is closed (the framed port's slow-reader cut).
-        public var slowReaderTimeout: Duration = .seconds(5)
         /// How long unary calls in flight may go on once the endpoint shuts down.
         public var grace: Duration = .seconds(10)
 
-        /// The defaults: 4 MiB, 10 s, 256 streams, 64 from one address, 15 s, 5 s, 10 s.
-        public init() {}
+        /// The limits of `wire`, a keep-alive every 15 s and a grace of 10 s.
+        public init(wire: WireLimits = WireLimits()) {
+            self.wire = wire
+        }
     }
 
     /// The endpoint as a service serving `node` on `host:port` (port 0 picks one);
@@ -73,7 +72,7 @@ public struct HTTPEndpoint: Sendable {
     ) -> some Service {
         let router = Router(context: EndpointRequestContext.self)
         let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
-        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, graceOver: graceOver, logger: logger)
+        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, graceOver: graceOver)
         router.post("api/:service/:method") { request, context -> Response in
             let name = "\(context.parameters.get("service") ?? "")/\(context.parameters.get("method") ?? "")"
             return await gateway.call(name, request, context)
@@ -91,11 +90,11 @@ public struct HTTPEndpoint: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         router.get("health/live") { _, _ -> Response in
-            Self.json(.ok, ["status": "live"])
+            Self.json(.ok, encoding: ["status": "live"])
         }
         router.get("health/ready") { _, _ -> Response in
             let readiness = Readiness(node.observation(), policy: policy)
-            return Self.json(readiness.isReady ? .ok : .serviceUnavailable, readiness)
+            return Self.json(readiness.isReady ? .ok : .serviceUnavailable, encoding: readiness)
         }
         let application = Application(
             router: router,
@@ -109,14 +108,18 @@ public struct HTTPEndpoint: Sendable {
         return ShutdownSignalling(service: application, signal: shutdown, graceOver: graceOver, grace: callLimits.grace)
     }
 
-    private static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+    /// A JSON answer of `value`, its keys in snake case.
+    private static func json(_ status: HTTPResponse.Status, encoding value: some Encodable) -> Response {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys]
         var body = (try? encoder.encode(value)) ?? Data("{}".utf8)
         body.append(UInt8(ascii: "\n"))
-        return Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        return json(status, ByteBuffer(bytes: body))
+    }
+
+    /// A JSON answer: `body`, never cached.
+    static func json(_ status: HTTPResponse.Status, _ body: ByteBuffer) -> Response {
+        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: ResponseBody(byteBuffer: body))
     }
 }

@@ -3,7 +3,6 @@ import ChordStoreWire
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import SwiftProtobuf
 import Synchronization
@@ -20,16 +19,14 @@ struct JSONGateway: Sendable {
     let shutdown: OneShotSignal
     /// Fired when the shutdown's grace period ends: unary calls still running end.
     let graceOver: OneShotSignal
-    let logger: Logger
     private let openStreams: StreamSlots
 
-    init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, graceOver: OneShotSignal, logger: Logger) {
+    init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, graceOver: OneShotSignal) {
         self.runner = runner
         self.limits = limits
         self.shutdown = shutdown
         self.graceOver = graceOver
-        self.logger = logger
-        openStreams = StreamSlots(limit: limits.maxStreams, perAddress: limits.maxStreamsPerAddress)
+        openStreams = StreamSlots(limit: limits.wire.maxConnections, perAddress: limits.wire.maxConnectionsPerAddress)
     }
 
     /// The request's header fields the calls read.
@@ -76,9 +73,8 @@ struct JSONGateway: Sendable {
                 let reply = try await bounds.run { () async throws(WireError) -> [UInt8] in
                     try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
                 }
-                return Self.json(.ok, try Self.json(reply, as: messages.reply))
+                return HTTPEndpoint.json(.ok, ByteBuffer(string: try Self.jsonText(reply, as: messages.reply) + "\n"))
             } catch {
-                logIfServerFault(error, method)
                 return Self.failure(error)
             }
         }
@@ -92,9 +88,8 @@ struct JSONGateway: Sendable {
         // comments find it on an idle stream).
         let closed = OneShotSignal()
         let bounds = CallBounds(timeout: call.timeout, shutdown: shutdown, started: started)
-        let gateway = self
         let body = ServerSentEvents.body(
-            keepAlive: limits.keepAlive, slowReader: limits.slowReaderTimeout, closed: closed, channel: context.channel, slot: slot,
+            keepAlive: limits.keepAlive, slowReader: limits.wire.slowReaderTimeout, closed: closed, channel: context.channel, slot: slot,
             status: { Self.statusText($0 ?? WireError(.ok, "")) }
         ) { emit in
             do throws(WireError) {
@@ -107,7 +102,6 @@ struct JSONGateway: Sendable {
                 }
                 return nil
             } catch {
-                gateway.logIfServerFault(error, method)
                 return error
             }
         }
@@ -119,9 +113,10 @@ struct JSONGateway: Sendable {
 
     /// Refuses a call a web page of another origin makes (`PERMISSION_DENIED`): browsers
     /// send `Origin` with every cross-origin POST, and the console's own calls carry this
-    /// server's (`https://` too, behind a TLS proxy). Without authentication (`--auth none`), a page could also reach the
-    /// endpoint under a name of its own that resolves to 127.0.0.1 (DNS rebinding), so
-    /// then the `Host` must be an address or `localhost`.
+    /// server's (`https://` too, behind a TLS proxy). Without authentication
+    /// (`--auth none`), a page could also reach the endpoint under a name of its own that
+    /// resolves to 127.0.0.1 (DNS rebinding), so then the `Host` must be an address or
+    /// `localhost`.
     private func checkSameOrigin(_ headers: HTTPFields, authority host: String) throws(WireError) {
         if let origin = headers[Header.origin], origin != "http://\(host)", origin != "https://\(host)" {
             throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused")
@@ -138,13 +133,14 @@ struct JSONGateway: Sendable {
     private static func decode(
         _ request: Request, as type: any SwiftProtobuf.Message.Type, limits: HTTPEndpoint.CallLimits
     ) async throws(WireError) -> Data {
-        let tooLarge = WireError(.resourceExhausted, "the request body is over \(limits.maxRequestBytes) bytes (--max-frame-size)")
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.maxRequestBytes { throw tooLarge }
+        let (maxBytes, timeout) = (limits.wire.maxFrameSize, limits.wire.frameTimeout)
+        let tooLarge = WireError(.resourceExhausted, "the request body is over \(maxBytes) bytes (--max-frame-size)")
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes { throw tooLarge }
         let body: ByteBuffer
         do {
-            body = try await CallBounds(timeout: limits.requestTimeout).run { () async throws(WireError) -> ByteBuffer in
+            body = try await CallBounds(timeout: timeout).run { () async throws(WireError) -> ByteBuffer in
                 do {
-                    return try await request.body.collect(upTo: limits.maxRequestBytes)
+                    return try await request.body.collect(upTo: maxBytes)
                 } catch is NIOTooManyBytesError {
                     throw tooLarge
                 } catch {
@@ -152,7 +148,7 @@ struct JSONGateway: Sendable {
                 }
             }
         } catch {
-            throw error.code == .deadlineExceeded ? WireError(.deadlineExceeded, "the request body did not arrive within \(limits.requestTimeout)") : error
+            throw error.code == .deadlineExceeded ? WireError(.deadlineExceeded, "the request body did not arrive within \(timeout)") : error
         }
         let bytes = body.readableBytes == 0 ? Array("{}".utf8) : Array(buffer: body)
         do {
@@ -162,11 +158,7 @@ struct JSONGateway: Sendable {
         }
     }
 
-    /// A reply message's bytes, in JSON.
-    private static func json(_ reply: [UInt8], as type: any SwiftProtobuf.Message.Type) throws(WireError) -> ByteBuffer {
-        ByteBuffer(string: try jsonText(reply, as: type) + "\n")
-    }
-
+    /// A reply message's bytes, in protobuf's JSON mapping (with the .proto's names).
     private static func jsonText(_ reply: [UInt8], as type: any SwiftProtobuf.Message.Type) throws(WireError) -> String {
         do {
             var options = JSONEncodingOptions()
@@ -187,16 +179,8 @@ struct JSONGateway: Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// A refusal: the status code's HTTP status, and the error's JSON.
     static func failure(_ error: WireError) -> Response {
-        json(HTTPResponse.Status(error.code), ByteBuffer(string: statusText(error) + "\n"))
-    }
-
-    private static func json(_ status: HTTPResponse.Status, _ body: ByteBuffer) -> Response {
-        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: ResponseBody(byteBuffer: body))
-    }
-
-    private func logIfServerFault(_ error: WireError, _ method: Method) {
-        guard error.code == .internal || error.code == .dataLoss else { return }
-        logger.error("HTTP call failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
+        HTTPEndpoint.json(HTTPResponse.Status(error.code), ByteBuffer(string: statusText(error) + "\n"))
     }
 }

@@ -7,7 +7,8 @@ public import ChordStoreWire
 public struct CallBounds: Sendable {
     /// How long the call may take (`nil`: no deadline).
     public var timeout: Duration?
-    /// Fired when the endpoint shuts down; `nil` for unary calls, which may finish.
+    /// Fired when the call must end for the endpoint's shutdown: at once for a stream,
+    /// once the grace period is over for a unary call (`nil`: the transport ends it).
     public var shutdown: OneShotSignal?
     /// When the call began (its deadline counts from there).
     public var started: ContinuousClock.Instant

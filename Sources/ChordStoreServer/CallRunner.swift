@@ -3,15 +3,17 @@ import ChordStoreDomain
 import ChordStoreEngine
 public import ChordStoreWire
 public import Foundation
+import Logging
 
-/// Runs the registry's methods for a transport other than the framed protocol (the gRPC
-/// endpoint): the same credentials, permissions, read-your-writes waits, command path
-/// and handlers as a ``Server`` connection, as plain async calls. Deadlines and
-/// cancellation are the caller's: cancelling the task ends the call.
+/// Runs the registry's methods for the transports other than the framed protocol (the
+/// gRPC endpoint, the HTTP endpoint's JSON calls): the same credentials, permissions,
+/// read-your-writes waits, command path, handlers and fault logging as a ``Server``
+/// connection, as plain async calls. Deadlines and cancellation are the caller's:
+/// cancelling the task ends the call.
 ///
 /// ```swift
 /// let runner = server.callRunner
-/// let principal = try runner.authorize(.listChordsets, metadata: ["authorization": "Bearer …"], store: "default", peer: "10.0.0.7").get()
+/// let principal = try await runner.admit(.listChordsets, metadata: ["authorization": "Bearer …"], store: "default", peer: "10.0.0.7")
 /// let reply = try await runner.unary(.listChordsets, payload: request, context: CallContext(session: "", peerAddress: "10.0.0.7", principal: principal))
 /// ```
 public struct CallRunner: Sendable {
@@ -19,6 +21,7 @@ public struct CallRunner: Sendable {
     let authenticator: Authenticator
     let activity: ServerActivity
     let metrics: ServerMetrics?
+    let logger: Logger
 
     /// The methods this runner serves: every method of the registry except those only
     /// cluster members call (replication, promotion, fencing), which stay on the
@@ -37,7 +40,7 @@ public struct CallRunner: Sendable {
     /// Who a call with `metadata` comes from, if it may call `method` on `store`.
     /// An invalid credential counts towards `peer`'s failed guesses: the returned delay
     /// is how long to wait before answering (zero when there is no penalty).
-    public func authorize(
+    private func authorize(
         _ method: Method, metadata: [String: String], store: String, peer: String
     ) -> (result: Result<Principal, WireError>, delay: Duration) {
         let entry: MethodEntry
@@ -64,15 +67,15 @@ public struct CallRunner: Sendable {
     }
 
     /// Who a call with `metadata` comes from, if it may call `method` on `store`; a
-    /// refusal comes after the delay a failed credential earns `peer`
-    /// (``authorize(_:metadata:store:peer:)``).
+    /// refusal comes after the delay a failed credential earns `peer` (its failed
+    /// guesses are counted as on the framed port).
     public func admit(_ method: Method, metadata: [String: String], store: String, peer: String) async throws(WireError) -> Principal {
         let (result, delay) = authorize(method, metadata: metadata, store: store, peer: peer)
         if case .failure = result, delay > .zero { try? await Task.sleep(for: delay) }
         return try result.get()
     }
 
-    /// Runs unary `method` (authorized with ``authorize(_:metadata:store:peer:)``) and
+    /// Runs unary `method` (authorized with ``admit(_:metadata:store:peer:)``) and
     /// returns its reply message, serialized. A command returns once it is as durable as
     /// it asks; a read with `minSequence` first waits for that event of its store.
     public func unary(_ method: Method, payload: Data, context: CallContext, minSequence: UInt64 = 0) async throws(WireError) -> [UInt8] {
@@ -88,6 +91,7 @@ public struct CallRunner: Sendable {
         } catch {
             let error = Task.isCancelled && error.code != .deadlineExceeded ? WireError(.cancelled, "the call was cancelled") : error
             metrics?.callEnded(method, code: error.code, duration: ContinuousClock.now - started)
+            logIfServerFault(error, method)
             throw error
         }
     }
@@ -109,8 +113,15 @@ public struct CallRunner: Sendable {
             metrics?.callEnded(method, code: .ok, duration: nil)
         } catch {
             metrics?.callEnded(method, code: error.code, duration: nil)
+            logIfServerFault(error, method)
             throw error
         }
+    }
+
+    /// Logs an `INTERNAL` or `DATA_LOSS` end, as the framed port does.
+    private func logIfServerFault(_ error: WireError, _ method: Method) {
+        guard error.code == .internal || error.code == .dataLoss else { return }
+        logger.error("call failed", metadata: ["method": "\(method.rawValue)", "error": "\(error)"])
     }
 
     /// `method`'s registry entry, unless only cluster members call it (`UNIMPLEMENTED`).

@@ -126,10 +126,11 @@ public final class Server: Sendable {
         logger.info("stopped")
     }
 
-    /// The server's methods for another transport (the gRPC endpoint): the same
-    /// credentials, limits on shutdown, counters and handlers as its connections.
+    /// The server's methods for the other transports (the gRPC endpoint, the HTTP
+    /// endpoint's JSON calls): the same credentials, limits on shutdown, counters and
+    /// handlers as its connections.
     public var callRunner: CallRunner {
-        CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics)
+        CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics, logger: logger)
     }
 
     /// Whether the server is shutting down (it refuses new calls).

@@ -41,6 +41,29 @@ struct Latencies {
         return sorted[max(0, rank)].seconds * 1_000
     }
 
+    /// Calls `call` with 0, 1, 2, … until `deadline`, timing each.
+    static func timing(until deadline: ContinuousClock.Instant, _ call: (Int) async throws -> Void) async throws -> Latencies {
+        var latencies = Latencies()
+        var i = 0
+        while ContinuousClock.now < deadline {
+            let start = ContinuousClock.now
+            try await call(i)
+            latencies.append(ContinuousClock.now - start)
+            i += 1
+        }
+        return latencies
+    }
+
+    /// The latencies of `workers` concurrent tasks, each running `work` with its number.
+    static func gathering(workers: Int, _ work: @escaping @Sendable (Int) async throws -> Latencies) async throws -> Latencies {
+        try await withThrowingTaskGroup(of: Latencies.self) { group in
+            for worker in 0..<workers { group.addTask { try await work(worker) } }
+            var all = Latencies()
+            for try await part in group { all.append(contentsOf: part) }
+            return all
+        }
+    }
+
     /// The line `bench wire` and `bench grpc` print (tools/bench/compare reads it): calls
     /// per second over `elapsed` seconds, and the p50, p99 and p999 latency.
     func callsLine(elapsed: Double) -> String {

@@ -53,31 +53,18 @@ struct BenchGRPCCommand: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
         let started = ContinuousClock.now
         let workload = self.workload
-        let latencies = try await withThrowingTaskGroup(of: Latencies.self) { group in
-            for c in 0..<connections {
-                group.addTask {
-                    try await withClient(host: host, port: port) { client in
-                        var latencies = Latencies()
-                        var i = 0
-                        while ContinuousClock.now < deadline {
-                            let start = ContinuousClock.now
-                            switch workload {
-                            case .add:
-                                let request = Chordstore_V1_AddChordsetRequest.with { $0.title = "bench \(c)-\(i) " + String(repeating: "x", count: 40) }
-                                _ = try await call(client, .addChordset, request)
-                            case .get:
-                                _ = try await call(client, .getChordset, bytes: get)
-                            }
-                            latencies.append(ContinuousClock.now - start)
-                            i += 1
-                        }
-                        return latencies
+        let latencies = try await Latencies.gathering(workers: connections) { c in
+            try await withClient(host: host, port: port) { client in
+                try await Latencies.timing(until: deadline) { i in
+                    switch workload {
+                    case .add:
+                        let request = Chordstore_V1_AddChordsetRequest.with { $0.title = "bench \(c)-\(i) " + String(repeating: "x", count: 40) }
+                        _ = try await call(client, .addChordset, request)
+                    case .get:
+                        _ = try await call(client, .getChordset, bytes: get)
                     }
                 }
             }
-            var all = Latencies()
-            for try await part in group { all.append(contentsOf: part) }
-            return all
         }
         let elapsed = (ContinuousClock.now - started).seconds
         let calls = latencies.samples.count

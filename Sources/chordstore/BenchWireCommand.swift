@@ -56,35 +56,22 @@ struct BenchWireCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let workload = self.workload
         let depth = self.depth
-        let latencies = try await withThrowingTaskGroup(of: Latencies.self) { group in
-            for (c, client) in clients.enumerated() {
-                for d in 0..<depth {
-                    group.addTask {
-                        var latencies = Latencies()
-                        var i = 0
-                        while ContinuousClock.now < deadline {
-                            let write = workload == .add || (workload == .mix && i % 10 == 0)
-                            let start = ContinuousClock.now
-                            if write {
-                                let request = Chordstore_V1_AddChordsetRequest.with {
-                                    $0.title = "bench \(c)-\(d)-\(i) " + String(repeating: "x", count: 40)
-                                }
-                                _ = try await client.call(.addChordset, request, as: Chordstore_V1_CommandReply.self)
-                            } else {
-                                _ = try await client.call(
-                                    .getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = target },
-                                    as: Chordstore_V1_Chordset.self)
-                            }
-                            latencies.append(ContinuousClock.now - start)
-                            i += 1
-                        }
-                        return latencies
+        let connected = clients
+        let latencies = try await Latencies.gathering(workers: connected.count * depth) { worker in
+            let (c, d) = worker.quotientAndRemainder(dividingBy: depth)
+            let client = connected[c]
+            return try await Latencies.timing(until: deadline) { i in
+                if workload == .add || (workload == .mix && i % 10 == 0) {
+                    let request = Chordstore_V1_AddChordsetRequest.with {
+                        $0.title = "bench \(c)-\(d)-\(i) " + String(repeating: "x", count: 40)
                     }
+                    _ = try await client.call(.addChordset, request, as: Chordstore_V1_CommandReply.self)
+                } else {
+                    _ = try await client.call(
+                        .getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = target },
+                        as: Chordstore_V1_Chordset.self)
                 }
             }
-            var all = Latencies()
-            for try await part in group { all.append(contentsOf: part) }
-            return all
         }
         let elapsed = (ContinuousClock.now - started).seconds
         for client in clients { await client.close() }

@@ -31,8 +31,8 @@ struct ServeCommand: AsyncParsableCommand {
             serves the web console at /console/ (sign in with a token), the methods as
             JSON at /api/, Prometheus metrics at /metrics and health checks at
             /health/live and /health/ready. Without --http-port, a server whose port 7421
-            is taken says so and goes on without it; --http-port none turns it off. The log's and the views' maps grow on their
-            own up to --map-size-max each; past it, or on a full disk, writes are refused
+            is taken says so and goes on without it; --http-port none turns it off. The
+            log's and the views' maps grow on their own up to --map-size-max each; past it, or on a full disk, writes are refused
             with RESOURCE_EXHAUSTED saying what is full, while reads, feeds and followers go
             on.
 
@@ -286,11 +286,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             var policy = Readiness.Policy()
             policy.maxLagEvents = readyMaxLag
-            var callLimits = HTTPEndpoint.CallLimits()
-            callLimits.maxRequestBytes = maxFrameSize
-            callLimits.requestTimeout = .seconds(frameTimeout)
-            callLimits.maxStreams = maxConnections
-            callLimits.maxStreamsPerAddress = maxConnectionsPerAddress
+            var callLimits = HTTPEndpoint.CallLimits(wire: limits)
             callLimits.keepAlive = .seconds(httpKeepalive)
             callLimits.grace = .seconds(grace)
             let started = OneShotSignal()

@@ -11,7 +11,6 @@ const state = {
   // Undo and redo revert this session's changes: one per browser tab.
   session: sessionStorage.getItem('chordstore.session') || ('console-' + crypto.randomUUID()),
   admin: false,
-  view: 'login',
   lastSequence: 0,
   asOf: null,          // a sequence while the timeline looks at the past
   chordsets: [],
@@ -133,7 +132,6 @@ function element(tag, className, text) {
 // --- Views -------------------------------------------------------------------------
 
 function show(view) {
-  state.view = view;
   for (const id of ['login', 'stores', 'store', 'cluster']) $(id).hidden = id !== view;
   for (const button of $('nav').querySelectorAll('button')) button.classList.toggle('current', button.dataset.view === view);
   $('nav').hidden = view === 'login';

@@ -53,7 +53,7 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // glibc functions the Glibc module does not export (malloc_trim, statfs): a shim only.
+        // glibc names the Glibc module does not export (malloc_trim, statfs, O_DIRECT): a shim only.
         .systemLibrary(name: "CSystemExtras"),
         // A small, typed Swift wrapper over liblmdb. Knows nothing of chordsets.
         .target(
@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "ChordStoreDomain",
                 "ChordStoreProto",
+                "CSystemExtras",
                 "LMDB",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

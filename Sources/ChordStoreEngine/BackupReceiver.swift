@@ -19,7 +19,7 @@ import Glibc
 public final class BackupReceiver {
     /// Where the files go.
     public let directory: URL
-    private var open: (name: String, fd: Int32, digest: BlockDigest)?
+    private var open: (name: String, writer: SequentialFileWriter, digest: BlockDigest)?
     private var files: [BackupManifest.File] = []
     /// Bytes written so far, over all files.
     public private(set) var bytesWritten: UInt64 = 0
@@ -33,10 +33,6 @@ public final class BackupReceiver {
         } catch {
             throw ChordStoreError(.unavailable, "cannot create \(directory.path)/views: \(error.localizedDescription)")
         }
-    }
-
-    deinit {
-        if let open { close(open.fd) }
     }
 
     /// Refuses a directory that exists and holds anything (or a file); returns whether it
@@ -70,10 +66,7 @@ public final class BackupReceiver {
             guard open == nil, files.count < BackupFiles.all.count, name == BackupFiles.all[files.count] else {
                 throw ChordStoreError(.dataLoss, "the backup stream sent file \(name.prefix(100)) out of order")
             }
-            let path = directory.appendingPathComponent(name).path
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw Self.failure("create", path) }
-            open = (name, fd, BlockDigest())
+            open = (name, try SequentialFileWriter(creating: directory.appendingPathComponent(name).path), BlockDigest())
         case .bytes(let bytes):
             try write(bytes)
         case .fileEnd(let name, let bytes, let digest):
@@ -81,13 +74,12 @@ public final class BackupReceiver {
                 throw ChordStoreError(.dataLoss, "the backup stream ended file \(name.prefix(100)), which it had not begun")
             }
             open = nil
-            defer { close(current.fd) }
             guard current.digest.count == bytes, current.digest.value == digest else {
                 throw ChordStoreError(
                     .dataLoss,
                     "\(name) arrived damaged: \(current.digest.count) bytes with digest \(RecordCodec.hexDigits(current.digest.value)), the sender sent \(bytes) bytes with \(RecordCodec.hexDigits(digest))")
             }
-            guard fsync(current.fd) == 0 else { throw Self.failure("sync", directory.appendingPathComponent(name).path) }
+            try current.writer.finish()
             files.append(BackupManifest.File(name: name, bytes: bytes, digest: digest))
         }
     }
@@ -96,11 +88,10 @@ public final class BackupReceiver {
     /// array first).
     public func write(_ bytes: some ContiguousBytes) throws(ChordStoreError) {
         guard var current = open else { throw ChordStoreError(.dataLoss, "the backup stream sent bytes outside a file") }
-        let path = directory.appendingPathComponent(current.name).path
         var failure: ChordStoreError?
         let count = bytes.withUnsafeBytes { buffer in
             do throws(ChordStoreError) {
-                try Self.writeAll(buffer, to: current.fd, path: path)
+                try current.writer.append(buffer)
                 current.digest.update(buffer)
             } catch {
                 failure = error
@@ -159,17 +150,6 @@ public final class BackupReceiver {
         }
     }
 
-    /// Writes all of `bytes` to `fd` (the file at `path`).
-    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(ChordStoreError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { throw failure("write", path) }
-            offset += written
-        }
-    }
-
     /// fsyncs the file or directory at `path`.
     static func syncPath(_ path: String) throws(ChordStoreError) {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
@@ -178,8 +158,7 @@ public final class BackupReceiver {
         guard fsync(fd) == 0 else { throw failure("sync", path) }
     }
 
-    static func failure(_ action: String, _ path: String) -> ChordStoreError {
-        let code = errno
+    static func failure(_ action: String, _ path: String, code: Int32 = errno) -> ChordStoreError {
         let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
         if code == ENOSPC || code == EDQUOT { return ChordStoreError(.resourceExhausted, "the disk is full: \(message)") }
         return ChordStoreError(.unavailable, message)

@@ -119,17 +119,14 @@ extension ChordStore {
     private static func copyChecked(
         _ file: BackupManifest.File, from source: URL, to destination: URL, progress: (UInt64) -> Void
     ) throws(ChordStoreError) {
-        let fd = Glibc.open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw BackupReceiver.failure("create", destination.path) }
+        let writer = try SequentialFileWriter(creating: destination.path, mode: 0o644)
         var digest = BlockDigest()
-        do {
-            defer { _ = Glibc.close(fd) }
-            try readBlocks(source.path) { (block: UnsafeRawBufferPointer) throws(ChordStoreError) in
-                try BackupReceiver.writeAll(block, to: fd, path: destination.path)
-                digest.update(block)
-                progress(UInt64(block.count))
-            }
+        try readBlocks(source.path) { (block: UnsafeRawBufferPointer) throws(ChordStoreError) in
+            try writer.append(block)
+            digest.update(block)
+            progress(UInt64(block.count))
         }
+        try writer.finish()
         guard digest.count == file.bytes, RecordCodec.hexDigits(digest.value) == file.xxh64 else {
             try? FileManager.default.removeItem(at: destination)
             throw ChordStoreError(

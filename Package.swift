@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "ChordStoreReplica", targets: ["ChordStoreReplica"]),
         .library(name: "ChordStoreServer", targets: ["ChordStoreServer"]),
         .library(name: "ChordStoreWire", targets: ["ChordStoreWire"]),
+        .library(name: "ChordStoreTesting", targets: ["ChordStoreTesting"]),
     ],
     dependencies: [
         // `traits: []`: with the default traits SwiftPM 6.3 rebuilds SwiftProtobuf on
@@ -202,6 +203,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The coordinator on etcd (`serve --coordinator`): the leader lease, the epoch
+        // counter and the member list, through etcd's v3 gRPC API with grpc-swift 2.
+        .target(
+            name: "ChordStoreEtcd",
+            dependencies: [
+                "ChordStoreReplication",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "chordstore",
             dependencies: [
@@ -214,6 +229,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ChordStoreReplica",
                 "ChordStoreReplication",
+                "ChordStoreEtcd",
                 "ChordStoreClient",
                 "ChordStoreWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -231,12 +247,20 @@ let package = Package(
             name: "chordstore-check",
             dependencies: [
                 "ChordStoreClient",
+                "ChordStoreTesting",
                 "ChordStoreWire",
                 "ChordStoreProto",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
+        ),
+        // Helpers for tests of ChordStore, here and in users' code, and for
+        // chordstore-check: an etcd of one's own.
+        .target(
+            name: "ChordStoreTesting",
+            dependencies: ["ChordStoreClient"],
+            swiftSettings: socketTestSettings
         ),
         // Helpers several test targets share: a raw socket client, a scratch tmpfs.
         .target(
@@ -263,6 +287,11 @@ let package = Package(
         .testTarget(
             name: "ChordStoreReplicationTests",
             dependencies: ["ChordStoreReplication", "ChordStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChordStoreEtcdTests",
+            dependencies: ["ChordStoreEtcd", "ChordStoreReplication", "ChordStoreDomain", "ChordStoreTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 public import ChordStoreProto
 public import ChordStoreWire
+import ChordStoreDomain
 import Foundation
 public import SwiftProtobuf
 import Synchronization
@@ -14,6 +15,12 @@ import Synchronization
 /// address; the client then moves to the leader and sends it there (at most
 /// ``RetryPolicy/redirects`` times per call), and later calls go to the leader too.
 ///
+/// A client that knows several servers (``init(servers:retry:localAddress:store:credentials:)``,
+/// or a follower that named its leader) follows the leader through a failover: when the
+/// server it talks to is lost, or answers that no leader is known, it asks every server
+/// it knows who leads (`Health`), moves there and retries, for up to
+/// ``RetryPolicy/failover``.
+///
 /// ```swift
 /// let client = Client(host: "127.0.0.1", port: 7420)
 /// let reply: Chordstore_V1_CommandReply = try await client.call(
@@ -22,14 +29,21 @@ import Synchronization
 public final class Client: Sendable {
     /// How often and how patiently calls are retried after a lost connection.
     public struct RetryPolicy: Sendable {
-        /// Attempts in all, the first included.
+        /// Attempts in all, the first included, while the client knows one server.
         public var attempts = 5
         /// Wait before the first retry; doubles each time.
         public var backoff: Duration = .milliseconds(50)
         /// Moves to a leader named by a follower's refusal, per call.
         public var redirects = 3
+        /// While the client knows several servers: how long a call keeps looking for the
+        /// leader and retrying (a failover takes a few seconds), its waits doubling up to
+        /// half a second.
+        public var failover: Duration = .seconds(15)
+        /// How long a new connection may take to be accepted (a host cut off never
+        /// answers).
+        public var connectTimeout: Duration = .seconds(3)
 
-        /// The default policy: 5 attempts, 50 ms doubling.
+        /// The default policy: 5 attempts, 50 ms doubling; 15 s of failover; 3 s to connect.
         public init() {}
 
         /// One attempt and no redirect: for calls about the node asked (its status, a
@@ -38,11 +52,15 @@ public final class Client: Sendable {
             var retry = RetryPolicy()
             retry.attempts = 1
             retry.redirects = 0
+            retry.failover = .zero
+            retry.connectTimeout = .seconds(1)
             return retry
         }()
     }
 
     private let target: Mutex<(host: String, port: Int)>
+    /// Every server this client knows: those it was given, then the leaders it was sent to.
+    private let servers: Mutex<[String]>
     private let retry: RetryPolicy
     private let localAddress: String?
     private let current = Mutex<Connection?>(nil)
@@ -60,6 +78,7 @@ public final class Client: Sendable {
         credentials: ClientCredentials = ClientCredentials()
     ) {
         self.target = Mutex((host, port))
+        self.servers = Mutex(["\(host):\(port)"])
         self.retry = retry
         self.localAddress = localAddress
         self.store = store
@@ -71,8 +90,23 @@ public final class Client: Sendable {
         address: String, retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "",
         credentials: ClientCredentials = ClientCredentials()
     ) {
-        guard let (host, port) = Self.split(address) else { return nil }
-        self.init(host: host, port: port, retry: retry, localAddress: localAddress, store: store, credentials: credentials)
+        self.init(servers: [address], retry: retry, localAddress: localAddress, store: store, credentials: credentials)
+    }
+
+    /// Creates a client for the members of a cluster, each `HOST:PORT`: calls go to the
+    /// first until a refusal or a failover names another (see the type's summary); `nil`
+    /// if the list is empty or an address has no numeric port.
+    public init?(
+        servers: [String], retry: RetryPolicy = RetryPolicy(), localAddress: String? = nil, store: String = "",
+        credentials: ClientCredentials = ClientCredentials()
+    ) {
+        guard let first = servers.first, let (host, port) = Self.split(first), servers.allSatisfy({ Self.split($0) != nil }) else { return nil }
+        self.target = Mutex((host, port))
+        self.servers = Mutex(servers.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
+        self.retry = retry
+        self.localAddress = localAddress
+        self.store = store
+        self.credentials = credentials
     }
 
     /// Where calls go now (`host:port`): the address given, or the leader a follower named.
@@ -81,8 +115,11 @@ public final class Client: Sendable {
         return "\(host):\(port)"
     }
 
+    /// Every server this client knows.
+    public var knownServers: [String] { servers.withLock { $0 } }
+
     /// Makes a unary call, retrying on a new connection when the connection is lost and
-    /// the call is safe to repeat.
+    /// the call is safe to repeat, and following the leader (see the type's summary).
     public func call<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: Method, _ request: Request, timeout: Duration? = nil, minSequence: UInt64 = 0,
         as: Response.Type = Response.self
@@ -92,7 +129,9 @@ public final class Client: Sendable {
             command.commandContext.commandID = UUID().uuidString
             if let identified = command as? Request { request = identified }
         }
+        let retryable = Self.isRetryable(method, request)
         var backoff = Backoff(first: retry.backoff, limit: nil, jitter: 0)
+        var failingOver: (since: ContinuousClock.Instant, backoff: Backoff, avoided: [String: UInt64])?
         var attempt = 1
         var redirects = 0
         while true {
@@ -100,23 +139,112 @@ public final class Client: Sendable {
             do {
                 let connection = try await connection()
                 used = connection
-                guard let timeout else {
-                    return try await connection.call(method, request, minSequence: minSequence, as: Response.self)
-                }
                 let attempt = request
-                return try await Self.bounded(timeout + Self.deadlineGrace) {
-                    try await connection.call(method, attempt, timeout: timeout, minSequence: minSequence, as: Response.self)
+                let call: @Sendable () async throws(ClientError) -> Response = {
+                    guard let timeout else { return try await connection.call(method, attempt, minSequence: minSequence, as: Response.self) }
+                    return try await Self.bounded(timeout + Self.deadlineGrace) {
+                        try await connection.call(method, attempt, timeout: timeout, minSequence: minSequence, as: Response.self)
+                    }
                 }
-            } catch where error.code == .unavailable && attempt < retry.attempts && Self.isRetryable(method, request) {
-                drop(used)
+                // With others to turn to, a server that stops answering (frozen, or cut
+                // off) is noticed by a health check instead of waiting for the deadline.
+                return knownServers.count > 1 && retry.failover > .zero ? try await Self.watched(connection, call) : try await call()
+            } catch {
+                var named = error.code == .failedPrecondition ? error.leader.flatMap { Self.split($0) == nil ? nil : $0 } : nil
+                // A leader this call already lost (frozen, say) is not gone back to on a
+                // follower's word: the followers name it until its lease lapses.
+                if let leader = named, failingOver?.avoided[leader] != nil { named = nil }
+                let lost = error.code == .unavailable || (error.code == .failedPrecondition && named == nil && Self.isNotLeader(error))
+                if error.code == .unavailable { drop(used) }
+                guard retryable else { throw error }
+                if let leader = named, redirects < retry.redirects {
+                    redirects += 1
+                    moveTo(leader)
+                    drop(used)
+                    continue
+                }
+                // With several servers to ask, a lost server or an unknown leader is a
+                // failover: ask the servers who leads until one is named, within the
+                // failover's patience, and retry there.
+                if lost, knownServers.count > 1, retry.failover > .zero {
+                    var state = failingOver ?? (ContinuousClock.now, Backoff(first: retry.backoff, limit: .milliseconds(500), jitter: 0.2), [:])
+                    var failed: Set<String> = error.code == .unavailable ? [address] : []
+                    var leader: String?
+                    while leader == nil {
+                        guard ContinuousClock.now - state.since < retry.failover else { throw error }
+                        try? await Task.sleep(for: state.backoff.next())
+                        leader = await findLeader(avoiding: &state.avoided, failed: failed)
+                        failed = []
+                    }
+                    failingOver = state
+                    if let leader { moveTo(leader) }
+                    drop(used)
+                    continue
+                }
+                guard error.code == .unavailable, attempt < retry.attempts else { throw error }
                 try? await Task.sleep(for: backoff.next())
                 attempt += 1
-            } catch where error.code == .failedPrecondition && redirects < retry.redirects && Self.isRetryable(method, request) {
-                guard let leader = error.leader, let (host, port) = Self.split(leader) else { throw error }
-                redirects += 1
-                target.withLock { $0 = (host, port) }
-                drop(used)
             }
+        }
+    }
+
+    /// Whether `error` is a follower's refusal of a write.
+    private static func isNotLeader(_ error: ClientError) -> Bool {
+        error.message.hasPrefix(ChordStoreError.notLeaderPrefix)
+    }
+
+    /// Sends later calls to `leader`, remembering it among the known servers.
+    private func moveTo(_ leader: String) {
+        guard let (host, port) = Self.split(leader) else { return }
+        servers.withLock { if !$0.contains(leader) { $0.append(leader) } }
+        target.withLock { $0 = (host, port) }
+    }
+
+    /// Asks every known server (`Health`, within half a second) who leads: the leader
+    /// named by the server with the newest epoch, if any names one.
+    public func findLeader() async -> String? {
+        var avoided: [String: UInt64] = [:]
+        return await findLeader(avoiding: &avoided, failed: [])
+    }
+
+    /// The leader named with the newest epoch, leaving out the servers of `failed` (just
+    /// lost) at the epochs they are named with now, and those of `avoided` unless named
+    /// with a newer epoch than they were left out at: a frozen leader is named by the
+    /// others until its lease lapses and another takes over.
+    func findLeader(avoiding avoided: inout [String: UInt64], failed: Set<String>) async -> String? {
+        let answers = await leaderAnswers()
+        for address in failed {
+            avoided[address] = max(avoided[address] ?? 0, answers.filter { $0.leader == address }.map(\.epoch).max() ?? 0)
+        }
+        let avoiding = avoided
+        let usable = answers.filter { answer in
+            guard !answer.leader.isEmpty else { return false }
+            guard let leftAt = avoiding[answer.leader] else { return true }
+            return answer.epoch > leftAt
+        }
+        return usable.max { $0.epoch < $1.epoch }?.leader
+    }
+
+    /// Every known server's `Health` answer that came within half a second.
+    private func leaderAnswers() async -> [Chordstore_V1_HealthReply] {
+        let known = knownServers
+        let credentials = self.credentials
+        let store = self.store
+        return await withTaskGroup(of: Chordstore_V1_HealthReply?.self) { group in
+            for address in known {
+                guard let (host, port) = Self.split(address) else { continue }
+                group.addTask {
+                    try? await Self.bounded(.milliseconds(500)) {
+                        let connection = try await Connection.connect(
+                            host: host, port: port, store: store, credentials: credentials, connectTimeout: .milliseconds(500))
+                        defer { Task { await connection.close() } }
+                        return try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: .milliseconds(500), as: Chordstore_V1_HealthReply.self)
+                    }
+                }
+            }
+            var answers: [Chordstore_V1_HealthReply] = []
+            for await answer in group { if let answer { answers.append(answer) } }
+            return answers
         }
     }
 
@@ -146,8 +274,43 @@ public final class Client: Sendable {
         }
     }
 
+    /// `body`'s result, unless `connection` stops answering meanwhile: once `body` has
+    /// taken longer than ``livenessInterval``, a `Health` call checks the server every
+    /// interval, and one unanswered within the interval ends `body` with `UNAVAILABLE`.
+    static func watched<T: Sendable>(
+        _ connection: Connection, _ body: @escaping @Sendable () async throws(ClientError) -> T
+    ) async throws(ClientError) -> T {
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: livenessInterval)
+                        do {
+                            _ = try await bounded(livenessInterval) {
+                                try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: livenessInterval, as: Chordstore_V1_HealthReply.self)
+                            }
+                        } catch {
+                            throw ClientError(.unavailable, "the server stopped answering: no answer to a health check within \(livenessInterval)")
+                        }
+                    }
+                }
+                defer { group.cancelAll() }
+                guard let result = try await group.next() ?? nil else { throw ClientError(.cancelled, "the call was cancelled") }
+                return result
+            }
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError(.cancelled, "the call was cancelled")
+        }
+    }
+
+    /// How often a slow call's server is checked when the client knows others.
+    public static let livenessInterval: Duration = .seconds(1)
+
     /// `HOST:PORT` split at its last colon (`nil` if the port is not a number).
-    static func split(_ address: String) -> (String, Int)? {
+    public static func split(_ address: String) -> (String, Int)? {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else { return nil }
         return (String(address[..<colon]), port)
     }
@@ -192,7 +355,8 @@ public final class Client: Sendable {
     func connection() async throws(ClientError) -> Connection {
         if let connection = current.withLock({ $0 }) { return connection }
         let (host, port) = target.withLock { $0 }
-        let fresh = try await Connection.connect(host: host, port: port, localAddress: localAddress, store: store, credentials: credentials)
+        let fresh = try await Connection.connect(
+            host: host, port: port, localAddress: localAddress, store: store, credentials: credentials, connectTimeout: retry.connectTimeout)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
             current = fresh

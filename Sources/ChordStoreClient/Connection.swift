@@ -18,7 +18,6 @@ public final class Connection: Sendable {
     private let channel: any Channel
     private let router: ReplyRouter
     private let nextCallID = Atomic<UInt64>(1)
-    private let group: MultiThreadedEventLoopGroup?
     /// The store every call of this connection works on (empty: `default`); calls of the
     /// whole server (health, stores, replication) ignore it.
     public let store: String
@@ -27,10 +26,9 @@ public final class Connection: Sendable {
     /// Whether the connection uses TLS (a plaintext one to a TLS server is closed at once).
     private let usesTLS: Bool
 
-    private init(channel: any Channel, router: ReplyRouter, group: MultiThreadedEventLoopGroup?, store: String, credentials: ClientCredentials) {
+    private init(channel: any Channel, router: ReplyRouter, store: String, credentials: ClientCredentials) {
         self.channel = channel
         self.router = router
-        self.group = group
         self.store = store
         self.credentialMetadata = credentials.metadata
         self.usesTLS = credentials.tls != nil
@@ -48,22 +46,27 @@ public final class Connection: Sendable {
     /// Connects to `host:port`, from `localAddress` (an IP address of this machine) when
     /// given: a cluster member connects from the address it advertises, which is how the
     /// leader tells who it is (see docs/REPLICATION.md). Its calls work on `store` (empty:
-    /// `default`), showing `credentials` (docs/SECURITY.md).
+    /// `default`), showing `credentials` (docs/SECURITY.md). A host that does not answer
+    /// within `connectTimeout` (cut off, say) fails the connection with `UNAVAILABLE`.
     public static func connect(
         host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil,
-        store: String = "", credentials: ClientCredentials = ClientCredentials()
+        store: String = "", credentials: ClientCredentials = ClientCredentials(), connectTimeout: Duration = .seconds(10)
     ) async throws(ClientError) -> Connection {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // Every connection of the process shares NIO's event loops: a member's periodic
+        // calls to its peers no longer start (and stop) a thread each.
+        let group = MultiThreadedEventLoopGroup.singleton
         let router = ReplyRouter()
         do {
             let channel: any Channel
             do {
                 channel = try await bootstrap(group, router, maxFrameSize, from: localAddress, host: host, tls: credentials.tls)
+                    .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
                     .connect(host: host, port: port).get()
             } catch where localAddress != nil {
                 // The local address cannot reach this host (another address family, say):
                 // from wherever the system picks, as any client.
                 channel = try await bootstrap(group, router, maxFrameSize, from: nil, host: host, tls: credentials.tls)
+                    .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
                     .connect(host: host, port: port).get()
             }
             router.setReading { [channel] on in
@@ -72,9 +75,8 @@ public final class Connection: Sendable {
                     if on { channel.read() }
                 }
             }
-            return Connection(channel: channel, router: router, group: group, store: store, credentials: credentials)
+            return Connection(channel: channel, router: router, store: store, credentials: credentials)
         } catch {
-            try? await group.shutdownGracefully()
             throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
         }
     }
@@ -182,7 +184,6 @@ public final class Connection: Sendable {
     /// Closes the connection; calls in flight fail with `UNAVAILABLE`.
     public func close() async {
         try? await channel.close()
-        try? await group?.shutdownGracefully()
     }
 
     /// Resolves when the server closes the connection; gives the `GoAway` it sent, if any.

@@ -21,6 +21,13 @@ extension ChordStore {
         set { writer.acceptsCommands = newValue }
     }
 
+    /// The moment from which commands are refused, and commits that end later are not
+    /// acknowledged (a coordinated leader's lease end); `nil`: none.
+    public var writeDeadline: ContinuousClock.Instant? {
+        get { writer.deadline.instant }
+        set { writer.deadline.set(newValue) }
+    }
+
     /// Persists `epoch` as this store's epoch if it is higher than the current one;
     /// returns the epoch in force afterwards. An epoch above ``LogPosition/maxEpoch`` is
     /// refused with `invalidArgument`.

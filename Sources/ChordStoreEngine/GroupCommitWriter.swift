@@ -40,6 +40,9 @@ final class GroupCommitWriter: Sendable {
     private let epoch: Atomic<UInt64>
     /// Whether commands are accepted (false on a follower: its log is the leader's copy).
     private let writable = Atomic(true)
+    /// A coordinated leader's lease end: no command commits, and none is acknowledged,
+    /// from then on.
+    let deadline = WriteDeadline()
 
     init(
         backend: any StorageBackend, applier: BatchApplier, maxBatch: Int, maxQueued: Int,
@@ -113,6 +116,17 @@ final class GroupCommitWriter: Sendable {
     /// The refusal of a command on a store that accepts none (a follower).
     static let readOnlyError = ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "this node accepts no writes now")
 
+    /// The refusal of a command once a coordinated leader's lease has lapsed.
+    static let leaseLapsedError = ChordStoreError(
+        .failedPrecondition, ChordStoreError.notLeaderPrefix + "this node's leader lease lapsed; no leader is known now; retry shortly")
+
+    /// The answer to a command whose commit ended after the lease lapsed.
+    static func lapsedDuringCommit(_ sequence: UInt64) -> ChordStoreError {
+        ChordStoreError(
+            .unavailable,
+            "event \(sequence) is on this node's disk, but its commit ended after this node's leader lease lapsed, so it was not acknowledged: it may or may not survive the failover; retry with the same command id")
+    }
+
     /// Queues `job`; returns why it was refused, if it was.
     private func enqueue(_ job: Job) -> ChordStoreError? {
         let (refusal, signal) = queue.withLock { queue -> (ChordStoreError?, Bool) in
@@ -167,6 +181,10 @@ final class GroupCommitWriter: Sendable {
                 for completion in completions { completion(.failure(Self.readOnlyError)) }
                 continue
             }
+            guard !deadline.hasPassed() else {
+                for completion in completions { completion(.failure(Self.leaseLapsedError)) }
+                continue
+            }
             var applier = self.applier
             applier.epoch = epoch.load(ordering: .acquiring)
             let started = ContinuousClock.now
@@ -182,7 +200,16 @@ final class GroupCommitWriter: Sendable {
             if results.contains(where: { if case .success(let committed) = $0 { committed.recorded.event.isServerEvent } else { false } }) {
                 notifier.serverChanged()
             }
-            for (completion, result) in zip(completions, results) { completion(result) }
+            // Checked again after the fsync: a commit that ended past the lease (the
+            // process was paused, say) is not acknowledged; its events stay in the log.
+            let lapsed = committed > 0 && deadline.hasPassed()
+            for (completion, result) in zip(completions, results) {
+                if lapsed, case .success(let event) = result {
+                    completion(.failure(Self.lapsedDuringCommit(event.recorded.logSequence)))
+                } else {
+                    completion(result)
+                }
+            }
             let head = results.reduce(UInt64(0)) { head, result in
                 // The notifier counts in log positions (a store's own sequence is not one).
                 if case .success(let committed) = result { return max(head, committed.recorded.logSequence) }

@@ -985,6 +985,13 @@ public nonisolated struct Chordstore_V1_HealthReply: Sendable {
 
   public var lastSequence: UInt64 = 0
 
+  /// For a caller that showed a credential: the leader's HOST:PORT as this node knows it
+  /// (its own when it leads; empty: none known now, or not replicated) and its epoch, so
+  /// a client can find the leader by asking any member (docs/REPLICATION.md).
+  public var leader: String = String()
+
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1439,6 +1446,110 @@ public nonisolated struct Chordstore_V1_NodeStatus: Sendable {
   /// the epoch of the last event (logs compare by it, then by length)
   public var lastEpoch: UInt64 = 0
 
+  /// the --cluster name with a coordinator; empty without one
+  public var cluster: String = String()
+
+  /// follows the leader but is not a voting member (coordinator)
+  public var learner: Bool = false
+
+  /// a coordinated leader: how long its lease still lets it accept writes
+  public var leaseMillis: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_ClusterStatusRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One member as the node answering GetClusterStatus sees it.
+public nonisolated struct Chordstore_V1_ClusterMember: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// its advertised HOST:PORT
+  public var address: String {
+    get {_storage._address}
+    set {_uniqueStorage()._address = newValue}
+  }
+
+  /// it answered GetNodeStatus within a second
+  public var reachable: Bool {
+    get {_storage._reachable}
+    set {_uniqueStorage()._reachable = newValue}
+  }
+
+  /// its answer, when reachable
+  public var status: Chordstore_V1_NodeStatus {
+    get {_storage._status ?? Chordstore_V1_NodeStatus()}
+    set {_uniqueStorage()._status = newValue}
+  }
+  /// Returns true if `status` has been explicitly set.
+  public var hasStatus: Bool {_storage._status != nil}
+  /// Clears the value of `status`. Subsequent reads from it will return its default value.
+  public mutating func clearStatus() {_uniqueStorage()._status = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// The cluster: who leads, who votes, and where each member stands.
+public nonisolated struct Chordstore_V1_ClusterStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the --cluster name; empty without a coordinator
+  public var cluster: String = String()
+
+  /// leadership and membership are kept in a coordinator
+  public var coordinated: Bool = false
+
+  /// the leader's address; empty while none leads
+  public var leader: String = String()
+
+  /// the leader's epoch (0 while none leads)
+  public var epoch: UInt64 = 0
+
+  /// members a quorum write needs, the leader included
+  public var majority: UInt32 = 0
+
+  /// the voting members, by address
+  public var members: [Chordstore_V1_ClusterMember] = []
+
+  /// nodes following the leader that are not members
+  public var learners: [String] = []
+
+  /// the coordinator's revision of the member list (0: none)
+  public var membershipRevision: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// AddMember / RemoveMember: the member's advertised HOST:PORT. Adding waits (within the
+/// call's deadline, 25 s at most) until the node has copied every event the leader holds;
+/// removing the leader hands leadership to the member furthest ahead first.
+public nonisolated struct Chordstore_V1_MemberChangeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var address: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1457,6 +1568,46 @@ public nonisolated struct Chordstore_V1_FenceRequest: Sendable {
   public var epoch: UInt64 = 0
 
   public var leader: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One place of the whole log (all stores' events, stores and tokens, as replication
+/// copies it): a member whose log diverged from its leader's finds the last event both
+/// share by comparing these (docs/REPLICATION.md). Cluster members only.
+public nonisolated struct Chordstore_V1_LogPositionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// a log sequence number; 0: before the first event
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Chordstore_V1_LogPosition: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// false: the log ends before `sequence`
+  public var found: Bool = false
+
+  public var sequence: UInt64 = 0
+
+  /// the epoch that wrote the event
+  public var epoch: UInt64 = 0
+
+  /// its hash-chain checksum
+  public var checksum: UInt64 = 0
+
+  /// the log's last event
+  public var lastSequence: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3422,7 +3573,7 @@ nonisolated extension Chordstore_V1_AsOfReply: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HealthReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}server\0\u{3}protocol_version\0\u{1}node\0\u{3}last_sequence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}server\0\u{3}protocol_version\0\u{1}node\0\u{3}last_sequence\0\u{1}leader\0\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3434,6 +3585,8 @@ nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftPro
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.node) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3452,6 +3605,12 @@ nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftPro
     if self.lastSequence != 0 {
       try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 4)
     }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 5)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3460,6 +3619,8 @@ nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftPro
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.node != rhs.node {return false}
     if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4082,7 +4243,7 @@ nonisolated extension Chordstore_V1_FollowerStatus: SwiftProtobuf.Message, Swift
 
 nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NodeStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}role\0\u{1}epoch\0\u{3}last_sequence\0\u{3}last_checksum\0\u{1}leader\0\u{1}members\0\u{3}quorum_sequence\0\u{1}followers\0\u{1}replication\0\u{3}parked_events\0\u{3}last_epoch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}node\0\u{1}address\0\u{1}role\0\u{1}epoch\0\u{3}last_sequence\0\u{3}last_checksum\0\u{1}leader\0\u{1}members\0\u{3}quorum_sequence\0\u{1}followers\0\u{1}replication\0\u{3}parked_events\0\u{3}last_epoch\0\u{1}cluster\0\u{1}learner\0\u{3}lease_millis\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4103,6 +4264,9 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
       case 11: try { try decoder.decodeSingularStringField(value: &self.replication) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.parkedEvents) }()
       case 13: try { try decoder.decodeSingularUInt64Field(value: &self.lastEpoch) }()
+      case 14: try { try decoder.decodeSingularStringField(value: &self.cluster) }()
+      case 15: try { try decoder.decodeSingularBoolField(value: &self.learner) }()
+      case 16: try { try decoder.decodeSingularUInt64Field(value: &self.leaseMillis) }()
       default: break
       }
     }
@@ -4148,6 +4312,15 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
     if self.lastEpoch != 0 {
       try visitor.visitSingularUInt64Field(value: self.lastEpoch, fieldNumber: 13)
     }
+    if !self.cluster.isEmpty {
+      try visitor.visitSingularStringField(value: self.cluster, fieldNumber: 14)
+    }
+    if self.learner != false {
+      try visitor.visitSingularBoolField(value: self.learner, fieldNumber: 15)
+    }
+    if self.leaseMillis != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaseMillis, fieldNumber: 16)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4165,6 +4338,207 @@ nonisolated extension Chordstore_V1_NodeStatus: SwiftProtobuf.Message, SwiftProt
     if lhs.replication != rhs.replication {return false}
     if lhs.parkedEvents != rhs.parkedEvents {return false}
     if lhs.lastEpoch != rhs.lastEpoch {return false}
+    if lhs.cluster != rhs.cluster {return false}
+    if lhs.learner != rhs.learner {return false}
+    if lhs.leaseMillis != rhs.leaseMillis {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ClusterStatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClusterStatusRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ClusterStatusRequest, rhs: Chordstore_V1_ClusterStatusRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ClusterMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClusterMember"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}address\0\u{1}reachable\0\u{1}status\0")
+
+  fileprivate class _StorageClass {
+    var _address: String = String()
+    var _reachable: Bool = false
+    var _status: Chordstore_V1_NodeStatus? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _address = source._address
+      _reachable = source._reachable
+      _status = source._status
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._address) }()
+        case 2: try { try decoder.decodeSingularBoolField(value: &_storage._reachable) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._status) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._address.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._address, fieldNumber: 1)
+      }
+      if _storage._reachable != false {
+        try visitor.visitSingularBoolField(value: _storage._reachable, fieldNumber: 2)
+      }
+      try { if let v = _storage._status {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ClusterMember, rhs: Chordstore_V1_ClusterMember) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._address != rhs_storage._address {return false}
+        if _storage._reachable != rhs_storage._reachable {return false}
+        if _storage._status != rhs_storage._status {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_ClusterStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClusterStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}cluster\0\u{1}coordinated\0\u{1}leader\0\u{1}epoch\0\u{1}majority\0\u{1}members\0\u{1}learners\0\u{3}membership_revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.cluster) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.coordinated) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.majority) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.members) }()
+      case 7: try { try decoder.decodeRepeatedStringField(value: &self.learners) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.membershipRevision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.cluster.isEmpty {
+      try visitor.visitSingularStringField(value: self.cluster, fieldNumber: 1)
+    }
+    if self.coordinated != false {
+      try visitor.visitSingularBoolField(value: self.coordinated, fieldNumber: 2)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 3)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 4)
+    }
+    if self.majority != 0 {
+      try visitor.visitSingularUInt32Field(value: self.majority, fieldNumber: 5)
+    }
+    if !self.members.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.members, fieldNumber: 6)
+    }
+    if !self.learners.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.learners, fieldNumber: 7)
+    }
+    if self.membershipRevision != 0 {
+      try visitor.visitSingularInt64Field(value: self.membershipRevision, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_ClusterStatus, rhs: Chordstore_V1_ClusterStatus) -> Bool {
+    if lhs.cluster != rhs.cluster {return false}
+    if lhs.coordinated != rhs.coordinated {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.majority != rhs.majority {return false}
+    if lhs.members != rhs.members {return false}
+    if lhs.learners != rhs.learners {return false}
+    if lhs.membershipRevision != rhs.membershipRevision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_MemberChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MemberChangeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}address\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.address) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.address.isEmpty {
+      try visitor.visitSingularStringField(value: self.address, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_MemberChangeRequest, rhs: Chordstore_V1_MemberChangeRequest) -> Bool {
+    if lhs.address != rhs.address {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4200,6 +4574,86 @@ nonisolated extension Chordstore_V1_FenceRequest: SwiftProtobuf.Message, SwiftPr
   public static func ==(lhs: Chordstore_V1_FenceRequest, rhs: Chordstore_V1_FenceRequest) -> Bool {
     if lhs.epoch != rhs.epoch {return false}
     if lhs.leader != rhs.leader {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_LogPositionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LogPositionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_LogPositionRequest, rhs: Chordstore_V1_LogPositionRequest) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Chordstore_V1_LogPosition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LogPosition"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}found\0\u{1}sequence\0\u{1}epoch\0\u{1}checksum\0\u{3}last_sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.found) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 4: try { try decoder.decodeSingularFixed64Field(value: &self.checksum) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.found != false {
+      try visitor.visitSingularBoolField(value: self.found, fieldNumber: 1)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 2)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 3)
+    }
+    if self.checksum != 0 {
+      try visitor.visitSingularFixed64Field(value: self.checksum, fieldNumber: 4)
+    }
+    if self.lastSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Chordstore_V1_LogPosition, rhs: Chordstore_V1_LogPosition) -> Bool {
+    if lhs.found != rhs.found {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.checksum != rhs.checksum {return false}
+    if lhs.lastSequence != rhs.lastSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

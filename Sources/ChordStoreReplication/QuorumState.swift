@@ -1,12 +1,17 @@
 /// The leader's view of its followers' durable positions, and the last event a majority
 /// holds: a pure value, so the quorum rule is tested without sockets.
 ///
-/// Only acknowledgements of this epoch from configured members count: a follower
-/// acknowledges only events it applied after the append-entries check, so its log up to
-/// its acknowledged position is the leader's. An acknowledgement counts only for the
-/// member its connection can speak for: until members authenticate, one whose connection
-/// comes from an address its advertised host resolves to (``sources``), so a process
-/// elsewhere cannot complete a quorum write by naming a member it is not.
+/// Only acknowledgements of this epoch from members count: a follower acknowledges only
+/// events it applied after the append-entries check, so its log up to its acknowledged
+/// position is the leader's. An acknowledgement counts only for the member its connection
+/// can speak for: one whose connection comes from an address its advertised host resolves
+/// to (``sources``), so a process elsewhere cannot complete a quorum write by naming a
+/// member it is not.
+///
+/// While the membership changes (``beginChange(to:)``), a quorum needs a majority of the
+/// old members and one of the new (joint consensus), so that every write acknowledged
+/// before, during or after the change is held by a majority of whichever membership the
+/// next leader finds.
 struct QuorumState: Sendable {
     /// One follower's progress.
     struct Follower: Sendable {
@@ -18,29 +23,55 @@ struct QuorumState: Sendable {
         var streams = 0
     }
 
-    let peers: Set<String>
-    let majority: Int
+    /// The leader's own address (it holds everything it committed).
+    let me: String
+    /// The voting members, the leader usually among them.
+    private(set) var members: Membership
+    /// The membership being moved to, while a change is under way.
+    private(set) var pending: Membership?
     /// For each member (`HOST:PORT`), the addresses its connections may come from.
     private(set) var sources: [String: Set<String>]
     private(set) var followers: [String: Follower] = [:]
 
-    init(peers: [String], majority: Int, sources: [String: Set<String>]) {
-        self.peers = Set(peers)
-        self.majority = majority
+    init(me: String, members: Membership, sources: [String: Set<String>]) {
+        self.me = me
+        self.members = members
         self.sources = sources
+    }
+
+    /// Whether `address` votes now (in the membership or the one being moved to).
+    func isMember(_ address: String) -> Bool {
+        address != me && (members.contains(address) || pending?.contains(address) == true)
     }
 
     /// Whether a connection from `source` (an IP address) may speak for `address`: any
     /// source for an address that is not a member (it counts for nothing), a source of
     /// the member's host for a member.
     func mayActAs(_ address: String, from source: String) -> Bool {
-        guard peers.contains(address) else { return true }
+        guard isMember(address) else { return true }
         return sources[address]?.contains(HostAddresses.normalize(source)) == true
     }
 
     /// Replaces the addresses `member` may connect from (its host was resolved again).
     mutating func setSources(_ addresses: Set<String>, for member: String) {
         sources[member] = addresses
+    }
+
+    /// The voting members changed (the coordinator's list): a change under way ends.
+    mutating func setMembers(_ membership: Membership) {
+        members = membership
+        pending = nil
+    }
+
+    /// Starts moving to `membership`: quorums need a majority of both until
+    /// ``setMembers(_:)`` or ``abortChange()``.
+    mutating func beginChange(to membership: Membership) {
+        pending = membership
+    }
+
+    /// The change did not happen.
+    mutating func abortChange() {
+        pending = nil
     }
 
     /// Records that the follower at `address` holds events up to `sequence`, if the
@@ -70,12 +101,21 @@ struct QuorumState: Sendable {
     /// Forgets every follower (the node stopped leading).
     mutating func reset() { followers.removeAll() }
 
-    /// The last event held by a majority, the leader (which holds everything it
-    /// committed) included: `UInt64.max` when the leader alone is a majority.
+    /// The last event held by a majority (of both memberships during a change), the
+    /// leader (which holds everything it committed) included: `UInt64.max` when the
+    /// leader alone is a majority.
     func quorumSequence(epoch: UInt64) -> UInt64 {
-        let needed = majority - 1
+        let current = quorumSequence(of: members, epoch: epoch)
+        guard let pending else { return current }
+        return min(current, quorumSequence(of: pending, epoch: epoch))
+    }
+
+    /// The last event a majority of `membership` holds.
+    func quorumSequence(of membership: Membership, epoch: UInt64) -> UInt64 {
+        let needed = membership.majority - (membership.contains(me) ? 1 : 0)
         if needed <= 0 { return .max }
-        let acks = followers.filter { peers.contains($0.key) && $0.value.epoch == epoch }.map(\.value.acked).sorted(by: >)
+        let acks = followers.filter { membership.contains($0.key) && $0.key != me && $0.value.epoch == epoch }
+            .map(\.value.acked).sorted(by: >)
         return acks.count >= needed ? acks[needed - 1] : 0
     }
 }

@@ -26,6 +26,13 @@ public struct ReplicationConfig: Sendable {
     /// What this node shows the other members: the cluster secret, and TLS settings
     /// (docs/SECURITY.md).
     public var credentials = ClientCredentials()
+    /// The coordinator that holds the leader lease and the membership (`serve
+    /// --coordinator`); `nil`: the manual mode, with `--follow` and `promote`.
+    public var coordinator: (any Coordinator)?
+    /// The cluster's name in the coordinator (`--cluster`).
+    public var cluster = ""
+    /// The coordinated leader's lease.
+    public var lease = LeaseTiming(ttl: .seconds(2))
 
     /// Creates a configuration.
     public init(node: String, address: String, peers: [String], follow: String?, parkDirectory: URL) {
@@ -36,9 +43,7 @@ public struct ReplicationConfig: Sendable {
         self.parkDirectory = parkDirectory
     }
 
-    /// Members of the cluster, this node included.
-    public var members: Int { peers.count + 1 }
-
-    /// How many members make a majority.
-    public var majority: Int { members / 2 + 1 }
+    /// The members as configured: the peers and this node (a coordinated cluster takes
+    /// them as its first member list only when it has none yet).
+    public var membership: Membership { Membership(peers + [address]) }
 }

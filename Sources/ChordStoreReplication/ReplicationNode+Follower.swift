@@ -22,22 +22,29 @@ extension ReplicationNode {
         case failed(String)
     }
 
-    /// Runs until the node stops following.
+    /// Runs while the machine follows: copies from the leader it names, reports each
+    /// turn (``RoleMachine/Event/followEnded(leader:_:)``), waits for a leader to be
+    /// named when none is, and backs off after failures.
     func followLoop() async {
-        var failures = 0
+        var backoff = Backoff(first: .milliseconds(50), limit: .seconds(1), jitter: 0.2)
         while !Task.isCancelled {
-            guard role == .follower else { return }
-            var known = self.leader
-            if known == nil {
-                known = await findLeader()
-                if let known { setLeader(known) }
-            }
-            guard let leader = known else {
-                setReplication("looking for a leader among \(config.peers.joined(separator: ", "))")
-                try? await Task.sleep(for: config.probeInterval)
+            let (phase, generation) = state.withLock { ($0.machine.phase, $0.machine.generation) }
+            guard case .following(let named) = phase, let leader = named else {
+                if case .following = phase {
+                    setReplication(config.coordinator == nil
+                        ? "looking for a leader among \(config.peers.joined(separator: ", "))"
+                        : "waiting for a leader (\(config.coordinator?.description ?? "the coordinator"))")
+                }
+                // Woken when the machine names a leader (its generation moves on).
+                await leaderNamed.wait(for: generation, timeout: .seconds(1), otherwise: ()) { seen in
+                    state.withLock { $0.machine.generation } > seen ? () : nil
+                }
                 continue
             }
             let before = (try? store.lastLogSequence()) ?? 0
+            var outcome = RoleMachine.FollowOutcome.failed
+            state.withLock { $0.followingFrom = leader }
+            defer { state.withLock { $0.followingFrom = nil } }
             do {
                 try await followOnce(leader)
             } catch {
@@ -51,21 +58,22 @@ extension ReplicationNode {
                         logger.error("cannot reconcile with the leader", metadata: ["error": "\(error)"])
                     }
                 case .redirected(let next):
-                    // Only if no one (a fence, a newer leader) named another leader meanwhile.
-                    if self.leader == leader { setLeader(next.flatMap { $0.isEmpty ? nil : $0 }) }
+                    outcome = .redirected(to: next)
                 case .failed(let message):
                     setReplication("not following \(leader): \(message)")
                     logFailure("not following the leader", leader: leader, detail: message)
                 }
             }
             if Task.isCancelled { return }
-            if ((try? store.lastLogSequence()) ?? 0) != before { failures = 0 }  // it made progress
-            failures += 1
-            if failures >= 3, let found = await findLeader(), found != leader {
-                setLeader(found)
-                failures = 0
+            if ((try? store.lastLogSequence()) ?? 0) != before {
+                backoff.reset()
+                handle(.followEnded(leader: leader, .progressed))
             }
-            try? await Task.sleep(for: min(.milliseconds(50) * (1 << min(failures, 5)), .seconds(1)))
+            handle(.followEnded(leader: leader, outcome))
+            let wait = backoff.next()
+            await leaderNamed.wait(for: generation, timeout: wait, otherwise: ()) { seen in
+                state.withLock { $0.machine.generation } > seen ? () : nil
+            }
         }
     }
 
@@ -76,7 +84,7 @@ extension ReplicationNode {
     /// second; after ``silence`` without one, the leader is taken as lost (a stopped
     /// process keeps its connections open).
     private func followOnce(_ leader: String) async throws(FollowEnd) {
-        guard let client = probe.client(leader, from: sourceAddress), let acks = probe.client(leader, from: sourceAddress) else {
+        guard let client = probe.dedicatedClient(leader, from: sourceAddress), let acks = probe.dedicatedClient(leader, from: sourceAddress) else {
             throw .failed("\(leader) is not HOST:PORT")
         }
         defer {
@@ -156,7 +164,7 @@ extension ReplicationNode {
         guard batch.leaderEpoch >= store.epoch else {
             throw FollowEnd.redirected(nil)  // a deposed or fenced leader: look for the current one
         }
-        if batch.leaderEpoch > store.epoch { try await store.adoptEpoch(batch.leaderEpoch) }
+        if batch.leaderEpoch > store.epoch { try await adopt(batch.leaderEpoch) }
         var applied = try store.head()
         if !batch.records.isEmpty {
             let previous = LogPosition(sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
@@ -180,12 +188,13 @@ extension ReplicationNode {
     }
 
     /// Finds the last event this log shares with the leader's (checksums chain, so
-    /// "same checksum at n" holds for every n up to the last shared one: a binary search),
+    /// "same checksum at n" holds for every n up to the last shared one: a binary search
+    /// over the leader's `GetLogPosition`),
     /// parks this log's events after it in a file, and cuts them. Only events of an
     /// epoch older than the leader's are cut: they were never acknowledged by a quorum of
     /// the leader's epoch.
     private func reconcile(with leader: String) async throws {
-        guard let client = probe.client(leader) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
+        guard let client = probe.dedicatedClient(leader, from: sourceAddress) else { throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT") }
         defer { Task { await client.close() } }
         let status = try await client.call(.getNodeStatus, Chordstore_V1_NodeStatusRequest(), timeout: .seconds(5), as: Chordstore_V1_NodeStatus.self)
         guard status.role == Role.leader.rawValue, status.epoch >= store.epoch else {
@@ -216,29 +225,9 @@ extension ReplicationNode {
 
     private func leaderPosition(_ sequence: UInt64, _ client: Client) async throws -> LogPosition? {
         if sequence == 0 { return .start }
-        let stream = try await client.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
-            $0.fromSequence = sequence
-            $0.limit = 1
-        }, as: Chordstore_V1_EventEnvelope.self)
-        for try await envelope in stream where envelope.sequence == sequence {
-            return LogPosition(sequence: sequence, epoch: envelope.epoch, checksum: envelope.checksum)
-        }
-        return nil
-    }
-
-    /// The address of the member that leads with the newest epoch, if any answers.
-    private func findLeader() async -> String? {
-        let leaders = await probe.statuses(config.peers + (config.follow.map { [$0] } ?? []))
-            .filter { $0.role == Role.leader.rawValue && $0.epoch >= store.epoch }
-        return leaders.max { $0.epoch < $1.epoch }?.address
-    }
-
-    func setReplication(_ text: String) {
-        state.withLock { $0.replication = text }
-    }
-
-    private func setLeader(_ leader: String?) {
-        state.withLock { $0.leader = leader }
+        let position = try await client.call(
+            .getLogPosition, Chordstore_V1_LogPositionRequest.with { $0.sequence = sequence }, timeout: .seconds(5), as: Chordstore_V1_LogPosition.self)
+        return position.found ? LogPosition(sequence: position.sequence, epoch: position.epoch, checksum: position.checksum) : nil
     }
 }
 

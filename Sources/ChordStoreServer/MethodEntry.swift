@@ -16,5 +16,6 @@ public struct MethodEntry: Sendable {
     static func write(_ handler: MethodHandler) -> MethodEntry { MethodEntry(.write, handler) }
     static func admin(_ handler: MethodHandler) -> MethodEntry { MethodEntry(.admin, handler) }
     static func clusterStatus(_ handler: MethodHandler) -> MethodEntry { MethodEntry(.clusterStatus, handler) }
+    static func clusterChange(_ handler: MethodHandler) -> MethodEntry { MethodEntry(.clusterChange, handler) }
     static func member(_ handler: MethodHandler) -> MethodEntry { MethodEntry(.member, handler) }
 }

@@ -11,6 +11,9 @@ public enum Permission: String, Sendable, CaseIterable {
     case admin
     /// The node's place in its cluster: an admin token or a cluster member.
     case clusterStatus
+    /// The cluster's membership (`AddMember`, `RemoveMember`): an admin token or a
+    /// cluster member.
+    case clusterChange
     /// Replication and the cluster's own calls: cluster members only (the cluster secret).
     case member
     /// A copy of the node's whole data (`Backup`, which a new follower bootstraps from):

@@ -26,7 +26,7 @@ public enum Principal: Sendable, Hashable {
         case (_, .anyone), (.unrestricted, _): return nil
         case (.anonymous, _):
             return WireError(.unauthenticated, "this call needs a token: send the metadata 'authorization: Bearer <token>' (docs/SECURITY.md)")
-        case (.member, .member), (.member, .clusterStatus), (.member, .dataCopy): return nil
+        case (.member, .member), (.member, .clusterStatus), (.member, .clusterChange), (.member, .dataCopy): return nil
         case (.member, _):
             return WireError(.permissionDenied, "the cluster secret is for replication and cluster calls only; this call needs a token")
         case (.token, .member):

@@ -74,6 +74,25 @@ extension ServiceDispatcher {
             return try await replication.fence(epoch: request.epoch, leader: request.leader).serializedBytes()
         }),
 
+        .getLogPosition: .member(.unary { d, payload, _ in
+            let request = try d.parse(Chordstore_V1_LogPositionRequest.self, payload, .getLogPosition)
+            return try d.logPosition(request.sequence).serializedBytes()
+        }),
+
+        // The cluster as a whole.
+        .getClusterStatus: .clusterStatus(.unary { d, payload, _ in
+            _ = try d.parse(Chordstore_V1_ClusterStatusRequest.self, payload, .getClusterStatus)
+            return try await d.clusterStatus().serializedBytes()
+        }),
+        .addMember: .clusterChange(.unary { d, payload, context in
+            let request = try d.parse(Chordstore_V1_MemberChangeRequest.self, payload, .addMember)
+            return try await d.changeMembers(adding: request.address, context: context).serializedBytes()
+        }),
+        .removeMember: .clusterChange(.unary { d, payload, context in
+            let request = try d.parse(Chordstore_V1_MemberChangeRequest.self, payload, .removeMember)
+            return try await d.changeMembers(removing: request.address, context: context).serializedBytes()
+        }),
+
         // Stores (the whole server).
         .createStore: .admin(.unary { d, payload, context in try await d.createStore(payload, context) }),
         .deleteStore: .admin(.unary { d, payload, context in try await d.deleteStore(payload, context) }),

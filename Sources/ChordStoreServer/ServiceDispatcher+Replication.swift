@@ -33,14 +33,14 @@ extension ServiceDispatcher {
             throw WireError(.invalidArgument, "the payload of Replicate is not a ReplicateRequest: \(error)")
         }
         try Self.checkEpoch(request.epoch)
-        try checkLeading()
+        try checkServesReplication()
         do {
             try replication?.checkSource(request.address, context.peerAddress)
         } catch {
             throw WireError(error)
         }
         replication?.observeEpoch(request.epoch, from: request.address)
-        try checkLeading()
+        try checkServesReplication()
         let from = max(request.fromSequence, 1)
         var previous: LogPosition
         do {
@@ -102,7 +102,7 @@ extension ServiceDispatcher {
             }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
-            try checkLeading()
+            try checkServesReplication()
             if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence, timeout: Self.heartbeat) } else { await Task.yield() }
         }
     }
@@ -141,6 +141,50 @@ extension ServiceDispatcher {
         }
     }
 
+    /// `GetLogPosition`: the whole log's event at `sequence`, as a position.
+    func logPosition(_ sequence: UInt64) throws(WireError) -> Chordstore_V1_LogPosition {
+        do {
+            let last = try store.lastLogSequence()
+            guard let position = try store.position(at: sequence) else { return .with { $0.lastSequence = last } }
+            return .with {
+                $0.found = true
+                $0.sequence = position.sequence
+                $0.epoch = position.epoch
+                $0.checksum = position.checksum
+                $0.lastSequence = last
+            }
+        } catch {
+            throw WireError.wrapping(error)
+        }
+    }
+
+    /// The cluster as this node sees it (`GetClusterStatus`).
+    func clusterStatus() async throws(WireError) -> Chordstore_V1_ClusterStatus {
+        guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
+        do {
+            return try await replication.clusterStatus()
+        } catch {
+            throw WireError(error)
+        }
+    }
+
+    /// `AddMember` / `RemoveMember`, on the leader (a follower refuses, naming it); the
+    /// change waits at most ``memberChangeLimit`` (the call's deadline ends it sooner).
+    func changeMembers(adding: String? = nil, removing: String? = nil, context: CallContext) async throws(WireError) -> Chordstore_V1_ClusterStatus {
+        guard let replication else { throw WireError(.failedPrecondition, "this server is not part of a cluster") }
+        if replication.config.coordinator != nil { try checkLeading() }
+        do {
+            if let adding { return try await replication.addMember(adding, timeout: Self.memberChangeLimit) }
+            return try await replication.removeMember(removing ?? "", timeout: Self.memberChangeLimit)
+        } catch {
+            throw WireError(error)
+        }
+    }
+
+    /// The longest a membership change waits for the members to catch up: less than the
+    /// CLI's 30 s deadline, so its answer says why.
+    static let memberChangeLimit: Duration = .seconds(25)
+
     /// The durability a write asks for, with the server's default filled in.
     func durability(_ asked: Chordstore_V1_Durability) -> Durability {
         guard let replication else { return .local }
@@ -160,7 +204,7 @@ extension ServiceDispatcher {
             if Task.isCancelled { throw WireError(.deadlineExceeded, "event \(sequence) did not reach a quorum before the deadline") }
             throw WireError(
                 .unavailable,
-                "event \(sequence) is on this node's disk, but a majority of the \(replication.config.members) members did not acknowledge it in time: it may or may not survive a failover")
+                "event \(sequence) is on this node's disk, but a majority of the members did not acknowledge it in time: it may or may not survive a failover")
         }
     }
 
@@ -206,6 +250,13 @@ extension ServiceDispatcher {
     func checkLeading() throws(WireError) {
         guard let replication, let leader = replication.writeRefusal() else { return }
         throw Self.notLeader(leader)
+    }
+
+    /// Throws the refusal of a follower unless this node serves its followers' copies
+    /// (it leads, or hands leadership over).
+    func checkServesReplication() throws(WireError) {
+        guard let replication, !replication.servesReplication else { return }
+        throw Self.notLeader(replication.leader ?? "")
     }
 
     static func notLeader(_ leader: String) -> WireError {

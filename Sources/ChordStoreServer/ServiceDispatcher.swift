@@ -80,6 +80,10 @@ public struct ServiceDispatcher: Sendable {
             $0.protocolVersion = Method.protocolVersion
             $0.node = node
             $0.lastSequence = last
+            if context.principal != .anonymous {
+                $0.leader = replication?.leader ?? ""
+                $0.epoch = store.epoch
+            }
         }.serializedBytes()
     }
 

@@ -10,12 +10,24 @@ import Glibc
 #endif
 
 /// `chordstore-check`: starts a cluster, writes through it while injecting faults, heals
-/// it, and reports what the log lost, duplicated, invented or reordered.
+/// it, and reports what the log lost, duplicated, invented or reordered: faults on a
+/// schedule of writes in a manual cluster (the default), or rounds of faults in a cluster
+/// that fails over by itself (`failover`).
 @main
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chordstore-check",
         abstract: "Check a replicated ChordStore cluster under faults: lost, duplicated, unexpected and reordered writes.",
+        subcommands: [ScheduledCheck.self, FailoverCheck.self],
+        defaultSubcommand: ScheduledCheck.self)
+}
+
+/// `chordstore-check [scheduled]`: a manual cluster (`--follow`, `promote`) with faults
+/// at given numbers of writes.
+struct ScheduledCheck: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scheduled",
+        abstract: "A manual cluster (--follow, promote) with faults at given numbers of writes.",
         discussion: """
             Starts --nodes `chordstore serve` processes on 127.0.0.1 (n1 leads, the others
             follow it; data and logs in --dir), runs --clients concurrent clients that each

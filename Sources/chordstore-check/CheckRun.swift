@@ -11,7 +11,7 @@ import Glibc
 
 /// One run of the checker.
 final class CheckRun: @unchecked Sendable {
-    private let options: CheckCommand
+    private let options: ScheduledCheck
     private let cluster: ClusterProcesses
     private let faults: [Fault]
     private let started = ContinuousClock.now
@@ -26,7 +26,7 @@ final class CheckRun: @unchecked Sendable {
         var slowestFailure: Duration = .zero
     }
 
-    init(_ options: CheckCommand) throws {
+    init(_ options: ScheduledCheck) throws {
         self.options = options
         let executable = options.chordstore.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("chordstore")

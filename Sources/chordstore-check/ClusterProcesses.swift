@@ -3,14 +3,17 @@ import Foundation
 import Glibc
 #endif
 
-/// The `chordstore serve` processes of a test cluster on 127.0.0.1: started, killed,
-/// stopped, continued and restarted by name, each with its own data directory, port and
-/// log file.
+/// The `chordstore serve` processes of a test cluster: started, killed, stopped,
+/// continued and restarted by name, each with its own data directory, address and log
+/// file, and, for network partitions, its own network namespace.
 final class ClusterProcesses: @unchecked Sendable {
     struct Node {
         var name: String
-        var port: Int
+        /// Its advertised `HOST:PORT`.
+        var address: String
         var arguments: [String]
+        /// What runs `chordstore` (empty: itself; `ip netns exec NS`: in a namespace).
+        var launcher: [String] = []
         var process: Process?
         var stopped = false
     }
@@ -20,13 +23,18 @@ final class ClusterProcesses: @unchecked Sendable {
     let executable: URL
     let directory: URL
 
-    /// Plans `count` nodes: n1 leads, the others follow it; every node lists the others
-    /// as peers.
-    init(executable: URL, directory: URL, count: Int, durability: String, ports: [Int]) {
+    /// A cluster of `nodes`, not started.
+    init(executable: URL, directory: URL, nodes: [Node]) {
         self.executable = executable
         self.directory = directory
+        self.nodes = nodes
+    }
+
+    /// Plans `count` nodes on 127.0.0.1: n1 leads, the others follow it; every node lists
+    /// the others as peers.
+    convenience init(executable: URL, directory: URL, count: Int, durability: String, ports: [Int]) {
         let addresses = ports.map { "127.0.0.1:\($0)" }
-        nodes = (0..<count).map { index in
+        let nodes = (0..<count).map { index in
             var arguments = [
                 "serve", "--data", directory.appendingPathComponent("n\(index + 1)").path, "--host", "127.0.0.1",
                 "--port", "\(ports[index])", "--advertise", addresses[index], "--node", "n\(index + 1)",
@@ -36,14 +44,23 @@ final class ClusterProcesses: @unchecked Sendable {
             ]
             for (other, address) in addresses.enumerated() where other != index { arguments += ["--peer", address] }
             if index > 0 { arguments += ["--follow", addresses[0]] }
-            return Node(name: "n\(index + 1)", port: ports[index], arguments: arguments)
+            return Node(name: "n\(index + 1)", address: addresses[index], arguments: arguments)
         }
+        self.init(executable: executable, directory: directory, nodes: nodes)
     }
 
     var names: [String] { lock.withLock { nodes.map(\.name) } }
 
+    /// Every node's advertised address, in order.
+    var addresses: [String] { lock.withLock { nodes.map(\.address) } }
+
     func address(_ name: String) -> String? {
-        lock.withLock { nodes.first { $0.name == name }.map { "127.0.0.1:\($0.port)" } }
+        lock.withLock { nodes.first { $0.name == name }?.address }
+    }
+
+    /// The name of the node advertised at `address`.
+    func name(at address: String) -> String? {
+        lock.withLock { nodes.first { $0.address == address }?.name }
     }
 
     /// Starts every node.
@@ -61,8 +78,9 @@ final class ClusterProcesses: @unchecked Sendable {
             let handle = try FileHandle(forWritingTo: log)
             handle.seekToEndOfFile()
             let process = Process()
-            process.executableURL = executable
-            process.arguments = nodes[index].arguments
+            let launcher = nodes[index].launcher
+            process.executableURL = launcher.first.map { URL(fileURLWithPath: $0) } ?? executable
+            process.arguments = launcher.isEmpty ? nodes[index].arguments : Array(launcher.dropFirst()) + [executable.path] + nodes[index].arguments
             process.standardOutput = handle
             process.standardError = handle
             try process.run()

@@ -23,7 +23,7 @@ struct ChordStoreCLI: AsyncParsableCommand {
             DeleteCommand.self, SetColorCommand.self, SetBPMCommand.self, SetControlsCommand.self,
             MoveCommand.self, DeleteAllCommand.self, UndoCommand.self, RedoCommand.self, SessionCommand.self,
             HistoryCommand.self, WatchCommand.self, ProfileCommand.self, LogCommand.self,
-            StoreCommand.self, TokenCommand.self, ReplicaCommand.self, StatusCommand.self, PromoteCommand.self, VerifyCommand.self, RebuildCommand.self,
+            StoreCommand.self, TokenCommand.self, ReplicaCommand.self, StatusCommand.self, PromoteCommand.self, ClusterCommand.self, VerifyCommand.self, RebuildCommand.self,
             BackupCommand.self, RestoreCommand.self, ExportCommand.self, ImportCommand.self, BenchCommand.self,
         ]
     )

@@ -10,7 +10,8 @@ import SwiftProtobuf
 /// Options every verb takes: where the store is, who is acting, and the output format.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Talk to the server at HOST:PORT (the default, unless --data is given).", valueName: "HOST:PORT"))
+        "Talk to the server at HOST:PORT (the default, unless --data is given); several members of a cluster, comma-separated, to follow its leader through a failover.",
+        valueName: "HOST:PORT[,HOST:PORT...]"))
     var server: String = ProcessInfo.processInfo.environment["CHORDSTORE_SERVER"] ?? "127.0.0.1:7420"
 
     @Option(name: .long, help: ArgumentHelp(
@@ -103,7 +104,8 @@ struct GlobalOptions: ParsableArguments {
         if let tokenFile { return try SecretFile.read(tokenFile, what: "a token") }
         if let token = environment["CHORDSTORE_TOKEN"], !token.isEmpty { return token }
         if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return try SecretFile.read(file, what: "a token") }
-        guard let host = try? serverAddress(server).host, HostAddress.isLoopback(host) else { return nil }
+        guard let addresses = try? serverAddresses(server),
+              addresses.allSatisfy({ (try? serverAddress($0)).map { HostAddress.isLoopback($0.host) } ?? false }) else { return nil }
         let directory = URL(fileURLWithPath: dataDirectory)
         let local = directory.appendingPathComponent("admin.token").path
         guard FileManager.default.isReadableFile(atPath: local), Self.isServed(directory) else { return nil }
@@ -143,9 +145,11 @@ extension GlobalOptions {
     /// A client of `--server` showing the credentials; a bad address or credential is a
     /// ``Failure``.
     func client(store: String = "", retry: Client.RetryPolicy = Client.RetryPolicy()) throws -> Client {
-        do {
-            let (host, port) = try serverAddress(server)
-            return Client(host: host, port: port, retry: retry, store: store, credentials: try credentials())
+        do throws(ChordStoreError) {
+            guard let client = Client(servers: try serverAddresses(server), retry: retry, store: store, credentials: try credentials()) else {
+                throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(server)'")
+            }
+            return client
         } catch {
             throw Failure(error)
         }

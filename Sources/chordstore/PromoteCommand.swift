@@ -37,11 +37,13 @@ struct PromoteCommand: AsyncParsableCommand {
     }
 }
 
-/// One call to `--server` about that node: never moved to another (no redirect).
+/// One call to `--server` (the first, when several are given) about that node: never
+/// moved to another (no redirect, no failover).
 func clusterCall<Request: SwiftProtobuf.Message>(
     _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
 ) async throws -> Chordstore_V1_NodeStatus {
     var retry = Client.RetryPolicy()
     retry.redirects = 0
+    retry.failover = .zero
     return try await serverCall(global, method, request, retry: retry)
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
+import ChordStoreEtcd
 import ChordStoreGRPC
 import ChordStoreHTTP
 import ChordStoreReplication
@@ -48,6 +49,14 @@ struct ServeCommand: AsyncParsableCommand {
             (naming the leader); one started without it leads, unless a reachable peer
             already leads with a newer epoch. `chordstore promote` makes a follower the
             leader; `chordstore status` shows roles, positions and lag.
+
+            Automatic failover (docs/REPLICATION.md, "Automatic failover"): with
+            --coordinator (etcd's client URLs) and --cluster NAME, the members keep the
+            leader lease and the member list in etcd instead. No --follow: when the
+            leader's lease lapses, the member furthest ahead takes over within seconds.
+            The first member to start creates the member list from itself and its --peer
+            addresses; `chordstore cluster add|remove` changes it, `chordstore cluster
+            status` shows it. A member not in the list follows without voting.
 
             Security (docs/SECURITY.md): calls need a bearer token. On first start the
             server writes its own admin token to DATA/admin.token (mode 0600); the CLI on
@@ -120,6 +129,22 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsClientCa: String?
     @Option(help: ArgumentHelp("With TLS: the authority (PEM) that issued the other members' certificates, for replication connections (default: --tls-client-ca, else the system's roots).", valueName: "FILE"))
     var tlsCa: String?
+    @Option(help: ArgumentHelp(
+        "Keep the leader lease and the member list in etcd at these client URLs (comma-separated: http://HOST:PORT, or https:// with --coordinator-ca): automatic failover. Needs --cluster.",
+        valueName: "URL[,URL...]"))
+    var coordinator: String?
+    @Option(help: ArgumentHelp("The cluster's name in the coordinator (1-64 characters of a-z, A-Z, 0-9, '.', '_', '-'); the same on every member.", valueName: "NAME"))
+    var cluster: String?
+    @Option(help: ArgumentHelp(
+        "Seconds of the leader's lease in the coordinator (2-60): a dead leader is replaced about this long after it stops renewing; it stops taking writes a quarter of it before.",
+        valueName: "SECONDS"))
+    var leaseTtl = 2
+    @Option(help: ArgumentHelp("With https:// coordinator URLs: the authority (PEM) that issued etcd's certificate (default: the system's roots).", valueName: "FILE"))
+    var coordinatorCa: String?
+    @Option(help: ArgumentHelp("With https:// coordinator URLs: this member's client certificate (PEM) for etcd's --client-cert-auth; needs --coordinator-key.", valueName: "FILE"))
+    var coordinatorCert: String?
+    @Option(help: ArgumentHelp("The private key of --coordinator-cert (PEM).", valueName: "FILE"))
+    var coordinatorKey: String?
     @Option(help: ArgumentHelp("The cluster secret (its first line, at least 32 bytes), the same file on every member: members show it to each other, and only it allows replication and the cluster calls.", valueName: "FILE"))
     var clusterSecretFile: String?
 
@@ -159,9 +184,24 @@ struct ServeCommand: AsyncParsableCommand {
         for address in peers + [follow, advertise].compactMap({ $0 }) {
             do { _ = try serverAddress(address) } catch { throw ValidationError("\(address) is not HOST:PORT") }
         }
-        if advertise == nil, port == 0, !peers.isEmpty || follow != nil {
+        if advertise == nil, port == 0, !peers.isEmpty || follow != nil || coordinator != nil {
             throw ValidationError("a cluster member on --port 0 needs --advertise HOST:PORT")
         }
+        if let coordinator {
+            do { _ = try EtcdEndpoint.list(parsing: coordinator) } catch { throw ValidationError(error.message) }
+            guard let cluster else { throw ValidationError("--coordinator needs --cluster NAME: the cluster's name in etcd, the same on every member") }
+            do { try EtcdCoordinator.checkClusterName(cluster) } catch { throw ValidationError(error.message) }
+            guard follow == nil else {
+                throw ValidationError("--follow and --coordinator do not go together: with a coordinator, its leader key names the leader")
+            }
+            guard (2...60).contains(leaseTtl) else { throw ValidationError("--lease-ttl must be 2...60 seconds") }
+            if advertise == nil, ["0.0.0.0", "::", "[::]"].contains(host) {
+                throw ValidationError("a cluster member listening on \(host) needs --advertise HOST:PORT: the address the others reach it at")
+            }
+        } else if cluster != nil || coordinatorCa != nil || coordinatorCert != nil || coordinatorKey != nil {
+            throw ValidationError("--cluster and --coordinator-ca/-cert/-key go with --coordinator")
+        }
+        guard (coordinatorCert == nil) == (coordinatorKey == nil) else { throw ValidationError("--coordinator-cert and --coordinator-key go together") }
         guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
         guard auth == "tokens" || auth == "none" else { throw ValidationError("--auth is tokens or none, not '\(auth)'") }
         if auth == "none", !HostAddress.isLoopback(host) {
@@ -172,7 +212,7 @@ struct ServeCommand: AsyncParsableCommand {
         if tlsCert == nil, tlsClientCa != nil || tlsCa != nil {
             throw ValidationError("--tls-client-ca and --tls-ca need TLS: give --tls-cert and --tls-key")
         }
-        if auth == "tokens", clusterSecretFile == nil, !peers.isEmpty || follow != nil {
+        if auth == "tokens", clusterSecretFile == nil, !peers.isEmpty || follow != nil || coordinator != nil {
             throw ValidationError(
                 "a cluster member needs --cluster-secret-file FILE (the same file on every member) to prove itself to the others; make one with `openssl rand -hex 32 > FILE`")
         }
@@ -213,6 +253,18 @@ struct ServeCommand: AsyncParsableCommand {
             parkDirectory: URL(fileURLWithPath: data).appendingPathComponent("parked"))
         config.durability = Durability(rawValue: durability) ?? .local
         config.quorumTimeout = .seconds(quorumTimeout)
+        if let coordinator, let cluster {
+            do {
+                let client = try EtcdClient(
+                    endpoints: try EtcdEndpoint.list(parsing: coordinator),
+                    tls: EtcdTLS(caFile: coordinatorCa, certificateFile: coordinatorCert, keyFile: coordinatorKey))
+                config.coordinator = EtcdCoordinator(client: client, cluster: cluster)
+            } catch {
+                throw Failure(error)
+            }
+            config.cluster = cluster
+            config.lease = LeaseTiming(ttl: .seconds(leaseTtl))
+        }
         let security: ServerSecurity
         do {
             let clusterSecret = try clusterSecretFile.map { path in
@@ -244,7 +296,13 @@ struct ServeCommand: AsyncParsableCommand {
             throw Failure(ChordStoreError(.failedPrecondition, "\(error)"))
         }
         let directory = URL(fileURLWithPath: data)
-        if let follow, bootstrap == "copy", FollowerBootstrap.isNew(directory) {
+        var firstLeader = follow
+        if let coordinator = config.coordinator, bootstrap == "copy", FollowerBootstrap.isNew(directory) {
+            // A new member of a coordinated cluster copies the files of whoever leads now.
+            let leader = try? await coordinator.join(initial: config.membership).leader?.address
+            firstLeader = leader == config.address ? nil : leader
+        }
+        if let follow = firstLeader, bootstrap == "copy", FollowerBootstrap.isNew(directory) {
             do {
                 _ = try await FollowerBootstrap.run(leader: follow, into: directory, credentials: config.credentials, logger: logger)
             } catch {

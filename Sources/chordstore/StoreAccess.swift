@@ -109,19 +109,17 @@ struct LocalAccess: StoreAccess {
     func close() async { store.close() }
 }
 
-/// A store reached through a server.
+/// A store reached through a server, or the members of a cluster (`--server a,b,c`):
+/// writes sent to a follower go to its leader, and through a failover to the new one.
 struct RemoteAccess: StoreAccess {
-    let connection: Connection
+    let connection: Client
+    let servers: String
 
-    static func connect(_ address: String, store: String, credentials: ClientCredentials) async throws -> RemoteAccess {
-        let (host, port) = try serverAddress(address)
-        do {
-            return RemoteAccess(connection: try await Connection.connect(host: host, port: port, store: store, credentials: credentials))
-        } catch {
-            throw ChordStoreError(
-                .unavailable,
-                "no server answers at \(address); start one with 'chordstore serve', or give --data DIR to open a data directory directly")
+    static func connect(_ servers: String, store: String, credentials: ClientCredentials) async throws -> RemoteAccess {
+        guard let client = Client(servers: try serverAddresses(servers), store: store, credentials: credentials) else {
+            throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(servers)'")
         }
+        return RemoteAccess(connection: client, servers: servers)
     }
 
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
@@ -293,6 +291,11 @@ struct RemoteAccess: StoreAccess {
         do {
             return try await body()
         } catch let error as ClientError {
+            if error.code == .unavailable, error.message.hasPrefix("cannot connect") {
+                throw ChordStoreError(
+                    .unavailable,
+                    "no server answers at \(servers); start one with 'chordstore serve', or give --data DIR to open a data directory directly")
+            }
             throw ChordStoreError(
                 ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message, currentRevision: error.currentRevision)
         }
@@ -320,7 +323,14 @@ enum RemoteCommand {
     }
 }
 
-/// Splits a `--server` value into its host and port.
+/// The addresses of a `--server` value: one `HOST:PORT`, or several, comma-separated.
+func serverAddresses(_ text: String) throws(ChordStoreError) -> [String] {
+    let addresses = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+    for address in addresses { _ = try serverAddress(address) }
+    return addresses
+}
+
+/// Splits one `--server` address into its host and port.
 func serverAddress(_ address: String) throws(ChordStoreError) -> (host: String, port: Int) {
     let parts = address.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), !parts[0].isEmpty else {

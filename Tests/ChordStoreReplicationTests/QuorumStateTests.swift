@@ -14,7 +14,7 @@ struct QuorumStateTests {
 
     @Test("three members: the leader and its more advanced follower make the majority")
     func threeMembers() {
-        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2, sources: Self.sources("a:1", "b:2"))
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2"]), sources: Self.sources("a:1", "b:2"))
         #expect(quorum.quorumSequence(epoch: 1) == 0)
         quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 10, epoch: 1, at: now)
         #expect(quorum.quorumSequence(epoch: 1) == 10)
@@ -26,7 +26,7 @@ struct QuorumStateTests {
 
     @Test("five members need two followers; strangers and other epochs do not count")
     func fiveMembers() {
-        var quorum = QuorumState(peers: ["a:1", "b:2", "c:3", "d:4"], majority: 3, sources: Self.sources("a:1", "b:2", "c:3", "d:4"))
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2", "c:3", "d:4"]), sources: Self.sources("a:1", "b:2", "c:3", "d:4"))
         quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 40, epoch: 2, at: now)
         quorum.ack(address: "x:9", from: "10.0.0.9", node: "x", sequence: 50, epoch: 2, at: now)  // not a member
         quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 60, epoch: 1, at: now)  // an older epoch
@@ -39,13 +39,13 @@ struct QuorumStateTests {
 
     @Test("a leader alone is a majority of one")
     func alone() {
-        let quorum = QuorumState(peers: [], majority: 1, sources: [:])
+        let quorum = QuorumState(me: "l:0", members: Membership(["l:0"]), sources: [:])
         #expect(quorum.quorumSequence(epoch: 1) == .max)
     }
 
     @Test("streams are counted per follower, and a reset forgets everything")
     func streams() {
-        var quorum = QuorumState(peers: ["a:1"], majority: 2, sources: Self.sources("a:1"))
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1"]), sources: Self.sources("a:1"))
         quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
         quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
         quorum.stream(address: "a:1", node: "a", delta: -1, at: now)
@@ -56,7 +56,7 @@ struct QuorumStateTests {
 
     @Test("an acknowledgement counts only for the member its connection comes from; a forged one changes nothing")
     func forgedAcknowledgement() {
-        var quorum = QuorumState(peers: ["a:1", "b:2"], majority: 2, sources: Self.sources("a:1", "b:2"))
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2"]), sources: Self.sources("a:1", "b:2"))
         let counted1 = quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 5, epoch: 1, at: now)
         #expect(counted1)
         // b is down; a process on a's host (or anywhere else) names b with a later event.

@@ -23,7 +23,8 @@ struct SecurityTests {
 
     /// What each method needs, written here apart from the registry: a method added to
     /// the service without its line here (and a permission in the registry) fails.
-    /// `status`: an admin token or a cluster member (GetNodeStatus, Backup).
+    /// `status`: an admin token or a cluster member (GetNodeStatus, GetClusterStatus,
+    /// AddMember, RemoveMember, Backup).
     enum Need { case anyone, read, write, admin, status, member }
     static let needs: [ChordStoreWire.Method: Need] = [
         .addChordset: .write, .renameChordset: .write, .deleteChordset: .write, .setChordColor: .write,
@@ -33,8 +34,8 @@ struct SecurityTests {
         .readLog: .read, .getSession: .read, .getHistory: .read, .readAsOf: .read, .subscribe: .read,
         .queryChordsets: .read, .countChordsets: .read, .watchQuery: .read,
         .health: .anyone,
-        .replicate: .member, .ackReplication: .member, .promote: .member, .fence: .member,
-        .getNodeStatus: .status,
+        .replicate: .member, .ackReplication: .member, .promote: .member, .fence: .member, .getLogPosition: .member,
+        .getNodeStatus: .status, .getClusterStatus: .status, .addMember: .status, .removeMember: .status,
         .createStore: .admin, .deleteStore: .admin, .listStores: .admin, .getStoreInfo: .admin,
         .createToken: .admin, .revokeToken: .admin, .listTokens: .admin,
         .backup: .status, .importEvents: .admin,

@@ -54,3 +54,23 @@ ensure_chromium() {
   fi
   apt_install chromium
 }
+
+# Debian's etcd (etcd-server, and etcd-client for etcdctl), for automatic failover's
+# tests and checks (each starts its own etcd on loopback) and for `serve --coordinator`
+# by hand: when missing. A package install may start a system etcd on 2379; the tests
+# never use that one.
+ensure_etcd() {
+  if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
+    return 0
+  fi
+  apt_install etcd-server etcd-client
+}
+
+# iproute2, for the failover check's network partitions (network namespaces and veth
+# pairs; root only): when missing.
+ensure_iproute() {
+  if command -v ip >/dev/null; then
+    return 0
+  fi
+  apt_install iproute2
+}

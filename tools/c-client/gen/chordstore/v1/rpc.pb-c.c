@@ -2263,6 +2263,186 @@ void   chordstore__v1__node_status__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__node_status__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   chordstore__v1__cluster_status_request__init
+                     (Chordstore__V1__ClusterStatusRequest         *message)
+{
+  static const Chordstore__V1__ClusterStatusRequest init_value = CHORDSTORE__V1__CLUSTER_STATUS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__cluster_status_request__get_packed_size
+                     (const Chordstore__V1__ClusterStatusRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__cluster_status_request__pack
+                     (const Chordstore__V1__ClusterStatusRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__cluster_status_request__pack_to_buffer
+                     (const Chordstore__V1__ClusterStatusRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ClusterStatusRequest *
+       chordstore__v1__cluster_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ClusterStatusRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__cluster_status_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__cluster_status_request__free_unpacked
+                     (Chordstore__V1__ClusterStatusRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__cluster_status_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__cluster_member__init
+                     (Chordstore__V1__ClusterMember         *message)
+{
+  static const Chordstore__V1__ClusterMember init_value = CHORDSTORE__V1__CLUSTER_MEMBER__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__cluster_member__get_packed_size
+                     (const Chordstore__V1__ClusterMember *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_member__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__cluster_member__pack
+                     (const Chordstore__V1__ClusterMember *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_member__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__cluster_member__pack_to_buffer
+                     (const Chordstore__V1__ClusterMember *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_member__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ClusterMember *
+       chordstore__v1__cluster_member__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ClusterMember *)
+     protobuf_c_message_unpack (&chordstore__v1__cluster_member__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__cluster_member__free_unpacked
+                     (Chordstore__V1__ClusterMember *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__cluster_member__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__cluster_status__init
+                     (Chordstore__V1__ClusterStatus         *message)
+{
+  static const Chordstore__V1__ClusterStatus init_value = CHORDSTORE__V1__CLUSTER_STATUS__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__cluster_status__get_packed_size
+                     (const Chordstore__V1__ClusterStatus *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__cluster_status__pack
+                     (const Chordstore__V1__ClusterStatus *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__cluster_status__pack_to_buffer
+                     (const Chordstore__V1__ClusterStatus *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__cluster_status__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__ClusterStatus *
+       chordstore__v1__cluster_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__ClusterStatus *)
+     protobuf_c_message_unpack (&chordstore__v1__cluster_status__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__cluster_status__free_unpacked
+                     (Chordstore__V1__ClusterStatus *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__cluster_status__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__member_change_request__init
+                     (Chordstore__V1__MemberChangeRequest         *message)
+{
+  static const Chordstore__V1__MemberChangeRequest init_value = CHORDSTORE__V1__MEMBER_CHANGE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__member_change_request__get_packed_size
+                     (const Chordstore__V1__MemberChangeRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__member_change_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__member_change_request__pack
+                     (const Chordstore__V1__MemberChangeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__member_change_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__member_change_request__pack_to_buffer
+                     (const Chordstore__V1__MemberChangeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__member_change_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__MemberChangeRequest *
+       chordstore__v1__member_change_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__MemberChangeRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__member_change_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__member_change_request__free_unpacked
+                     (Chordstore__V1__MemberChangeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__member_change_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   chordstore__v1__fence_request__init
                      (Chordstore__V1__FenceRequest         *message)
 {
@@ -2306,6 +2486,96 @@ void   chordstore__v1__fence_request__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &chordstore__v1__fence_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__log_position_request__init
+                     (Chordstore__V1__LogPositionRequest         *message)
+{
+  static const Chordstore__V1__LogPositionRequest init_value = CHORDSTORE__V1__LOG_POSITION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__log_position_request__get_packed_size
+                     (const Chordstore__V1__LogPositionRequest *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__log_position_request__pack
+                     (const Chordstore__V1__LogPositionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__log_position_request__pack_to_buffer
+                     (const Chordstore__V1__LogPositionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__LogPositionRequest *
+       chordstore__v1__log_position_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__LogPositionRequest *)
+     protobuf_c_message_unpack (&chordstore__v1__log_position_request__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__log_position_request__free_unpacked
+                     (Chordstore__V1__LogPositionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__log_position_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   chordstore__v1__log_position__init
+                     (Chordstore__V1__LogPosition         *message)
+{
+  static const Chordstore__V1__LogPosition init_value = CHORDSTORE__V1__LOG_POSITION__INIT;
+  *message = init_value;
+}
+size_t chordstore__v1__log_position__get_packed_size
+                     (const Chordstore__V1__LogPosition *message)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t chordstore__v1__log_position__pack
+                     (const Chordstore__V1__LogPosition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t chordstore__v1__log_position__pack_to_buffer
+                     (const Chordstore__V1__LogPosition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &chordstore__v1__log_position__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Chordstore__V1__LogPosition *
+       chordstore__v1__log_position__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Chordstore__V1__LogPosition *)
+     protobuf_c_message_unpack (&chordstore__v1__log_position__descriptor,
+                                allocator, len, data);
+}
+void   chordstore__v1__log_position__free_unpacked
+                     (Chordstore__V1__LogPosition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &chordstore__v1__log_position__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   chordstore__v1__promote_request__init
@@ -5257,7 +5527,7 @@ const ProtobufCMessageDescriptor chordstore__v1__as_of_reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__as_of_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__health_reply__field_descriptors[4] =
+static const ProtobufCFieldDescriptor chordstore__v1__health_reply__field_descriptors[6] =
 {
   {
     "server",
@@ -5307,9 +5577,35 @@ static const ProtobufCFieldDescriptor chordstore__v1__health_reply__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "leader",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__HealthReply, leader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__HealthReply, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__health_reply__field_indices_by_name[] = {
+  5,   /* field[5] = epoch */
   3,   /* field[3] = last_sequence */
+  4,   /* field[4] = leader */
   2,   /* field[2] = node */
   1,   /* field[1] = protocol_version */
   0,   /* field[0] = server */
@@ -5317,7 +5613,7 @@ static const unsigned chordstore__v1__health_reply__field_indices_by_name[] = {
 static const ProtobufCIntRange chordstore__v1__health_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor =
 {
@@ -5327,7 +5623,7 @@ const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor =
   "Chordstore__V1__HealthReply",
   "chordstore.v1",
   sizeof(Chordstore__V1__HealthReply),
-  4,
+  6,
   chordstore__v1__health_reply__field_descriptors,
   chordstore__v1__health_reply__field_indices_by_name,
   1,  chordstore__v1__health_reply__number_ranges,
@@ -6402,7 +6698,7 @@ const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor =
   (ProtobufCMessageInit) chordstore__v1__follower_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descriptors[13] =
+static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descriptors[16] =
 {
   {
     "node",
@@ -6560,15 +6856,54 @@ static const ProtobufCFieldDescriptor chordstore__v1__node_status__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "cluster",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, cluster),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "learner",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, learner),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lease_millis",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__NodeStatus, lease_millis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__node_status__field_indices_by_name[] = {
   1,   /* field[1] = address */
+  13,   /* field[13] = cluster */
   3,   /* field[3] = epoch */
   9,   /* field[9] = followers */
   5,   /* field[5] = last_checksum */
   12,   /* field[12] = last_epoch */
   4,   /* field[4] = last_sequence */
   6,   /* field[6] = leader */
+  14,   /* field[14] = learner */
+  15,   /* field[15] = lease_millis */
   7,   /* field[7] = members */
   0,   /* field[0] = node */
   11,   /* field[11] = parked_events */
@@ -6579,7 +6914,7 @@ static const unsigned chordstore__v1__node_status__field_indices_by_name[] = {
 static const ProtobufCIntRange chordstore__v1__node_status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor =
 {
@@ -6589,11 +6924,260 @@ const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor =
   "Chordstore__V1__NodeStatus",
   "chordstore.v1",
   sizeof(Chordstore__V1__NodeStatus),
-  13,
+  16,
   chordstore__v1__node_status__field_descriptors,
   chordstore__v1__node_status__field_indices_by_name,
   1,  chordstore__v1__node_status__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__node_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define chordstore__v1__cluster_status_request__field_descriptors NULL
+#define chordstore__v1__cluster_status_request__field_indices_by_name NULL
+#define chordstore__v1__cluster_status_request__number_ranges NULL
+const ProtobufCMessageDescriptor chordstore__v1__cluster_status_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ClusterStatusRequest",
+  "ClusterStatusRequest",
+  "Chordstore__V1__ClusterStatusRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ClusterStatusRequest),
+  0,
+  chordstore__v1__cluster_status_request__field_descriptors,
+  chordstore__v1__cluster_status_request__field_indices_by_name,
+  0,  chordstore__v1__cluster_status_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__cluster_status_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__cluster_member__field_descriptors[3] =
+{
+  {
+    "address",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterMember, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reachable",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterMember, reachable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "status",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterMember, status),
+    &chordstore__v1__node_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__cluster_member__field_indices_by_name[] = {
+  0,   /* field[0] = address */
+  1,   /* field[1] = reachable */
+  2,   /* field[2] = status */
+};
+static const ProtobufCIntRange chordstore__v1__cluster_member__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__cluster_member__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ClusterMember",
+  "ClusterMember",
+  "Chordstore__V1__ClusterMember",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ClusterMember),
+  3,
+  chordstore__v1__cluster_member__field_descriptors,
+  chordstore__v1__cluster_member__field_indices_by_name,
+  1,  chordstore__v1__cluster_member__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__cluster_member__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__cluster_status__field_descriptors[8] =
+{
+  {
+    "cluster",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, cluster),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coordinated",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, coordinated),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "leader",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, leader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "majority",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, majority),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "members",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Chordstore__V1__ClusterStatus, n_members),
+    offsetof(Chordstore__V1__ClusterStatus, members),
+    &chordstore__v1__cluster_member__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "learners",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Chordstore__V1__ClusterStatus, n_learners),
+    offsetof(Chordstore__V1__ClusterStatus, learners),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "membership_revision",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__ClusterStatus, membership_revision),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__cluster_status__field_indices_by_name[] = {
+  0,   /* field[0] = cluster */
+  1,   /* field[1] = coordinated */
+  3,   /* field[3] = epoch */
+  2,   /* field[2] = leader */
+  6,   /* field[6] = learners */
+  4,   /* field[4] = majority */
+  5,   /* field[5] = members */
+  7,   /* field[7] = membership_revision */
+};
+static const ProtobufCIntRange chordstore__v1__cluster_status__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__cluster_status__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.ClusterStatus",
+  "ClusterStatus",
+  "Chordstore__V1__ClusterStatus",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__ClusterStatus),
+  8,
+  chordstore__v1__cluster_status__field_descriptors,
+  chordstore__v1__cluster_status__field_indices_by_name,
+  1,  chordstore__v1__cluster_status__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__cluster_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__member_change_request__field_descriptors[1] =
+{
+  {
+    "address",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__MemberChangeRequest, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__member_change_request__field_indices_by_name[] = {
+  0,   /* field[0] = address */
+};
+static const ProtobufCIntRange chordstore__v1__member_change_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__member_change_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.MemberChangeRequest",
+  "MemberChangeRequest",
+  "Chordstore__V1__MemberChangeRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__MemberChangeRequest),
+  1,
+  chordstore__v1__member_change_request__field_descriptors,
+  chordstore__v1__member_change_request__field_indices_by_name,
+  1,  chordstore__v1__member_change_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__member_change_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor chordstore__v1__fence_request__field_descriptors[2] =
@@ -6645,6 +7229,134 @@ const ProtobufCMessageDescriptor chordstore__v1__fence_request__descriptor =
   chordstore__v1__fence_request__field_indices_by_name,
   1,  chordstore__v1__fence_request__number_ranges,
   (ProtobufCMessageInit) chordstore__v1__fence_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__log_position_request__field_descriptors[1] =
+{
+  {
+    "sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPositionRequest, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__log_position_request__field_indices_by_name[] = {
+  0,   /* field[0] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__log_position_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__log_position_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.LogPositionRequest",
+  "LogPositionRequest",
+  "Chordstore__V1__LogPositionRequest",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__LogPositionRequest),
+  1,
+  chordstore__v1__log_position_request__field_descriptors,
+  chordstore__v1__log_position_request__field_indices_by_name,
+  1,  chordstore__v1__log_position_request__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__log_position_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor chordstore__v1__log_position__field_descriptors[5] =
+{
+  {
+    "found",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPosition, found),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPosition, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epoch",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPosition, epoch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "checksum",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPosition, checksum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_sequence",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__LogPosition, last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned chordstore__v1__log_position__field_indices_by_name[] = {
+  3,   /* field[3] = checksum */
+  2,   /* field[2] = epoch */
+  0,   /* field[0] = found */
+  4,   /* field[4] = last_sequence */
+  1,   /* field[1] = sequence */
+};
+static const ProtobufCIntRange chordstore__v1__log_position__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor chordstore__v1__log_position__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "chordstore.v1.LogPosition",
+  "LogPosition",
+  "Chordstore__V1__LogPosition",
+  "chordstore.v1",
+  sizeof(Chordstore__V1__LogPosition),
+  5,
+  chordstore__v1__log_position__field_descriptors,
+  chordstore__v1__log_position__field_indices_by_name,
+  1,  chordstore__v1__log_position__number_ranges,
+  (ProtobufCMessageInit) chordstore__v1__log_position__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor chordstore__v1__promote_request__field_descriptors[1] =
@@ -7887,7 +8599,7 @@ const ProtobufCEnumDescriptor chordstore__v1__chordset_order__descriptor =
   chordstore__v1__chordset_order__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[38] =
+static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descriptors[42] =
 {
   { "AddChordset", &chordstore__v1__add_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
   { "RenameChordset", &chordstore__v1__rename_chordset_request__descriptor, &chordstore__v1__command_reply__descriptor },
@@ -7918,6 +8630,10 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
   { "GetNodeStatus", &chordstore__v1__node_status_request__descriptor, &chordstore__v1__node_status__descriptor },
   { "Promote", &chordstore__v1__promote_request__descriptor, &chordstore__v1__node_status__descriptor },
   { "Fence", &chordstore__v1__fence_request__descriptor, &chordstore__v1__node_status__descriptor },
+  { "GetLogPosition", &chordstore__v1__log_position_request__descriptor, &chordstore__v1__log_position__descriptor },
+  { "GetClusterStatus", &chordstore__v1__cluster_status_request__descriptor, &chordstore__v1__cluster_status__descriptor },
+  { "AddMember", &chordstore__v1__member_change_request__descriptor, &chordstore__v1__cluster_status__descriptor },
+  { "RemoveMember", &chordstore__v1__member_change_request__descriptor, &chordstore__v1__cluster_status__descriptor },
   { "CreateStore", &chordstore__v1__create_store_request__descriptor, &chordstore__v1__store_info__descriptor },
   { "DeleteStore", &chordstore__v1__delete_store_request__descriptor, &chordstore__v1__delete_store_reply__descriptor },
   { "ListStores", &chordstore__v1__list_stores_request__descriptor, &chordstore__v1__store_list__descriptor },
@@ -7931,36 +8647,40 @@ static const ProtobufCMethodDescriptor chordstore__v1__chord_store__method_descr
 const unsigned chordstore__v1__chord_store__method_indices_by_name[] = {
   25,        /* AckReplication */
   0,        /* AddChordset */
-  36,        /* Backup */
+  31,        /* AddMember */
+  40,        /* Backup */
   22,        /* CountChordsets */
-  29,        /* CreateStore */
-  33,        /* CreateToken */
+  33,        /* CreateStore */
+  37,        /* CreateToken */
   7,        /* DeleteAll */
   2,        /* DeleteChordset */
-  30,        /* DeleteStore */
+  34,        /* DeleteStore */
   28,        /* Fence */
   10,        /* GetChord */
   9,        /* GetChordset */
+  30,        /* GetClusterStatus */
   11,        /* GetControlsChord */
   18,        /* GetHistory */
+  29,        /* GetLogPosition */
   26,        /* GetNodeStatus */
   12,        /* GetProfile */
   17,        /* GetSession */
-  32,        /* GetStoreInfo */
+  36,        /* GetStoreInfo */
   14,        /* Health */
-  37,        /* ImportEvents */
+  41,        /* ImportEvents */
   8,        /* ListChordsets */
-  31,        /* ListStores */
-  35,        /* ListTokens */
+  35,        /* ListStores */
+  39,        /* ListTokens */
   6,        /* MoveChordset */
   27,        /* Promote */
   21,        /* QueryChordsets */
   19,        /* ReadAsOf */
   13,        /* ReadLog */
   16,        /* Redo */
+  32,        /* RemoveMember */
   1,        /* RenameChordset */
   24,        /* Replicate */
-  34,        /* RevokeToken */
+  38,        /* RevokeToken */
   4,        /* SetChordBpm */
   3,        /* SetChordColor */
   5,        /* SetControlsChord */
@@ -7975,7 +8695,7 @@ const ProtobufCServiceDescriptor chordstore__v1__chord_store__descriptor =
   "ChordStore",
   "Chordstore__V1__ChordStore",
   "chordstore.v1",
-  38,
+  42,
   chordstore__v1__chord_store__method_descriptors,
   chordstore__v1__chord_store__method_indices_by_name
 };
@@ -8211,13 +8931,45 @@ void chordstore__v1__chord_store__fence(ProtobufCService *service,
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
   service->invoke(service, 28, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void chordstore__v1__chord_store__get_log_position(ProtobufCService *service,
+                                                   const Chordstore__V1__LogPositionRequest *input,
+                                                   Chordstore__V1__LogPosition_Closure closure,
+                                                   void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 29, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__get_cluster_status(ProtobufCService *service,
+                                                     const Chordstore__V1__ClusterStatusRequest *input,
+                                                     Chordstore__V1__ClusterStatus_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 30, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__add_member(ProtobufCService *service,
+                                             const Chordstore__V1__MemberChangeRequest *input,
+                                             Chordstore__V1__ClusterStatus_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 31, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void chordstore__v1__chord_store__remove_member(ProtobufCService *service,
+                                                const Chordstore__V1__MemberChangeRequest *input,
+                                                Chordstore__V1__ClusterStatus_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
+  service->invoke(service, 32, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void chordstore__v1__chord_store__create_store(ProtobufCService *service,
                                                const Chordstore__V1__CreateStoreRequest *input,
                                                Chordstore__V1__StoreInfo_Closure closure,
                                                void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 29, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 33, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__delete_store(ProtobufCService *service,
                                                const Chordstore__V1__DeleteStoreRequest *input,
@@ -8225,7 +8977,7 @@ void chordstore__v1__chord_store__delete_store(ProtobufCService *service,
                                                void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 30, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 34, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__list_stores(ProtobufCService *service,
                                               const Chordstore__V1__ListStoresRequest *input,
@@ -8233,7 +8985,7 @@ void chordstore__v1__chord_store__list_stores(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 31, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 35, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__get_store_info(ProtobufCService *service,
                                                  const Chordstore__V1__GetStoreInfoRequest *input,
@@ -8241,7 +8993,7 @@ void chordstore__v1__chord_store__get_store_info(ProtobufCService *service,
                                                  void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 32, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 36, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__create_token(ProtobufCService *service,
                                                const Chordstore__V1__CreateTokenRequest *input,
@@ -8249,7 +9001,7 @@ void chordstore__v1__chord_store__create_token(ProtobufCService *service,
                                                void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 33, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 37, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__revoke_token(ProtobufCService *service,
                                                const Chordstore__V1__RevokeTokenRequest *input,
@@ -8257,7 +9009,7 @@ void chordstore__v1__chord_store__revoke_token(ProtobufCService *service,
                                                void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 34, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 38, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
                                               const Chordstore__V1__ListTokensRequest *input,
@@ -8265,7 +9017,7 @@ void chordstore__v1__chord_store__list_tokens(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 35, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 39, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__backup(ProtobufCService *service,
                                          const Chordstore__V1__BackupRequest *input,
@@ -8273,7 +9025,7 @@ void chordstore__v1__chord_store__backup(ProtobufCService *service,
                                          void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 36, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 40, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__import_events(ProtobufCService *service,
                                                 const Chordstore__V1__ImportEventsRequest *input,
@@ -8281,7 +9033,7 @@ void chordstore__v1__chord_store__import_events(ProtobufCService *service,
                                                 void *closure_data)
 {
   assert(service->descriptor == &chordstore__v1__chord_store__descriptor);
-  service->invoke(service, 37, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 41, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *service,
                                         Chordstore__V1__ChordStore_ServiceDestroy destroy)

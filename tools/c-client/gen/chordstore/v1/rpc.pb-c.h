@@ -70,7 +70,13 @@ typedef struct Chordstore__V1__ReplicationAckReply Chordstore__V1__ReplicationAc
 typedef struct Chordstore__V1__NodeStatusRequest Chordstore__V1__NodeStatusRequest;
 typedef struct Chordstore__V1__FollowerStatus Chordstore__V1__FollowerStatus;
 typedef struct Chordstore__V1__NodeStatus Chordstore__V1__NodeStatus;
+typedef struct Chordstore__V1__ClusterStatusRequest Chordstore__V1__ClusterStatusRequest;
+typedef struct Chordstore__V1__ClusterMember Chordstore__V1__ClusterMember;
+typedef struct Chordstore__V1__ClusterStatus Chordstore__V1__ClusterStatus;
+typedef struct Chordstore__V1__MemberChangeRequest Chordstore__V1__MemberChangeRequest;
 typedef struct Chordstore__V1__FenceRequest Chordstore__V1__FenceRequest;
+typedef struct Chordstore__V1__LogPositionRequest Chordstore__V1__LogPositionRequest;
+typedef struct Chordstore__V1__LogPosition Chordstore__V1__LogPosition;
 typedef struct Chordstore__V1__PromoteRequest Chordstore__V1__PromoteRequest;
 typedef struct Chordstore__V1__CreateStoreRequest Chordstore__V1__CreateStoreRequest;
 typedef struct Chordstore__V1__DeleteStoreRequest Chordstore__V1__DeleteStoreRequest;
@@ -769,10 +775,17 @@ struct  Chordstore__V1__HealthReply
    */
   char *node;
   uint64_t last_sequence;
+  /*
+   * For a caller that showed a credential: the leader's HOST:PORT as this node knows it
+   * (its own when it leads; empty: none known now, or not replicated) and its epoch, so
+   * a client can find the leader by asking any member (docs/REPLICATION.md).
+   */
+  char *leader;
+  uint64_t epoch;
 };
 #define CHORDSTORE__V1__HEALTH_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__health_reply__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -1118,10 +1131,116 @@ struct  Chordstore__V1__NodeStatus
    * the epoch of the last event (logs compare by it, then by length)
    */
   uint64_t last_epoch;
+  /*
+   * the --cluster name with a coordinator; empty without one
+   */
+  char *cluster;
+  /*
+   * follows the leader but is not a voting member (coordinator)
+   */
+  protobuf_c_boolean learner;
+  /*
+   * a coordinated leader: how long its lease still lets it accept writes
+   */
+  uint64_t lease_millis;
 };
 #define CHORDSTORE__V1__NODE_STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__node_status__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Chordstore__V1__ClusterStatusRequest
+{
+  ProtobufCMessage base;
+};
+#define CHORDSTORE__V1__CLUSTER_STATUS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__cluster_status_request__descriptor) \
+     }
+
+
+/*
+ * One member as the node answering GetClusterStatus sees it.
+ */
+struct  Chordstore__V1__ClusterMember
+{
+  ProtobufCMessage base;
+  /*
+   * its advertised HOST:PORT
+   */
+  char *address;
+  /*
+   * it answered GetNodeStatus within a second
+   */
+  protobuf_c_boolean reachable;
+  /*
+   * its answer, when reachable
+   */
+  Chordstore__V1__NodeStatus *status;
+};
+#define CHORDSTORE__V1__CLUSTER_MEMBER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__cluster_member__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, NULL }
+
+
+/*
+ * The cluster: who leads, who votes, and where each member stands.
+ */
+struct  Chordstore__V1__ClusterStatus
+{
+  ProtobufCMessage base;
+  /*
+   * the --cluster name; empty without a coordinator
+   */
+  char *cluster;
+  /*
+   * leadership and membership are kept in a coordinator
+   */
+  protobuf_c_boolean coordinated;
+  /*
+   * the leader's address; empty while none leads
+   */
+  char *leader;
+  /*
+   * the leader's epoch (0 while none leads)
+   */
+  uint64_t epoch;
+  /*
+   * members a quorum write needs, the leader included
+   */
+  uint32_t majority;
+  /*
+   * the voting members, by address
+   */
+  size_t n_members;
+  Chordstore__V1__ClusterMember **members;
+  /*
+   * nodes following the leader that are not members
+   */
+  size_t n_learners;
+  char **learners;
+  /*
+   * the coordinator's revision of the member list (0: none)
+   */
+  int64_t membership_revision;
+};
+#define CHORDSTORE__V1__CLUSTER_STATUS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__cluster_status__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0 }
+
+
+/*
+ * AddMember / RemoveMember: the member's advertised HOST:PORT. Adding waits (within the
+ * call's deadline, 25 s at most) until the node has copied every event the leader holds;
+ * removing the leader hands leadership to the member furthest ahead first.
+ */
+struct  Chordstore__V1__MemberChangeRequest
+{
+  ProtobufCMessage base;
+  char *address;
+};
+#define CHORDSTORE__V1__MEMBER_CHANGE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__member_change_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
 
 
 /*
@@ -1140,6 +1259,50 @@ struct  Chordstore__V1__FenceRequest
 #define CHORDSTORE__V1__FENCE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__fence_request__descriptor) \
     , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One place of the whole log (all stores' events, stores and tokens, as replication
+ * copies it): a member whose log diverged from its leader's finds the last event both
+ * share by comparing these (docs/REPLICATION.md). Cluster members only.
+ */
+struct  Chordstore__V1__LogPositionRequest
+{
+  ProtobufCMessage base;
+  /*
+   * a log sequence number; 0: before the first event
+   */
+  uint64_t sequence;
+};
+#define CHORDSTORE__V1__LOG_POSITION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__log_position_request__descriptor) \
+    , 0 }
+
+
+struct  Chordstore__V1__LogPosition
+{
+  ProtobufCMessage base;
+  /*
+   * false: the log ends before `sequence`
+   */
+  protobuf_c_boolean found;
+  uint64_t sequence;
+  /*
+   * the epoch that wrote the event
+   */
+  uint64_t epoch;
+  /*
+   * its hash-chain checksum
+   */
+  uint64_t checksum;
+  /*
+   * the log's last event
+   */
+  uint64_t last_sequence;
+};
+#define CHORDSTORE__V1__LOG_POSITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__log_position__descriptor) \
+    , 0, 0, 0, 0, 0 }
 
 
 /*
@@ -2488,6 +2651,82 @@ Chordstore__V1__NodeStatus *
 void   chordstore__v1__node_status__free_unpacked
                      (Chordstore__V1__NodeStatus *message,
                       ProtobufCAllocator *allocator);
+/* Chordstore__V1__ClusterStatusRequest methods */
+void   chordstore__v1__cluster_status_request__init
+                     (Chordstore__V1__ClusterStatusRequest         *message);
+size_t chordstore__v1__cluster_status_request__get_packed_size
+                     (const Chordstore__V1__ClusterStatusRequest   *message);
+size_t chordstore__v1__cluster_status_request__pack
+                     (const Chordstore__V1__ClusterStatusRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__cluster_status_request__pack_to_buffer
+                     (const Chordstore__V1__ClusterStatusRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ClusterStatusRequest *
+       chordstore__v1__cluster_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__cluster_status_request__free_unpacked
+                     (Chordstore__V1__ClusterStatusRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ClusterMember methods */
+void   chordstore__v1__cluster_member__init
+                     (Chordstore__V1__ClusterMember         *message);
+size_t chordstore__v1__cluster_member__get_packed_size
+                     (const Chordstore__V1__ClusterMember   *message);
+size_t chordstore__v1__cluster_member__pack
+                     (const Chordstore__V1__ClusterMember   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__cluster_member__pack_to_buffer
+                     (const Chordstore__V1__ClusterMember   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ClusterMember *
+       chordstore__v1__cluster_member__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__cluster_member__free_unpacked
+                     (Chordstore__V1__ClusterMember *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__ClusterStatus methods */
+void   chordstore__v1__cluster_status__init
+                     (Chordstore__V1__ClusterStatus         *message);
+size_t chordstore__v1__cluster_status__get_packed_size
+                     (const Chordstore__V1__ClusterStatus   *message);
+size_t chordstore__v1__cluster_status__pack
+                     (const Chordstore__V1__ClusterStatus   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__cluster_status__pack_to_buffer
+                     (const Chordstore__V1__ClusterStatus   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__ClusterStatus *
+       chordstore__v1__cluster_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__cluster_status__free_unpacked
+                     (Chordstore__V1__ClusterStatus *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__MemberChangeRequest methods */
+void   chordstore__v1__member_change_request__init
+                     (Chordstore__V1__MemberChangeRequest         *message);
+size_t chordstore__v1__member_change_request__get_packed_size
+                     (const Chordstore__V1__MemberChangeRequest   *message);
+size_t chordstore__v1__member_change_request__pack
+                     (const Chordstore__V1__MemberChangeRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__member_change_request__pack_to_buffer
+                     (const Chordstore__V1__MemberChangeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__MemberChangeRequest *
+       chordstore__v1__member_change_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__member_change_request__free_unpacked
+                     (Chordstore__V1__MemberChangeRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Chordstore__V1__FenceRequest methods */
 void   chordstore__v1__fence_request__init
                      (Chordstore__V1__FenceRequest         *message);
@@ -2506,6 +2745,44 @@ Chordstore__V1__FenceRequest *
                       const uint8_t       *data);
 void   chordstore__v1__fence_request__free_unpacked
                      (Chordstore__V1__FenceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__LogPositionRequest methods */
+void   chordstore__v1__log_position_request__init
+                     (Chordstore__V1__LogPositionRequest         *message);
+size_t chordstore__v1__log_position_request__get_packed_size
+                     (const Chordstore__V1__LogPositionRequest   *message);
+size_t chordstore__v1__log_position_request__pack
+                     (const Chordstore__V1__LogPositionRequest   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__log_position_request__pack_to_buffer
+                     (const Chordstore__V1__LogPositionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__LogPositionRequest *
+       chordstore__v1__log_position_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__log_position_request__free_unpacked
+                     (Chordstore__V1__LogPositionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Chordstore__V1__LogPosition methods */
+void   chordstore__v1__log_position__init
+                     (Chordstore__V1__LogPosition         *message);
+size_t chordstore__v1__log_position__get_packed_size
+                     (const Chordstore__V1__LogPosition   *message);
+size_t chordstore__v1__log_position__pack
+                     (const Chordstore__V1__LogPosition   *message,
+                      uint8_t             *out);
+size_t chordstore__v1__log_position__pack_to_buffer
+                     (const Chordstore__V1__LogPosition   *message,
+                      ProtobufCBuffer     *buffer);
+Chordstore__V1__LogPosition *
+       chordstore__v1__log_position__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   chordstore__v1__log_position__free_unpacked
+                     (Chordstore__V1__LogPosition *message,
                       ProtobufCAllocator *allocator);
 /* Chordstore__V1__PromoteRequest methods */
 void   chordstore__v1__promote_request__init
@@ -3080,8 +3357,26 @@ typedef void (*Chordstore__V1__FollowerStatus_Closure)
 typedef void (*Chordstore__V1__NodeStatus_Closure)
                  (const Chordstore__V1__NodeStatus *message,
                   void *closure_data);
+typedef void (*Chordstore__V1__ClusterStatusRequest_Closure)
+                 (const Chordstore__V1__ClusterStatusRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ClusterMember_Closure)
+                 (const Chordstore__V1__ClusterMember *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__ClusterStatus_Closure)
+                 (const Chordstore__V1__ClusterStatus *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__MemberChangeRequest_Closure)
+                 (const Chordstore__V1__MemberChangeRequest *message,
+                  void *closure_data);
 typedef void (*Chordstore__V1__FenceRequest_Closure)
                  (const Chordstore__V1__FenceRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__LogPositionRequest_Closure)
+                 (const Chordstore__V1__LogPositionRequest *message,
+                  void *closure_data);
+typedef void (*Chordstore__V1__LogPosition_Closure)
+                 (const Chordstore__V1__LogPosition *message,
                   void *closure_data);
 typedef void (*Chordstore__V1__PromoteRequest_Closure)
                  (const Chordstore__V1__PromoteRequest *message,
@@ -3272,6 +3567,22 @@ struct Chordstore__V1__ChordStore_Service
                 const Chordstore__V1__FenceRequest *input,
                 Chordstore__V1__NodeStatus_Closure closure,
                 void *closure_data);
+  void (*get_log_position)(Chordstore__V1__ChordStore_Service *service,
+                           const Chordstore__V1__LogPositionRequest *input,
+                           Chordstore__V1__LogPosition_Closure closure,
+                           void *closure_data);
+  void (*get_cluster_status)(Chordstore__V1__ChordStore_Service *service,
+                             const Chordstore__V1__ClusterStatusRequest *input,
+                             Chordstore__V1__ClusterStatus_Closure closure,
+                             void *closure_data);
+  void (*add_member)(Chordstore__V1__ChordStore_Service *service,
+                     const Chordstore__V1__MemberChangeRequest *input,
+                     Chordstore__V1__ClusterStatus_Closure closure,
+                     void *closure_data);
+  void (*remove_member)(Chordstore__V1__ChordStore_Service *service,
+                        const Chordstore__V1__MemberChangeRequest *input,
+                        Chordstore__V1__ClusterStatus_Closure closure,
+                        void *closure_data);
   void (*create_store)(Chordstore__V1__ChordStore_Service *service,
                        const Chordstore__V1__CreateStoreRequest *input,
                        Chordstore__V1__StoreInfo_Closure closure,
@@ -3345,6 +3656,10 @@ void chordstore__v1__chord_store__init (Chordstore__V1__ChordStore_Service *serv
       function_prefix__ ## get_node_status,\
       function_prefix__ ## promote,\
       function_prefix__ ## fence,\
+      function_prefix__ ## get_log_position,\
+      function_prefix__ ## get_cluster_status,\
+      function_prefix__ ## add_member,\
+      function_prefix__ ## remove_member,\
       function_prefix__ ## create_store,\
       function_prefix__ ## delete_store,\
       function_prefix__ ## list_stores,\
@@ -3470,6 +3785,22 @@ void chordstore__v1__chord_store__fence(ProtobufCService *service,
                                         const Chordstore__V1__FenceRequest *input,
                                         Chordstore__V1__NodeStatus_Closure closure,
                                         void *closure_data);
+void chordstore__v1__chord_store__get_log_position(ProtobufCService *service,
+                                                   const Chordstore__V1__LogPositionRequest *input,
+                                                   Chordstore__V1__LogPosition_Closure closure,
+                                                   void *closure_data);
+void chordstore__v1__chord_store__get_cluster_status(ProtobufCService *service,
+                                                     const Chordstore__V1__ClusterStatusRequest *input,
+                                                     Chordstore__V1__ClusterStatus_Closure closure,
+                                                     void *closure_data);
+void chordstore__v1__chord_store__add_member(ProtobufCService *service,
+                                             const Chordstore__V1__MemberChangeRequest *input,
+                                             Chordstore__V1__ClusterStatus_Closure closure,
+                                             void *closure_data);
+void chordstore__v1__chord_store__remove_member(ProtobufCService *service,
+                                                const Chordstore__V1__MemberChangeRequest *input,
+                                                Chordstore__V1__ClusterStatus_Closure closure,
+                                                void *closure_data);
 void chordstore__v1__chord_store__create_store(ProtobufCService *service,
                                                const Chordstore__V1__CreateStoreRequest *input,
                                                Chordstore__V1__StoreInfo_Closure closure,
@@ -3564,7 +3895,13 @@ extern const ProtobufCMessageDescriptor chordstore__v1__replication_ack_reply__d
 extern const ProtobufCMessageDescriptor chordstore__v1__node_status_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__follower_status__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__node_status__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__cluster_status_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__cluster_member__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__cluster_status__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__member_change_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__fence_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__log_position_request__descriptor;
+extern const ProtobufCMessageDescriptor chordstore__v1__log_position__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__promote_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__create_store_request__descriptor;
 extern const ProtobufCMessageDescriptor chordstore__v1__delete_store_request__descriptor;

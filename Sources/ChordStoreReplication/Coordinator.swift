@@ -1,0 +1,60 @@
+public import ChordStoreDomain
+
+/// What a coordinated cluster (`serve --coordinator`) needs of its coordinator: the
+/// leader key with its lease, the epoch counter, and the member list, with a watch on
+/// them. ``ReplicationNode`` drives it; `ChordStoreEtcd` implements it on etcd. Every
+/// method fails with a ``ChordStoreError`` (`unavailable` while the coordinator cannot be
+/// reached) and may be retried.
+public protocol Coordinator: Sendable {
+    /// Where the coordinator is, for logs and status.
+    var description: String { get }
+
+    /// The cluster now. When it has no member list yet, `initial` becomes it (the first
+    /// member to start creates the cluster).
+    func join(initial: Membership) async throws(ChordStoreError) -> ClusterView
+
+    /// Every change of the cluster after `view`, each as the whole new view, in order.
+    /// The stream throws when the watch breaks; the caller joins again.
+    func watch(after view: ClusterView) -> AsyncThrowingStream<ClusterView, any Error>
+
+    /// Takes the leader key for `claim` (its address and node) if no one holds it, with an
+    /// epoch above both `floor` and every epoch taken before, under a new lease of `ttl`.
+    /// `nil` when another member holds the key.
+    func campaign(address: String, node: String, floor: UInt64, ttl: Duration) async throws(ChordStoreError) -> CampaignWin?
+
+    /// Renews lease `id`: its time to live from now, or `nil` when the coordinator no longer
+    /// knows it (it lapsed). The caller times the request.
+    func renew(lease id: Int64, timeout: Duration) async throws(ChordStoreError) -> Duration?
+
+    /// Gives up the leader key if lease `id` holds it, and revokes the lease.
+    func resign(lease id: Int64) async throws(ChordStoreError)
+
+    /// Replaces the member list `from` with `to`, unless it changed meanwhile (`false`).
+    /// With `resigningLease`, the leader key held under that lease is deleted in the same
+    /// transaction (a leader removing itself hands leadership over).
+    func changeMembers(from: Membership, to: Membership, resigningLease: Int64?) async throws(ChordStoreError) -> Bool
+
+    /// Closes the coordinator's connections.
+    func close() async
+}
+
+/// A won leader key.
+public struct CampaignWin: Sendable, Hashable {
+    /// The epoch taken: above every epoch taken before in this cluster.
+    public var epoch: UInt64
+    /// The lease the key is attached to.
+    public var lease: Int64
+    /// The lease's time to live as granted.
+    public var granted: Duration
+    /// When the request that granted the lease was sent: the lease's validity counts
+    /// from here (``LeaseTiming/validUntil(sentAt:granted:)``).
+    public var sentAt: ContinuousClock.Instant
+
+    /// A win.
+    public init(epoch: UInt64, lease: Int64, granted: Duration, sentAt: ContinuousClock.Instant) {
+        self.epoch = epoch
+        self.lease = lease
+        self.granted = granted
+        self.sentAt = sentAt
+    }
+}

@@ -1,0 +1,160 @@
+import ChordStoreClient
+public import ChordStoreDomain
+import ChordStoreEngine
+public import ChordStoreProto
+import Foundation
+import Logging
+import SwiftProtobuf
+import Synchronization
+
+/// The leader's side: acknowledgements and the quorum waits they complete, the members'
+/// epochs, a manual leader's look at its peers, and the node's status.
+extension ReplicationNode {
+    /// A member showed its epoch over a connection that may speak for it (checked with
+    /// ``checkSource(_:_:)``): if it is newer than this node's, another leader was
+    /// chosen, and this node steps down.
+    public func observeEpoch(_ epoch: UInt64, from address: String) {
+        guard epoch > store.epoch else { return }  // the common case, without the lock
+        handle(.epochSeen(epoch, from: address, leading: false))
+    }
+
+    /// Throws `permissionDenied` unless a connection from `source` (an IP address) may
+    /// speak for the follower at `address` (see ``QuorumState/mayActAs(_:from:)``). On a
+    /// refusal the member's host is resolved again in the background (at most every 5 s),
+    /// in case its addresses changed: a later call sees the result. Resolving never holds
+    /// up a call: a slow name server would otherwise stall the threads that serve them.
+    public func checkSource(_ address: String, _ source: String) throws(ChordStoreError) {
+        if state.withLock({ $0.quorum.mayActAs(address, from: source) }) { return }
+        let due = state.withLock { state -> Bool in
+            let now = ContinuousClock.now
+            if let last = state.resolved[address], now - last < .seconds(5) { return false }
+            state.resolved[address] = now
+            return true
+        }
+        if due {
+            logger.warning("refused a replication call naming a member from another address", metadata: [
+                "member": "\(address)", "from": "\(source)",
+            ])
+            Thread.detachNewThread { [self] in
+                let fresh = HostAddresses.resolve(HostAddresses.host(of: address))
+                if !fresh.isEmpty { state.withLock { $0.quorum.setSources(fresh, for: address) } }
+            }
+        }
+        throw Self.cannotSpeak(for: address, from: source)
+    }
+
+    static func cannotSpeak(for address: String, from source: String) -> ChordStoreError {
+        ChordStoreError(
+            .permissionDenied,
+            "a connection from \(source) cannot speak for member \(address): a member's replication connections come from its advertised host")
+    }
+
+    /// Records a follower's durable position, reported over a connection from `source`
+    /// (an IP address); wakes the quorum writes it completes. Returns this node's epoch.
+    /// Refused with `permissionDenied` when that connection cannot speak for `address`
+    /// (``checkSource(_:_:)``): it then counts for nothing.
+    public func acknowledge(address: String, from source: String, node: String, sequence: UInt64, epoch: UInt64) throws(ChordStoreError) -> UInt64 {
+        try checkSource(address, source)
+        observeEpoch(epoch, from: address)
+        let current = store.epoch
+        let counted = state.withLock { state -> QuorumState? in
+            // The sources may have been resolved again since the check: decided here.
+            guard state.quorum.ack(address: address, from: source, node: node, sequence: sequence, epoch: epoch, at: .now) else {
+                return nil
+            }
+            return state.quorum
+        }
+        guard let counted else { throw Self.cannotSpeak(for: address, from: source) }
+        ackWaiters.resume { $0.isMet(by: counted, epoch: current) ? true : nil }
+        return current
+    }
+
+    /// Counts a Replicate stream to a follower opening or closing (for status).
+    public func streamChanged(address: String, node: String, delta: Int) {
+        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
+    }
+
+    /// Waits until a majority of members hold event `sequence`. Returns `false` when
+    /// ``ReplicationConfig/quorumTimeout`` passes, the task is cancelled (its call's
+    /// deadline) or the node stops leading first.
+    public func waitForQuorum(_ sequence: UInt64) async -> Bool {
+        await wait(for: .quorum(sequence), timeout: config.quorumTimeout)
+    }
+
+    /// Waits until the follower at `address` acknowledged event `sequence`, at most
+    /// `timeout`: a Replicate stream sends its next batch once the last one is applied,
+    /// so that records arriving meanwhile travel, and are committed, together.
+    public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> Bool {
+        await wait(for: .follower(address, sequence), timeout: timeout)
+    }
+
+    func wait(for goal: AckGoal, timeout: Duration) async -> Bool {
+        let epoch = store.epoch
+        return await ackWaiters.wait(for: goal, timeout: timeout, otherwise: false) { goal in
+            state.withLock { state -> Bool? in
+                if !state.machine.servesReplication { return false }
+                return goal.isMet(by: state.quorum, epoch: epoch) ? true : nil
+            }
+        }
+    }
+
+    /// A manual leader's checks: a peer that leads with a newer epoch makes it step down.
+    func monitorPeers(generation: UInt64) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: config.probeInterval)
+            guard state.withLock({ $0.machine.generation == generation && $0.machine.isLeading }) else { return }
+            handle(.peersProbed(await probe.statuses(config.peers).map(Self.view)))
+        }
+    }
+
+    /// The address of the member that leads with the newest epoch, if any answers.
+    func findLeader() async -> String? {
+        let leaders = await probe.statuses(config.peers + (config.follow.map { [$0] } ?? []))
+            .filter { $0.role == Role.leader.rawValue && $0.epoch >= store.epoch }
+        return leaders.max { $0.epoch < $1.epoch }?.address
+    }
+
+    // MARK: Status
+
+    /// What this node reports through `GetNodeStatus` and `chordstore status`.
+    public func status() throws(ChordStoreError) -> Chordstore_V1_NodeStatus {
+        let head = try store.head()
+        let epoch = store.epoch
+        let now = ContinuousClock.now
+        let (machine, quorum, replication, parked) = state.withLock { ($0.machine, $0.quorum, $0.replication, $0.parked) }
+        var status = Chordstore_V1_NodeStatus()
+        status.node = config.node
+        status.address = config.address
+        status.role = machine.isLeading ? Role.leader.rawValue : Role.follower.rawValue
+        status.epoch = epoch
+        status.lastEpoch = head.epoch
+        status.lastSequence = head.sequence
+        status.lastChecksum = head.checksum
+        status.leader = machine.leader ?? ""
+        status.members = UInt32(machine.members.addresses.count)
+        status.replication = machine.isLeading ? "leading" : replication
+        status.parkedEvents = parked
+        status.cluster = config.cluster
+        status.learner = config.coordinator != nil && !machine.isMember
+        if let lease = machine.lease, machine.isLeading {
+            status.leaseMillis = UInt64(max(0, (lease.validUntil - now) / .milliseconds(1)))
+        }
+        guard machine.isLeading else { return status }
+        status.quorumSequence = min(head.sequence, quorum.quorumSequence(epoch: epoch))
+        let wallNow = Instant.now
+        for (address, follower) in quorum.followers.sorted(by: { $0.key < $1.key }) {
+            var entry = Chordstore_V1_FollowerStatus()
+            entry.node = follower.node
+            entry.address = address
+            entry.ackedSequence = min(follower.acked, head.sequence)
+            entry.lagEvents = head.sequence - entry.ackedSequence
+            if entry.lagEvents > 0, let oldest = try store.logEvents(from: entry.ackedSequence + 1, limit: 1).first {
+                entry.lagMillis = UInt64(max(0, wallNow.microsecondsSince1970 - oldest.timestamp.microsecondsSince1970) / 1_000)
+            }
+            entry.lastSeenMillis = UInt64(max(0, (now - follower.lastSeen) / .milliseconds(1)))
+            entry.streaming = follower.streams > 0
+            status.followers.append(entry)
+        }
+        return status
+    }
+}

@@ -1,0 +1,149 @@
+import ChordStoreClient
+public import ChordStoreDomain
+import ChordStoreEngine
+public import ChordStoreProto
+import Foundation
+import Logging
+import SwiftProtobuf
+import Synchronization
+
+/// The cluster as a whole: its status, and membership changes (coordinated mode).
+extension ReplicationNode {
+    /// The cluster as this node sees it (`GetClusterStatus`): the leader, the members
+    /// (each asked for its status, within a second), and the nodes that follow the
+    /// leader without voting.
+    public func clusterStatus() async throws(ChordStoreError) -> Chordstore_V1_ClusterStatus {
+        let machine = state.withLock { $0.machine }
+        var status = Chordstore_V1_ClusterStatus()
+        status.cluster = config.cluster
+        status.coordinated = config.coordinator != nil
+        if config.coordinator != nil {
+            guard let view = machine.cluster else {
+                throw ChordStoreError(.unavailable, "this node has not reached the coordinator yet (\(config.coordinator?.description ?? ""))")
+            }
+            status.leader = view.leader?.address ?? ""
+            status.epoch = view.leader?.epoch ?? 0
+            status.membershipRevision = view.members.revision
+        } else {
+            status.leader = machine.leader ?? ""
+        }
+        let members = machine.members
+        status.majority = UInt32(members.majority)
+        let own = try self.status()
+        var answers: [String: Chordstore_V1_NodeStatus] = [config.address: own]
+        for answer in await probe.statuses(members.others(than: config.address)) { answers[answer.address] = answer }
+        for address in members.addresses {
+            status.members.append(.with { member in
+                member.address = address
+                if let answer = answers[address] {
+                    member.reachable = true
+                    member.status = answer
+                }
+            })
+        }
+        var leaderStatus = answers[status.leader]
+        if leaderStatus == nil, !status.leader.isEmpty { leaderStatus = await probe.statuses([status.leader]).first }
+        if let leaderStatus {
+            if config.coordinator == nil { status.epoch = leaderStatus.epoch }
+            status.learners = leaderStatus.followers.map(\.address).filter { !members.contains($0) }.sorted()
+        }
+        return status
+    }
+
+    /// Adds the node at `address` to the voting members (`AddMember`), on the leader of a
+    /// coordinated cluster. While it waits (at most `timeout`), quorum writes need a
+    /// majority of the old members and of the new ones; the change is made in the
+    /// coordinator only once a majority of the new members hold every event this leader
+    /// holds, so no acknowledged write can be missed by a later election.
+    public func addMember(_ address: String, timeout: Duration) async throws(ChordStoreError) -> Chordstore_V1_ClusterStatus {
+        try await changeMembers(adding: address, timeout: timeout)
+    }
+
+    /// Removes the node at `address` from the voting members (`RemoveMember`). Removing
+    /// the leader itself hands leadership over first: it stops taking writes, waits until
+    /// a majority of the remaining members hold all of its log, then removes itself and
+    /// gives the leader key up in one transaction; the member furthest ahead takes it.
+    public func removeMember(_ address: String, timeout: Duration) async throws(ChordStoreError) -> Chordstore_V1_ClusterStatus {
+        try await changeMembers(removing: address, timeout: timeout)
+    }
+
+    private func changeMembers(adding: String? = nil, removing: String? = nil, timeout: Duration) async throws(ChordStoreError) -> Chordstore_V1_ClusterStatus {
+        guard let coordinator = config.coordinator else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "this cluster has no coordinator: its members are the --peer lists, changed by restarting each member (docs/REPLICATION.md)")
+        }
+        let address = adding ?? removing ?? ""
+        guard Client.split(address) != nil else { throw ChordStoreError(.invalidArgument, "'\(address.prefix(200))' is not HOST:PORT") }
+        guard writeRefusal() == nil else {
+            throw ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "membership changes are made by the leader")
+        }
+        let current = try state.withLock { state throws(ChordStoreError) -> Membership in
+            guard !state.changingMembers else { throw ChordStoreError(.aborted, "another membership change is under way; retry when it is done") }
+            state.changingMembers = true
+            return state.machine.members
+        }
+        defer { state.withLock { $0.changingMembers = false } }
+        let target = Membership(adding.map { current.addresses + [$0] } ?? current.addresses.filter { $0 != removing })
+        if target.addresses == current.addresses { return try await clusterStatus() }
+        guard !target.addresses.isEmpty else { throw ChordStoreError(.failedPrecondition, "a cluster keeps at least one member") }
+        if removing == config.address {
+            try await handOver(from: current, to: target, timeout: timeout, coordinator: coordinator)
+        } else {
+            try await change(from: current, to: target, timeout: timeout, coordinator: coordinator)
+            logger.notice(adding != nil ? "member added" : "member removed", metadata: ["member": "\(address)", "members": "\(target)"])
+        }
+        return try await clusterStatus()
+    }
+
+    /// A change that keeps this leader: joint quorums while a majority of `target` catches up.
+    private func change(from current: Membership, to target: Membership, timeout: Duration, coordinator: any Coordinator) async throws(ChordStoreError) {
+        for added in target.addresses where !current.contains(added) {
+            let sources = await Self.resolve(added)
+            state.withLock { $0.quorum.setSources(sources, for: added) }
+        }
+        state.withLock { $0.quorum.beginChange(to: target) }
+        var committed = false
+        defer { if !committed { state.withLock { $0.quorum.abortChange() } } }
+        let head = try store.head().sequence
+        guard await wait(for: .quorum(head), timeout: timeout) else {
+            throw ChordStoreError(
+                .unavailable,
+                "a majority of \(target) did not hold event \(head) within \(timeout): a new member must run `chordstore serve --coordinator … --cluster \(config.cluster) --advertise HOST:PORT` and follow this leader first")
+        }
+        guard try await coordinator.changeMembers(from: current, to: target, resigningLease: nil) else {
+            throw ChordStoreError(.aborted, "the member list changed in the coordinator meanwhile; look again and retry")
+        }
+        committed = true
+        state.withLock { $0.quorum.setMembers(Membership(target.addresses, revision: current.revision)) }
+    }
+
+    /// The leader removes itself: no writes, a majority of the rest catches up, then the
+    /// member list loses it and the leader key goes, in one transaction.
+    private func handOver(from current: Membership, to target: Membership, timeout: Duration, coordinator: any Coordinator) async throws(ChordStoreError) {
+        if let reason = Self.refusal(in: handle(.handOverStarted)) { throw ChordStoreError(.failedPrecondition, reason) }
+        var done = false
+        defer { handle(.handOverEnded(done)) }
+        // Between batches of the writer: a commit in flight when the gate closed is in.
+        _ = try await store.adoptEpoch(0)
+        let head = try store.head().sequence
+        guard await wait(for: .majorityOf(target, head), timeout: timeout) else {
+            throw ChordStoreError(.unavailable, "a majority of \(target) did not hold event \(head) within \(timeout); this node leads on")
+        }
+        guard let lease = state.withLock({ $0.machine.lease }) else {
+            throw ChordStoreError(.unavailable, "this node's lease lapsed during the handover")
+        }
+        guard try await coordinator.changeMembers(from: current, to: target, resigningLease: lease.id) else {
+            throw ChordStoreError(.aborted, "the member list or the leader key changed in the coordinator meanwhile; look again and retry")
+        }
+        done = true
+        logger.notice("removed this node from the members and gave the leader key up", metadata: ["members": "\(target)"])
+    }
+
+    /// The addresses `address`'s host resolves to, looked up off the cooperative pool.
+    private static func resolve(_ address: String) async -> Set<String> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: HostAddresses.resolve(HostAddresses.host(of: address))) }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+/// The coordinated mode's transitions: the leader key seen, elections, the takeover, the
+/// lease.
+extension RoleMachine {
+    /// The coordinator's view changed: follow the key's holder, step down if it is no
+    /// longer this member, stand for election when the key is free.
+    mutating func clusterSeen(_ view: ClusterView, at now: ContinuousClock.Instant) -> [Action] {
+        let previous = cluster
+        cluster = view
+        var actions: [Action] = []
+        if previous?.members != view.members {
+            members = view.members
+            actions.append(.setMembers(view.members))
+        }
+        switch view.leader {
+        case let claim? where claim.address == me:
+            if phase == .campaigning { return actions }  // this member's own win, seen before its answer
+            if let lease, lease.id == claim.lease { return actions }
+            // A claim of this address under a lease this process does not hold: an earlier
+            // run of this member, killed while it led. The lease would lapse by itself;
+            // revoking it starts the election now.
+            actions.append(.revokeStale(lease: claim.lease))
+            if isLeadingOrTakingOver { return actions + stepDown(to: nil, reason: "the leader key is held under another lease") }
+            return actions + switchLeader(to: nil, reason: "an earlier run of this node held the leader key; it is revoked")
+        case let claim?:
+            if isLeadingOrTakingOver {
+                return actions + stepDown(to: claim.address, reason: "\(claim.address) holds the leader key, epoch \(claim.epoch)")
+            }
+            return actions + switchLeader(to: claim.address, reason: "\(claim.address) holds the leader key, epoch \(claim.epoch)")
+        case nil:
+            if isLeadingOrTakingOver {
+                actions += stepDown(to: nil, reason: "the leader key is gone: this node's lease lapsed in the coordinator")
+            }
+            switch phase {
+            case .following, .idle:
+                return actions + (isMember ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
+            default:
+                return actions
+            }
+        }
+    }
+
+    /// The key is free: a member ranks itself among the others (or waits out a refusal).
+    mutating func startElection(at now: ContinuousClock.Instant) -> [Action] {
+        generation += 1
+        var actions: [Action] = phase == .following(leader: nil) ? [] : [.follow(nil)]
+        if let notBefore, now < notBefore {
+            phase = .electing(.yielding)
+            actions.append(.after(notBefore - now, .electionDue(generation: generation)))
+        } else {
+            phase = .electing(.ranking)
+            actions.append(.probeMembers(generation: generation))
+        }
+        return actions
+    }
+
+    mutating func membersProbed(own: PeerView, _ answered: [PeerView], generation: UInt64) -> [Action] {
+        guard generation == self.generation, phase == .electing(.ranking), cluster?.leader == nil, isMember else { return [] }
+        switch Election.decide(me: own, answered: answered, members: members, timing: timing) {
+        case .stand(let floor):
+            phase = .campaigning
+            return [.campaign(floor: max(floor, epoch), generation: generation)]
+        case .standAfter(let delay, let floor):
+            phase = .electing(.waiting(floor: max(floor, epoch)))
+            return [.after(delay, .electionDue(generation: generation))]
+        case .yield(let ahead):
+            phase = .electing(.yielding)
+            return [
+                .after(timing.recheck, .electionDue(generation: generation)),
+                .log(LogLine(.info, "leaving the leader key to a member further ahead", ["ahead": ahead.joined(separator: ", ")])),
+            ]
+        }
+    }
+
+    mutating func electionDue(generation: UInt64, at now: ContinuousClock.Instant) -> [Action] {
+        guard generation == self.generation, case .electing(let step) = phase, cluster?.leader == nil, isMember else { return [] }
+        switch step {
+        case .waiting(let floor):
+            phase = .campaigning
+            return [.campaign(floor: floor, generation: generation)]
+        case .yielding:
+            if let notBefore, now < notBefore { return [.after(notBefore - now, .electionDue(generation: generation))] }
+            phase = .electing(.ranking)
+            return [.probeMembers(generation: generation)]
+        case .ranking:
+            return []
+        }
+    }
+
+    mutating func campaignEnded(_ outcome: CampaignOutcome, generation: UInt64) -> [Action] {
+        guard generation == self.generation, phase == .campaigning else {
+            // The machine moved on: a key won meanwhile is given up at once.
+            if case .won(_, let lease) = outcome { return [.resign(lease: lease.id)] }
+            return []
+        }
+        switch outcome {
+        case .won(let won, let lease):
+            self.lease = lease
+            phase = .takingOver(epoch: won)
+            self.generation += 1
+            return [
+                .stopFollowing, .renewLease(id: lease.id), .takeOver(epoch: won, generation: self.generation),
+                .log(LogLine(.notice, "took the leader key", ["epoch": "\(won)"])),
+            ]
+        case .lost:
+            phase = .following(leader: cluster?.leader?.address)
+            self.generation += 1
+            return cluster?.leader.map { [.follow($0.address)] } ?? []
+        case .failed(let reason):
+            phase = .electing(.yielding)
+            return [
+                .after(timing.recheck, .electionDue(generation: generation)),
+                .log(LogLine(.warning, "could not stand for leader", ["reason": reason])),
+            ]
+        }
+    }
+
+    mutating func takeoverEnded(_ outcome: TakeoverOutcome, generation: UInt64, at now: ContinuousClock.Instant) -> [Action] {
+        guard generation == self.generation, case .takingOver(let taken) = phase else { return [] }
+        switch outcome {
+        case .ready:
+            guard let lease, now < lease.validUntil else { return refuseTakeover("the lease lapsed during the takeover", at: now) }
+            epoch = max(epoch, taken)
+            granted = (taken, me)
+            return lead(reason: "took the leader key and fenced a majority")
+        case .refused(let reason):
+            return refuseTakeover(reason, at: now)
+        }
+    }
+
+    /// Gives the key up after a refused takeover and stays out of elections for a while,
+    /// so that a member further ahead takes it.
+    private mutating func refuseTakeover(_ reason: String, at now: ContinuousClock.Instant) -> [Action] {
+        notBefore = now + timing.retryAfterRefusal
+        return [.log(LogLine(.warning, "not leading after all", ["reason": reason]))] + stepDown(to: nil, reason: "takeover refused")
+    }
+
+    mutating func leaseRenewed(id: Int64, validUntil: ContinuousClock.Instant) -> [Action] {
+        guard var held = lease, held.id == id else { return [] }
+        held.validUntil = max(held.validUntil, validUntil)
+        lease = held
+        return phase == .leading ? [.setWriteDeadline(held.validUntil)] : []
+    }
+
+    mutating func leaseGone(id: Int64) -> [Action] {
+        guard let held = lease, held.id == id else { return [] }
+        lease = nil
+        guard isLeadingOrTakingOver else { return [] }
+        return stepDown(to: nil, reason: "the coordinator let this node's lease lapse")
+    }
+}

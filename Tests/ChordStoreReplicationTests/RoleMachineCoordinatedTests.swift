@@ -1,0 +1,213 @@
+@testable import ChordStoreReplication
+import Testing
+
+/// The coordinated mode's scenarios on the pure machine: elections, the takeover, the
+/// lease and its lapse, the key seen changing hands, handovers. Time is made up: `t0`
+/// plus offsets.
+@Suite("Role machine: coordinated mode")
+struct RoleMachineCoordinatedTests {
+    static let members = Membership(["a:1", "b:2", "c:3"], revision: 5)
+    let t0 = ContinuousClock.now
+    let timing = LeaseTiming(ttl: .seconds(2))
+
+    func machine(me: String = "a:1", epoch: UInt64 = 3) -> RoleMachine {
+        RoleMachine(me: me, mode: .coordinated, epoch: epoch, members: Membership([]), timing: timing, probeInterval: .milliseconds(500))
+    }
+
+    func view(leader: LeaderClaim? = nil, members: Membership = Self.members) -> ClusterView {
+        ClusterView(leader: leader, members: members, revision: 10)
+    }
+
+    static func peer(_ address: String, lastEpoch: UInt64 = 3, last: UInt64 = 10, epoch: UInt64 = 3) -> PeerView {
+        PeerView(address: address, leading: false, epoch: epoch, lastEpoch: lastEpoch, lastSequence: last)
+    }
+
+    /// Starts `machine`, shows it a free key, and returns the generation of its poll.
+    func electing(_ machine: inout RoleMachine) -> UInt64? {
+        #expect(machine.handle(.start, at: t0) == [.setWritable(false), .watchCluster])
+        let actions = machine.handle(.clusterSeen(view()), at: t0)
+        #expect(actions.first == .setMembers(Self.members))
+        guard case .probeMembers(let generation)? = actions.last else {
+            Issue.record("no poll of the members: \(actions)")
+            return nil
+        }
+        return generation
+    }
+
+    /// Drives `machine` to lead with `epoch` under a lease valid until `t0 + 1.5 s`.
+    func leading(_ machine: inout RoleMachine, epoch: UInt64 = 4) -> HeldLease? {
+        guard let poll = electing(&machine) else { return nil }
+        guard case .campaign(let floor, let generation)? = machine.handle(.membersProbed(own: Self.peer(machine.me), [], generation: poll), at: t0).first else {
+            Issue.record("no campaign")
+            return nil
+        }
+        #expect(floor == 3)
+        let lease = HeldLease(id: 77, validUntil: timing.validUntil(sentAt: t0, granted: .seconds(2)))
+        let won = machine.handle(.campaignEnded(.won(epoch: epoch, lease: lease), generation: generation), at: t0)
+        guard case .takeOver(epoch, let takeover)? = won.dropFirst(2).first else {
+            Issue.record("no takeover: \(won)")
+            return nil
+        }
+        #expect(Array(won.prefix(2)) == [.stopFollowing, .renewLease(id: 77)])
+        #expect(machine.writeRefusal(at: t0) == "")  // not before the fence is done
+        let led = machine.handle(.takeoverEnded(.ready, generation: takeover), at: t0)
+        #expect(Array(led.prefix(3)) == [.resetFollowers, .setWriteDeadline(lease.validUntil), .setWritable(true)])
+        return lease
+    }
+
+    @Test("the member furthest ahead stands at once; the one behind leaves it the key and looks again")
+    func furthestAheadStands() {
+        var ahead = machine()
+        guard let poll = electing(&ahead) else { return }
+        let stands = ahead.handle(.membersProbed(own: Self.peer("a:1", last: 20), [Self.peer("b:2", last: 10), Self.peer("x:9", last: 99)], generation: poll), at: t0)
+        #expect(stands == [.campaign(floor: 3, generation: poll)])
+
+        var behind = machine(me: "b:2")
+        guard let second = electing(&behind) else { return }
+        let yields = behind.handle(.membersProbed(own: Self.peer("b:2", last: 10), [Self.peer("a:1", last: 20)], generation: second), at: t0)
+        #expect(yields.first == .after(timing.recheck, .electionDue(generation: second)))
+        #expect(behind.phase == .electing(.yielding))
+        // A newer epoch's shorter log is ahead of an older epoch's longer one.
+        var older = machine(me: "c:3")
+        guard let third = electing(&older) else { return }
+        let decision = older.handle(.membersProbed(own: Self.peer("c:3", lastEpoch: 2, last: 50), [Self.peer("a:1", lastEpoch: 3, last: 5)], generation: third), at: t0)
+        #expect(decision.first == .after(timing.recheck, .electionDue(generation: third)))
+        // When the key is taken meanwhile, the recheck does nothing and it follows.
+        _ = behind.handle(.clusterSeen(view(leader: LeaderClaim(address: "a:1", node: "a", epoch: 4, lease: 1))), at: t0)
+        #expect(behind.phase == .following(leader: "a:1"))
+        #expect(behind.handle(.electionDue(generation: second), at: t0).isEmpty)
+    }
+
+    @Test("members with level logs stand one after the other by address, the epoch floor the highest seen")
+    func levelLogsStagger() {
+        var machine = machine(me: "c:3")
+        guard let poll = electing(&machine) else { return }
+        let waits = machine.handle(.membersProbed(own: Self.peer("c:3"), [Self.peer("a:1", epoch: 6), Self.peer("b:2")], generation: poll), at: t0)
+        #expect(waits == [.after(timing.stagger * 2, .electionDue(generation: poll))])
+        #expect(machine.handle(.electionDue(generation: poll), at: t0) == [.campaign(floor: 6, generation: poll)])
+    }
+
+    @Test("leading: writes only within the lease; renewals extend it; a lapsed lease at the coordinator steps it down")
+    func leaseBoundsWrites() {
+        var machine = machine()
+        guard let lease = leading(&machine) else { return }
+        #expect(machine.isLeading && machine.epoch == 4 && machine.granted?.leader == "a:1")
+        #expect(machine.writeRefusal(at: lease.validUntil - .milliseconds(1)) == nil)
+        #expect(machine.writeRefusal(at: lease.validUntil) == "")  // still the leader, but takes no write
+        let later = t0 + .seconds(1)
+        #expect(machine.handle(.leaseRenewed(id: 77, validUntil: later + .milliseconds(1_500)), at: later) == [.setWriteDeadline(later + .milliseconds(1_500))])
+        #expect(machine.writeRefusal(at: lease.validUntil) == nil)
+        #expect(machine.handle(.leaseRenewed(id: 12, validUntil: later + .seconds(9)), at: later).isEmpty)  // another lease
+        let gone = machine.handle(.leaseGone(id: 77), at: later)
+        #expect(gone.first == .setWritable(false))
+        #expect(!gone.contains { if case .resign = $0 { true } else { false } })  // nothing left to give up
+        #expect(machine.phase == .following(leader: nil) && machine.lease == nil)
+    }
+
+    @Test("the key gone or held by another: the leader steps down and gives its lease up; with the key free it stands again")
+    func keyChangesHands() {
+        var machine = machine()
+        guard leading(&machine) != nil else { return }
+        let other = LeaderClaim(address: "b:2", node: "b", epoch: 5, lease: 88)
+        let actions = machine.handle(.clusterSeen(view(leader: other)), at: t0)
+        #expect(Array(actions.prefix(3)) == [.setWritable(false), .setWriteDeadline(nil), .resign(lease: 77)])
+        #expect(actions.contains(.follow("b:2")))
+        var again = self.machine()
+        guard leading(&again) != nil else { return }
+        let free = again.handle(.clusterSeen(view()), at: t0)
+        #expect(free.first == .setWritable(false))
+        #expect(free.contains { if case .probeMembers = $0 { true } else { false } })
+        #expect(again.phase == .electing(.ranking))
+    }
+
+    @Test("a takeover refused (a member ahead) gives the key up and sits out the next election for a while")
+    func refusedTakeover() {
+        var machine = machine()
+        guard let poll = electing(&machine) else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
+        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { return }
+        let refused = machine.handle(.takeoverEnded(.refused("b:2 is ahead"), generation: takeover), at: t0)
+        #expect(refused.contains(.resign(lease: 5)))
+        #expect(!refused.contains(.setWritable(true)))
+        let free = machine.handle(.clusterSeen(view()), at: t0 + .milliseconds(100))
+        #expect(free.last == .after(timing.retryAfterRefusal - .milliseconds(100), .electionDue(generation: machine.generation)))
+        #expect(machine.phase == .electing(.yielding))
+    }
+
+    @Test("a takeover that ends after the lease lapsed does not lead")
+    func takeoverTooLate() {
+        var machine = machine()
+        guard let poll = electing(&machine) else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
+        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { return }
+        let actions = machine.handle(.takeoverEnded(.ready, generation: takeover), at: t0 + .seconds(2))
+        #expect(!actions.contains(.setWritable(true)))
+        #expect(actions.contains(.resign(lease: 5)))
+    }
+
+    @Test("a key won after the machine moved on is given up at once; its own win seen first in the watch is not revoked")
+    func staleWin() {
+        var machine = machine()
+        guard let poll = electing(&machine) else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        let own = LeaderClaim(address: "a:1", node: "a", epoch: 4, lease: 9)
+        #expect(machine.handle(.clusterSeen(view(leader: own)), at: t0).isEmpty)  // the watch was faster than the answer
+        _ = machine.handle(.stop, at: t0)
+        #expect(machine.handle(.campaignEnded(.won(epoch: 4, lease: HeldLease(id: 9, validUntil: t0)), generation: generation), at: t0) == [.resign(lease: 9)])
+    }
+
+    @Test("a key held under this address by an earlier run is revoked; a learner never stands")
+    func earlierRunAndLearner() {
+        var machine = machine()
+        _ = machine.handle(.start, at: t0)
+        let stale = LeaderClaim(address: "a:1", node: "a", epoch: 3, lease: 41)
+        let actions = machine.handle(.clusterSeen(view(leader: stale)), at: t0)
+        #expect(actions.contains(.revokeStale(lease: 41)))
+        #expect(machine.phase == .following(leader: nil))
+
+        var learner = self.machine(me: "d:4")
+        _ = learner.handle(.start, at: t0)
+        let free = learner.handle(.clusterSeen(view()), at: t0)
+        #expect(!free.contains { if case .probeMembers = $0 { true } else { false } })
+        #expect(!learner.isMember)
+        _ = learner.handle(.clusterSeen(view(leader: LeaderClaim(address: "b:2", node: "b", epoch: 4, lease: 2))), at: t0)
+        #expect(learner.phase == .following(leader: "b:2"))
+    }
+
+    @Test("a handover closes the gate but keeps serving followers; done, it follows; failed, it leads again")
+    func handOver() {
+        var machine = machine()
+        guard let lease = leading(&machine) else { return }
+        #expect(machine.handle(.handOverStarted, at: t0).first == .setWritable(false))
+        #expect(machine.servesReplication && machine.writeRefusal(at: t0) == "")
+        #expect(machine.handle(.handOverEnded(false), at: t0).prefix(2) == [.setWriteDeadline(lease.validUntil), .setWritable(true)])
+        _ = machine.handle(.handOverStarted, at: t0)
+        let done = machine.handle(.handOverEnded(true), at: t0)
+        #expect(done.contains(.resign(lease: 77)))
+        #expect(machine.phase == .following(leader: nil))
+        #expect(!machine.servesReplication)
+    }
+
+    @Test("promote is refused; stop gives the key up")
+    func promoteAndStop() {
+        var machine = machine()
+        guard leading(&machine) != nil else { return }
+        guard case .refuse(let reason)? = machine.handle(.promoteRequested(force: false), at: t0).first else {
+            Issue.record("promote not refused")
+            return
+        }
+        #expect(reason.contains("coordinator"))
+        #expect(machine.handle(.stop, at: t0).contains(.resign(lease: 77)))
+    }
+
+    @Test("the lease's timing keeps Patroni's inequality for every time to live")
+    func timingIsSafe() {
+        for seconds in 2...60 {
+            let timing = LeaseTiming(ttl: .seconds(seconds))
+            #expect(timing.isSafe)
+            #expect(timing.validUntil(sentAt: t0, granted: .seconds(seconds)) == t0 + .seconds(seconds) - timing.margin)
+        }
+    }
+}

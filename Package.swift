@@ -291,7 +291,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChordStoreEtcdTests",
-            dependencies: ["ChordStoreEtcd", "ChordStoreReplication", "ChordStoreDomain", "ChordStoreTesting"],
+            dependencies: ["ChordStoreEtcd", "ChordStoreReplication", "ChordStoreDomain", "ChordStoreTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

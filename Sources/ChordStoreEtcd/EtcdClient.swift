@@ -25,7 +25,7 @@ public final class EtcdClient: Sendable {
         do {
             for endpoint in endpoints {
                 let transport = try HTTP2ClientTransport.Posix(
-                    target: .dns(host: endpoint.host, port: endpoint.port),
+                    target: Self.target(endpoint),
                     transportSecurity: Self.security(endpoint, tls),
                     config: .defaults { config in
                         // etcd restarts in a second or two: come back as quickly.
@@ -39,6 +39,15 @@ public final class EtcdClient: Sendable {
         }
         self.clients = clients
         self.runners = Mutex(clients.map { client in Task { try? await client.runConnections() } })
+    }
+
+    /// An IP address is its own target (a name's target would send it as the TLS server
+    /// name, which TLS forbids for addresses); a name is resolved by DNS.
+    private static func target(_ endpoint: EtcdEndpoint) -> any ResolvableTarget {
+        if endpoint.host.contains(":") { return .ipv6(address: endpoint.host, port: endpoint.port) }
+        let parts = endpoint.host.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) { return .ipv4(address: endpoint.host, port: endpoint.port) }
+        return .dns(host: endpoint.host, port: endpoint.port)
     }
 
     private static func security(_ endpoint: EtcdEndpoint, _ tls: EtcdTLS?) -> HTTP2ClientTransport.Posix.TransportSecurity {

@@ -91,6 +91,7 @@ extension ReplicationNode {
                 failing = false
                 handle(.leaseRenewed(id: id, validUntil: config.lease.validUntil(sentAt: sentAt, granted: ttl)))
             } catch {
+                if Task.isCancelled { return }
                 if !failing { logger.warning("cannot renew the leader lease", metadata: ["lease": "\(id)", "error": "\(error)"]) }
                 failing = true
                 // Back to back, but never faster than the timeout would allow anyway.

@@ -230,6 +230,8 @@ public final class ReplicationNode: Sendable {
         case .takeOver(let epoch, let generation):
             spawn { [self] in handle(.takeoverEnded(await takeOver(epoch: epoch), generation: generation)) }
         case .resign(let lease):
+            // At a stop, ``stop()`` resigns itself before it closes the coordinator.
+            if state.withLock({ $0.machine.phase == .stopped }) { return }
             spawn { [self] in try? await config.coordinator?.resign(lease: lease) }
         case .revokeStale(let lease):
             spawn { [self] in

@@ -5,8 +5,10 @@ import Glibc
 #endif
 
 /// A one-member etcd of a test's (or `chordstore-check`'s) own, on free ports of its own,
-/// with its data in a temporary directory: started, killed and started again (same data),
-/// killed when released. Debian's `etcd-server` (tools/test installs it).
+/// with its data in memory (`/dev/shm`, where there is one): started, killed and started
+/// again (same data), killed and removed when released. Debian's `etcd-server` (tools/test
+/// installs it). In memory, etcd's fsyncs cost nothing: on a machine busy with other
+/// tests' fsyncs, an etcd on disk can take seconds per write, longer than a lease.
 ///
 /// ```swift
 /// let etcd = try EtcdServer()
@@ -16,17 +18,33 @@ import Glibc
 public final class EtcdServer: @unchecked Sendable {
     /// Its client URL (`http://127.0.0.1:PORT`).
     public let clientURL: String
-    /// Its data directory and log.
+    /// Its log's directory.
     public let directory: URL
+    /// Its data.
+    public let dataDirectory: URL
     private let arguments: [String]
     private let ownsDirectory: Bool
     private let lock = NSLock()
     private var process: Process?
 
+    /// TLS for etcd's client port: its certificate and key, and the authority whose
+    /// client certificates it requires (`--client-cert-auth`), if any. PEM files.
+    public struct TLS: Sendable {
+        public var certificateFile: String
+        public var keyFile: String
+        public var clientCAFile: String?
+
+        public init(certificateFile: String, keyFile: String, clientCAFile: String?) {
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.clientCAFile = clientCAFile
+        }
+    }
+
     /// Starts etcd on `host` (an address of this machine; ports free on loopback are
-    /// taken), with its data under `directory` (a temporary one by default), and waits
-    /// until it serves clients (at most 30 s).
-    public init(host: String = "127.0.0.1", directory: URL? = nil) throws {
+    /// taken), with its data under `directory` (a temporary one by default), serving its
+    /// clients over TLS when given, and waits until it serves them (at most 30 s).
+    public init(host: String = "127.0.0.1", directory: URL? = nil, tls: TLS? = nil) throws {
         guard let executable = Self.executable else {
             throw EtcdServerError("etcd is not installed: tools/test installs Debian's etcd-server (apt-get install etcd-server)")
         }
@@ -34,18 +52,27 @@ public final class EtcdServer: @unchecked Sendable {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("etcd-\(UUID().uuidString.prefix(8))")
         ownsDirectory = directory == nil
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
-        clientURL = "http://\(host):\(ports[0])"
+        let memory = URL(fileURLWithPath: "/dev/shm")
+        dataDirectory = FileManager.default.isWritableFile(atPath: memory.path)
+            ? memory.appendingPathComponent("chordstore-etcd-\(UUID().uuidString.prefix(8))") : self.directory.appendingPathComponent("data")
+        clientURL = "\(tls == nil ? "http" : "https")://\(host):\(ports[0])"
         let peer = "http://127.0.0.1:\(ports[1])"
-        arguments = [
-            executable, "--name", "test", "--data-dir", self.directory.appendingPathComponent("data").path,
+        var arguments = [
+            executable, "--name", "test", "--data-dir", dataDirectory.path,
             "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "test=\(peer)",
         ]
+        if let tls {
+            arguments += ["--cert-file", tls.certificateFile, "--key-file", tls.keyFile]
+            if let ca = tls.clientCAFile { arguments += ["--trusted-ca-file", ca, "--client-cert-auth"] }
+        }
+        self.arguments = arguments
         try start()
     }
 
     deinit {
         kill()
+        try? FileManager.default.removeItem(at: dataDirectory)
         if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 

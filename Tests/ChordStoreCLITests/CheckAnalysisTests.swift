@@ -43,3 +43,46 @@ struct CheckAnalysisTests {
         #expect(throws: CheckFailure.self) { try Fault(parsing: "1:explode:n1") }
     }
 }
+
+/// The failover check's verdicts on crafted histories: failover times, and two leaders
+/// taking writes at once.
+@Suite("chordstore-check failover analysis")
+struct FailoverAnalysisTests {
+    typealias Ack = FailoverAnalysis.Ack
+
+    @Test("the failover time runs from the fault to the first acknowledgement of a newer epoch")
+    func failoverTime() {
+        let acks = [
+            Ack(epoch: 3, committedMicros: 100, ackedMillis: 900), Ack(epoch: 3, committedMicros: 200, ackedMillis: 1_100),
+            Ack(epoch: 4, committedMicros: 900, ackedMillis: 3_400), Ack(epoch: 4, committedMicros: 950, ackedMillis: 3_500),
+        ]
+        #expect(FailoverAnalysis.failoverMillis(faultMillis: 1_000, epochBefore: 3, acks: acks) == 2_400)
+        #expect(FailoverAnalysis.failoverMillis(faultMillis: 1_000, epochBefore: 4, acks: acks) == nil)
+        #expect(FailoverAnalysis.failoverMillis(faultMillis: 3_450, epochBefore: 3, acks: acks) == 50)
+    }
+
+    @Test("epochs whose acknowledged commits interleave in time are split brains; epochs one after the other are not")
+    func splitBrain() {
+        let clean = [
+            Ack(epoch: 3, committedMicros: 100, ackedMillis: 1), Ack(epoch: 3, committedMicros: 500, ackedMillis: 2),
+            Ack(epoch: 5, committedMicros: 600, ackedMillis: 3), Ack(epoch: 4, committedMicros: 550, ackedMillis: 4),
+        ]
+        #expect(FailoverAnalysis.splitBrains(clean).isEmpty)
+        // An old leader acknowledged a write it committed after the new leader's first.
+        let overlapping = clean + [Ack(epoch: 3, committedMicros: 700, ackedMillis: 5)]
+        #expect(FailoverAnalysis.splitBrains(overlapping) == [
+            FailoverAnalysis.SplitBrain(older: 3, newer: 4, overlapMicros: 150),
+            FailoverAnalysis.SplitBrain(older: 3, newer: 5, overlapMicros: 100),
+        ])
+    }
+
+    @Test("median and largest; the longest gap between acknowledgements counts the window's edges")
+    func figures() {
+        #expect(FailoverAnalysis.medianAndMax([]) == nil)
+        #expect(FailoverAnalysis.medianAndMax([3, 1, 2])! == (2, 3))
+        #expect(FailoverAnalysis.medianAndMax([4, 1, 2, 3])! == (2.5, 4))
+        let acks = [Ack(epoch: 1, committedMicros: 0, ackedMillis: 10), Ack(epoch: 1, committedMicros: 0, ackedMillis: 40)]
+        #expect(FailoverRun.longestGap(acks, from: 0, to: 100) == 60)
+        #expect(FailoverRun.longestGap([], from: 0, to: 100) == 100)
+    }
+}

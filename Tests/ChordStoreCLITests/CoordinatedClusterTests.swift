@@ -1,0 +1,225 @@
+import ChordStoreClient
+import ChordStoreTesting
+import Foundation
+import TestSupport
+import Testing
+
+/// Clusters that fail over by themselves (`serve --coordinator`), driven as an operator
+/// would: an etcd of the test's own, `chordstore serve` processes on loopback ports, and
+/// the `chordstore` verbs with `--server a,b,c`.
+@Suite("Automatic failover", .serialized)
+struct CoordinatedClusterTests {
+    /// A member process: started, killed and started again on its data directory.
+    final class Member: @unchecked Sendable {
+        let name: String
+        let address: String
+        let arguments: [String]
+        let logFile: URL
+        var process: Process?
+
+        init(name: String, address: String, arguments: [String], logFile: URL) {
+            self.name = name
+            self.address = address
+            self.arguments = arguments
+            self.logFile = logFile
+        }
+
+        func start() throws {
+            if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: logFile)
+            handle.seekToEndOfFile()
+            let process = Process()
+            process.executableURL = try chordstoreExecutable()
+            process.arguments = arguments
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            self.process = process
+        }
+
+        func kill() {
+            guard let process, process.isRunning else { return }
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    }
+
+    /// etcd and `count` members on loopback, each naming the others as peers (the first
+    /// to start creates the member list from them); `extra` more started outside it.
+    struct Cluster {
+        let etcd: EtcdServer
+        let members: [Member]
+        let directory: URL
+
+        static func start(count: Int = 3, extra: Int = 0) async throws -> Cluster {
+            let etcd = try EtcdServer()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coordinated-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let ports = try LoopbackPorts.free(count + extra)
+            let addresses = ports.map { "127.0.0.1:\($0)" }
+            let members = (0..<(count + extra)).map { index in
+                var arguments = [
+                    "serve", "--data", directory.appendingPathComponent("n\(index + 1)").path, "--port", "\(ports[index])",
+                    "--advertise", addresses[index], "--node", "n\(index + 1)", "--coordinator", etcd.clientURL, "--cluster", "test",
+                    "--auth", "none", "--http-port", "none", "--durability", "quorum", "--log-level", "info",
+                    // A loaded test machine may stall a member for a second: a longer lease keeps it from flapping.
+                    "--lease-ttl", "4",
+                ]
+                for (other, address) in addresses.prefix(count).enumerated() where other != index { arguments += ["--peer", address] }
+                return Member(name: "n\(index + 1)", address: addresses[index], arguments: arguments, logFile: directory.appendingPathComponent("n\(index + 1).log"))
+            }
+            for member in members { try member.start() }
+            return Cluster(etcd: etcd, members: members, directory: directory)
+        }
+
+        var servers: String { members.prefix(3).map(\.address).joined(separator: ",") }
+
+        func member(at address: String) -> Member? { members.first { $0.address == address } }
+
+        func stop() {
+            for member in members { member.kill() }
+            etcd.kill()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        var logs: String { members.map { "== \($0.name)\n\($0.log.suffix(3_000))" }.joined(separator: "\n") }
+    }
+
+    /// What `cluster status --json` says.
+    struct Status: Decodable {
+        struct Member: Decodable {
+            var address: String
+            var reachable: Bool?
+            var status: Node?
+        }
+        struct Node: Decodable {
+            var role: String?
+            var epoch: String?
+            var lastSequence: String?
+            var learner: Bool?
+        }
+        var leader: String?
+        var epoch: String?
+        var members: [Member]?
+        var learners: [String]?
+        var coordinated: Bool?
+
+        var epochNumber: UInt64 { UInt64(epoch ?? "0") ?? 0 }
+    }
+
+    func status(_ servers: String) async throws -> Status? {
+        let result = try await runChordstore(["--server", servers, "--json", "cluster", "status"], timeout: 30)
+        guard result.status == 0, let data = result.stdout.data(using: .utf8) else { return nil }
+        return try JSONDecoder().decode(Status.self, from: data)
+    }
+
+    /// Polls `cluster status` until `done` holds (at most `seconds`).
+    func waitFor(_ servers: String, seconds: Double = 60, _ what: String, _ done: (Status) -> Bool) async throws -> Status {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: Status?
+        while Date() < deadline {
+            if let status = try await status(servers) {
+                last = status
+                if done(status) { return status }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw ChildProcessError(message: "no \(what) within \(seconds) s; last status: \(String(describing: last))")
+    }
+
+    /// One member leads (the key's holder, done with its takeover), and every member
+    /// answers in its epoch.
+    func wholeWithLeader(_ status: Status) -> Bool {
+        guard let leader = status.leader, !leader.isEmpty, let members = status.members else { return false }
+        return members.allSatisfy {
+            $0.reachable == true && $0.status?.epoch == status.epoch && ($0.address == leader) == ($0.status?.role == "leader")
+        }
+    }
+
+    @Test("three members elect one leader; kill -9 it: another takes over with a higher epoch and takes writes through --server a,b,c; the old one rejoins with every acknowledged chordset")
+    func killTheLeader() async throws {
+        let cluster = try await Cluster.start()
+        defer { cluster.stop() }
+        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        #expect(first.coordinated == true)
+        #expect(first.members?.filter { $0.status?.role == "leader" }.count == 1)
+        for title in ["Verse", "Chorus", "Bridge"] {
+            let added = try await runChordstore(["--server", cluster.servers, "add", title], timeout: 60)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let leader = try #require(cluster.member(at: first.leader ?? ""))
+        leader.kill()
+        let began = Date()
+        let after = try await runChordstore(["--server", cluster.servers, "add", "After the kill"], timeout: 60)
+        #expect(after.status == 0, "\(after.stderr)\n\(cluster.logs)")
+        let failover = Date().timeIntervalSince(began)
+        #expect(failover < 30)
+        let second = try await waitFor(cluster.servers, "new leader") { ($0.leader ?? "").isEmpty == false && $0.leader != first.leader }
+        #expect(second.epochNumber > first.epochNumber)
+        try leader.start()
+        _ = try await waitFor(cluster.servers, "whole cluster again", wholeWithLeader)
+        let list = try await runChordstore(["--server", leader.address, "list"], timeout: 30)
+        for title in ["Verse", "Chorus", "Bridge", "After the kill"] { #expect(list.stdout.contains(title), "\(list.stdout)") }
+        #expect(leader.log.contains("following"))
+    }
+
+    @Test("a fourth node follows without voting until added; removing the leader hands leadership over and writes go on")
+    func membership() async throws {
+        let cluster = try await Cluster.start(count: 3, extra: 1)
+        defer { cluster.stop() }
+        let fourth = cluster.members[3]
+        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        #expect(first.members?.count == 3)
+        _ = try await waitFor(cluster.servers, "the fourth node as a learner") { ($0.learners ?? []).contains(fourth.address) }
+        let added = try await runChordstore(["--server", cluster.servers, "cluster", "add", fourth.address], timeout: 60)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("4 members, a quorum is 3"), "\(added.stdout)")
+        let bigger = try await waitFor(cluster.servers, "four members") { ($0.members ?? []).count == 4 && wholeWithLeader($0) }
+        let leader = try #require(bigger.leader)
+        let removed = try await runChordstore(["--server", cluster.servers, "cluster", "remove", leader], timeout: 60)
+        #expect(removed.status == 0, "\(removed.stderr)\n\(cluster.logs)")
+        let handed = try await waitFor(cluster.servers, "a new leader after the handover") {
+            ($0.members ?? []).count == 3 && ($0.leader ?? "").isEmpty == false && $0.leader != leader && wholeWithLeader($0)
+        }
+        #expect(!(handed.members ?? []).contains { $0.address == leader })
+        let write = try await runChordstore(["--server", cluster.servers, "add", "After the handover"], timeout: 60)
+        #expect(write.status == 0, "\(write.stderr)")
+        // Changes only the leader makes, and none while the list is fixed by --peer alone.
+        let notAMember = try await runChordstore(["--server", cluster.servers, "cluster", "add", "nonsense"], timeout: 30)
+        #expect(notAMember.status != 0)
+    }
+
+    @Test("chordstore-check failover: a round of each fault (kill, freeze and cut off the leader, kill a follower, restart etcd): nothing acknowledged lost, no two leaders at once")
+    func faultRounds() async throws {
+        let executable = try chordstoreExecutable().deletingLastPathComponent().appendingPathComponent("chordstore-check")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("failover-check-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await offPool {
+            try runExecutable(executable, ["failover", "--dir", directory.path, "--rounds", "5", "--lease-ttl", "3", "--max-seconds", "600"], timeout: 700)
+        }
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        struct Report: Decodable {
+            struct Round: Decodable {
+                var kind: String
+                var failoverMillis: Double?
+                var skipped: String?
+            }
+            var rounds: [Round]
+            var acknowledged: Int
+            var lost: Int
+            var duplicated: Int
+            var unexpected: Int
+            var splitBrains: [[String: Int64]]
+            var logsIdentical: Bool
+        }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let report = try decoder.decode(Report.self, from: Data(result.stdout.utf8))
+        #expect(report.rounds.map(\.kind) == ["kill-leader", "stop-leader", "kill-follower", "restart-etcd", "partition-leader"])
+        #expect(report.acknowledged > 0 && report.lost == 0 && report.duplicated == 0 && report.unexpected == 0)
+        #expect(report.splitBrains.isEmpty && report.logsIdentical)
+        for round in report.rounds where round.kind.hasSuffix("leader") && round.skipped == nil { #expect(round.failoverMillis != nil) }
+    }
+}

@@ -58,9 +58,9 @@ public final class Client: Sendable {
         }()
     }
 
-    private let target: Mutex<(host: String, port: Int)>
+    let target: Mutex<(host: String, port: Int)>
     /// Every server this client knows: those it was given, then the leaders it was sent to.
-    private let servers: Mutex<[String]>
+    let servers: Mutex<[String]>
     private let retry: RetryPolicy
     private let localAddress: String?
     private let current = Mutex<Connection?>(nil)
@@ -188,66 +188,6 @@ public final class Client: Sendable {
         }
     }
 
-    /// Whether `error` is a follower's refusal of a write.
-    private static func isNotLeader(_ error: ClientError) -> Bool {
-        error.message.hasPrefix(ChordStoreError.notLeaderPrefix)
-    }
-
-    /// Sends later calls to `leader`, remembering it among the known servers.
-    private func moveTo(_ leader: String) {
-        guard let (host, port) = Self.split(leader) else { return }
-        servers.withLock { if !$0.contains(leader) { $0.append(leader) } }
-        target.withLock { $0 = (host, port) }
-    }
-
-    /// Asks every known server (`Health`, within half a second) who leads: the leader
-    /// named by the server with the newest epoch, if any names one.
-    public func findLeader() async -> String? {
-        var avoided: [String: UInt64] = [:]
-        return await findLeader(avoiding: &avoided, failed: [])
-    }
-
-    /// The leader named with the newest epoch, leaving out the servers of `failed` (just
-    /// lost) at the epochs they are named with now, and those of `avoided` unless named
-    /// with a newer epoch than they were left out at: a frozen leader is named by the
-    /// others until its lease lapses and another takes over.
-    func findLeader(avoiding avoided: inout [String: UInt64], failed: Set<String>) async -> String? {
-        let answers = await leaderAnswers()
-        for address in failed {
-            avoided[address] = max(avoided[address] ?? 0, answers.filter { $0.leader == address }.map(\.epoch).max() ?? 0)
-        }
-        let avoiding = avoided
-        let usable = answers.filter { answer in
-            guard !answer.leader.isEmpty else { return false }
-            guard let leftAt = avoiding[answer.leader] else { return true }
-            return answer.epoch > leftAt
-        }
-        return usable.max { $0.epoch < $1.epoch }?.leader
-    }
-
-    /// Every known server's `Health` answer that came within half a second.
-    private func leaderAnswers() async -> [Chordstore_V1_HealthReply] {
-        let known = knownServers
-        let credentials = self.credentials
-        let store = self.store
-        return await withTaskGroup(of: Chordstore_V1_HealthReply?.self) { group in
-            for address in known {
-                guard let (host, port) = Self.split(address) else { continue }
-                group.addTask {
-                    try? await Self.bounded(.milliseconds(500)) {
-                        let connection = try await Connection.connect(
-                            host: host, port: port, store: store, credentials: credentials, connectTimeout: .milliseconds(500))
-                        defer { Task { await connection.close() } }
-                        return try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: .milliseconds(500), as: Chordstore_V1_HealthReply.self)
-                    }
-                }
-            }
-            var answers: [Chordstore_V1_HealthReply] = []
-            for await answer in group { if let answer { answers.append(answer) } }
-            return answers
-        }
-    }
-
     /// How long past a call's deadline the client waits for the server's answer before it
     /// gives up itself: the server enforces deadlines, but a stopped server never answers.
     public static let deadlineGrace: Duration = .seconds(1)
@@ -273,41 +213,6 @@ public final class Client: Sendable {
             throw ClientError(.internal, "\(error)")
         }
     }
-
-    /// `body`'s result, unless `connection` stops answering meanwhile: once `body` has
-    /// taken longer than ``livenessInterval``, a `Health` call checks the server every
-    /// interval, and one unanswered within the interval ends `body` with `UNAVAILABLE`.
-    static func watched<T: Sendable>(
-        _ connection: Connection, _ body: @escaping @Sendable () async throws(ClientError) -> T
-    ) async throws(ClientError) -> T {
-        do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    while true {
-                        try await Task.sleep(for: livenessInterval)
-                        do {
-                            _ = try await bounded(livenessInterval) {
-                                try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: livenessInterval, as: Chordstore_V1_HealthReply.self)
-                            }
-                        } catch {
-                            throw ClientError(.unavailable, "the server stopped answering: no answer to a health check within \(livenessInterval)")
-                        }
-                    }
-                }
-                defer { group.cancelAll() }
-                guard let result = try await group.next() ?? nil else { throw ClientError(.cancelled, "the call was cancelled") }
-                return result
-            }
-        } catch let error as ClientError {
-            throw error
-        } catch {
-            throw ClientError(.cancelled, "the call was cancelled")
-        }
-    }
-
-    /// How often a slow call's server is checked when the client knows others.
-    public static let livenessInterval: Duration = .seconds(1)
 
     /// `HOST:PORT` split at its last colon (`nil` if the port is not a number).
     public static func split(_ address: String) -> (String, Int)? {

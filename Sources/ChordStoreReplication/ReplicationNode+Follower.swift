@@ -60,6 +60,8 @@ extension ReplicationNode {
                 case .redirected(let next):
                     outcome = .redirected(to: next)
                 case .failed(let message):
+                    // Cancelled: the machine moved on (another leader, a takeover); not a failure.
+                    if Task.isCancelled { return }
                     setReplication("not following \(leader): \(message)")
                     logFailure("not following the leader", leader: leader, detail: message)
                 }

@@ -126,6 +126,24 @@ struct ReplicaTests {
         #expect(try store.chordsets().map(\.title) == ["accepted"])
     }
 
+    @Test("past the write deadline (a lapsed leader lease) commands are refused as not the leader; before it, or with none, they commit")
+    func writeDeadline() async throws {
+        let store = ChordStore.inMemory()
+        defer { store.close() }
+        store.writeDeadline = .now - .milliseconds(1)
+        let error = await #expect(throws: ChordStoreError.self) { try await store.add("too late") }
+        #expect(error?.code == .failedPrecondition)
+        #expect(error?.message.hasPrefix(ChordStoreError.notLeaderPrefix) == true && error?.message.contains("lease lapsed") == true)
+        let later = ContinuousClock.now + .seconds(60)
+        store.writeDeadline = later
+        #expect(store.writeDeadline == later)
+        _ = try await store.add("in time")
+        store.writeDeadline = nil
+        #expect(store.writeDeadline == nil)
+        _ = try await store.add("no lease")
+        #expect(try store.chordsets().map(\.title) == ["in time", "no lease"])
+    }
+
     @Test("truncating parks the cut records in a readable file and rebuilds the views", arguments: EngineKind.allCases)
     func truncateParks(kind: EngineKind) async throws {
         let store = try await leaderWithEvents(kind, count: 30)

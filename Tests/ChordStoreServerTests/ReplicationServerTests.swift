@@ -148,6 +148,28 @@ struct ReplicationServerTests {
         for client in [admin, a, b, readerA, readerB] { await client.close() }
     }
 
+    @Test("a client given several servers gets past one that accepts connections but never answers (a frozen leader): a health check finds it out, Health names the leader, the write goes there once")
+    func clientFindsTheLeaderPastAFrozenServer() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let frozenPort = try LoopbackPorts.free(1)[0]
+        let frozen = try LoopbackListener(port: frozenPort)  // connects, answers nothing
+        defer { _ = frozen }
+        let client = try #require(Client(servers: ["127.0.0.1:\(frozenPort)", follower.address]))
+        defer { Task { await client.close() } }
+        let began = ContinuousClock.now
+        let added = try await client.addChordset(.with {
+            $0.title = "past the frozen one"
+            $0.context.commandID = "frozen-1"
+        })
+        #expect(ContinuousClock.now - began < .seconds(10))
+        #expect(client.address == leader.address)
+        #expect(client.knownServers.contains(leader.address))
+        #expect(try leader.store.chordsets().map(\.title) == ["past the frozen one"])
+        #expect(added.sequence == 1)
+        #expect(await client.findLeader() == leader.address)
+    }
+
     @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
     func quorumWrites() async throws {
         let (leader, follower, _) = try await Member.startPair()

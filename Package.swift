@@ -209,6 +209,7 @@ let package = Package(
             name: "ChordStoreEtcd",
             dependencies: [
                 "ChordStoreReplication",
+                "ChordStoreClient",
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),

@@ -154,8 +154,11 @@ public final class Client: Sendable {
                 // A leader this call already lost (frozen, say) is not gone back to on a
                 // follower's word: the followers name it until its lease lapses.
                 if let leader = named, failingOver?.avoided[leader] != nil { named = nil }
-                let lost = error.code == .unavailable || (error.code == .failedPrecondition && named == nil && Self.isNotLeader(error))
-                if error.code == .unavailable { drop(used) }
+                // Lost: the server could not be reached (not one that answered UNAVAILABLE,
+                // as a leader does for a quorum that timed out), or it knows no leader.
+                let unreachable = error.code == .unavailable && !error.isServerReply
+                let lost = unreachable || (error.code == .failedPrecondition && named == nil && Self.isNotLeader(error))
+                if unreachable { drop(used) }
                 guard retryable else { throw error }
                 if let leader = named, redirects < retry.redirects {
                     redirects += 1
@@ -168,7 +171,7 @@ public final class Client: Sendable {
                 // failover's patience, and retry there.
                 if lost, knownServers.count > 1, retry.failover > .zero {
                     var state = failingOver ?? (ContinuousClock.now, Backoff(first: retry.backoff, limit: .milliseconds(500), jitter: 0.2), [:])
-                    var failed: Set<String> = error.code == .unavailable ? [address] : []
+                    var failed: Set<String> = unreachable ? [address] : []
                     var leader: String?
                     while leader == nil {
                         guard ContinuousClock.now - state.since < retry.failover else { throw error }

@@ -13,13 +13,18 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     public var currentRevision: UInt64?
     /// With `FAILED_PRECONDITION` for a write sent to a follower: the leader's HOST:PORT.
     public var leader: String?
+    /// Whether the server answered with this status (`false`: the client's own verdict,
+    /// such as a lost connection or a deadline it gave up at). A server that answers
+    /// `UNAVAILABLE` is reachable; one the client could not reach is not.
+    public var isServerReply: Bool
 
-    /// Creates an error.
+    /// Creates an error of the client's own.
     public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil, leader: String? = nil) {
         self.code = code
         self.message = message
         self.currentRevision = currentRevision
         self.leader = leader
+        self.isServerReply = false
     }
 
     /// The error a failed call's status reports.
@@ -28,6 +33,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
             StatusCode(rawValue: status.code) ?? .unknown, status.message,
             currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil,
             leader: status.leader.isEmpty ? nil : status.leader)
+        isServerReply = true
     }
 
     public var description: String { "\(code): \(message)" }

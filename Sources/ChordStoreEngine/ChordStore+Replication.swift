@@ -28,6 +28,12 @@ extension ChordStore {
         set { writer.deadline.set(newValue) }
     }
 
+    /// Returns once the writer is between batches: a commit in flight when this is called
+    /// has ended (and its events are in the log).
+    public func waitForWriter() async throws(ChordStoreError) {
+        try await writer.exclusive { Result<Void, ChordStoreError>.success(()) }.get()
+    }
+
     /// Persists `epoch` as this store's epoch if it is higher than the current one;
     /// returns the epoch in force afterwards. An epoch above ``LogPosition/maxEpoch`` is
     /// refused with `invalidArgument`.
@@ -85,15 +91,27 @@ extension ChordStore {
     /// this log's last record, or `dataLoss` if a record does not chain to the one before
     /// it (tampered, reordered or from another log). Returns the new last position.
     @discardableResult
-    public func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) async throws(ChordStoreError) -> LogPosition {
+    ///
+    /// With `leaderEpoch`, the batch is refused (`failedPrecondition`, message starting
+    /// ``olderLeaderPrefix``) if this store's epoch rose above it meanwhile: checked in
+    /// the writer, so a fence that lands while the batch waits keeps it out.
+    public func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, leaderEpoch: UInt64? = nil) async throws(ChordStoreError) -> LogPosition {
         let backend = self.backend
+        let writer = self.writer
         let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
-            Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
+            if let leaderEpoch, leaderEpoch < writer.currentEpoch {
+                return .failure(ChordStoreError(
+                    .failedPrecondition, Self.olderLeaderPrefix + "its epoch \(leaderEpoch) is older than this node's (\(writer.currentEpoch))"))
+            }
+            return Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
         }.get()
         if records.contains(where: { $0.withUnsafeBytes { WireCodec.holdsServerEvent($0) } }) { notifier.serverChanged() }
         notifier.published(head.sequence)
         return head.position
     }
+
+    /// How a batch of a leader deposed meanwhile is refused.
+    public static let olderLeaderPrefix = "a batch of an older leader: "
 
     /// Cuts the log back to `sequence`, first writing the records after it to a file in
     /// `directory` (never dropping them silently), then rebuilds the views from the

@@ -96,6 +96,12 @@ final class GroupCommitWriter: Sendable {
         set { writable.store(newValue, ordering: .releasing) }
     }
 
+    /// Why a commit would be refused now: a follower's gate, or a lapsed lease.
+    var refusal: ChordStoreError? {
+        if !writable.load(ordering: .acquiring) { return Self.readOnlyError }
+        return deadline.hasPassed() ? Self.leaseLapsedError : nil
+    }
+
     /// Commits and events so far.
     var statistics: WriterStatistics { counters.withLock { $0 } }
 
@@ -120,11 +126,12 @@ final class GroupCommitWriter: Sendable {
     static let leaseLapsedError = ChordStoreError(
         .failedPrecondition, ChordStoreError.notLeaderPrefix + "this node's leader lease lapsed; no leader is known now; retry shortly")
 
-    /// The answer to a command whose commit ended after the lease lapsed.
+    /// The answer to a command whose commit ended after the node stopped leading, or
+    /// past its lease.
     static func lapsedDuringCommit(_ sequence: UInt64) -> ChordStoreError {
         ChordStoreError(
             .unavailable,
-            "event \(sequence) is on this node's disk, but its commit ended after this node's leader lease lapsed, so it was not acknowledged: it may or may not survive the failover; retry with the same command id")
+            "event \(sequence) is on this node's disk, but this node stopped leading (or its lease lapsed) before its commit ended, so it was not acknowledged: it may or may not survive the failover; retry with the same command id")
     }
 
     /// Queues `job`; returns why it was refused, if it was.
@@ -177,12 +184,8 @@ final class GroupCommitWriter: Sendable {
                 completions.append(completion)
             }
             lastBatch = commands.count
-            guard writable.load(ordering: .acquiring) else {
-                for completion in completions { completion(.failure(Self.readOnlyError)) }
-                continue
-            }
-            guard !deadline.hasPassed() else {
-                for completion in completions { completion(.failure(Self.leaseLapsedError)) }
+            if let refusal {
+                for completion in completions { completion(.failure(refusal)) }
                 continue
             }
             var applier = self.applier
@@ -200,9 +203,10 @@ final class GroupCommitWriter: Sendable {
             if results.contains(where: { if case .success(let committed) = $0 { committed.recorded.event.isServerEvent } else { false } }) {
                 notifier.serverChanged()
             }
-            // Checked again after the fsync: a commit that ended past the lease (the
-            // process was paused, say) is not acknowledged; its events stay in the log.
-            let lapsed = committed > 0 && deadline.hasPassed()
+            // Checked again after the fsync: a commit that ended after the node stopped
+            // leading, or past its lease (the process was paused, say), is not
+            // acknowledged; its events stay in the log.
+            let lapsed = committed > 0 && refusal != nil
             for (completion, result) in zip(completions, results) {
                 if lapsed, case .success(let event) = result {
                     completion(.failure(Self.lapsedDuringCommit(event.recorded.logSequence)))

@@ -176,18 +176,23 @@ public final class EtcdClient: Sendable {
         }
     }
 
-    /// Runs `call` on the preferred endpoint, then, while the endpoint cannot be reached,
-    /// on the next ones; the last failure is thrown.
+    /// Runs `call` on the preferred endpoint, then, while the endpoint cannot be reached
+    /// and `timeout` has not passed since the first try, on the next ones; the last
+    /// failure is thrown. The whole, not each try, is bound by `timeout`: a lease renewal
+    /// must end within its share of the lease however many endpoints there are.
     private func withFailover<T: Sendable>(
         timeout: Duration, _ call: (GRPCClient<HTTP2ClientTransport.Posix>, CallOptions) async throws -> T
     ) async throws(ChordStoreError) -> T {
+        let deadline = ContinuousClock.now + timeout
         var options = CallOptions.defaults
-        options.timeout = timeout
         options.waitForReady = false
         let first = preferred.load(ordering: .relaxed)
         var failure = ChordStoreError(.unavailable, "no etcd endpoint")
         for step in 0..<clients.count {
             let index = (first + step) % clients.count
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .milliseconds(1) else { break }
+            options.timeout = remaining
             do {
                 let result = try await call(clients[index], options)
                 if step > 0 { preferred.store(index, ordering: .relaxed) }

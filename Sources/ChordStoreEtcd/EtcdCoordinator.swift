@@ -1,4 +1,5 @@
 public import ChordStoreDomain
+import ChordStoreClient
 import ChordStoreProto
 public import ChordStoreReplication
 import Foundation
@@ -44,12 +45,16 @@ public final class EtcdCoordinator: Coordinator {
         }
     }
 
+    /// The endpoints and the cluster's name, for logs.
     public var description: String { "etcd at \(client.endpoints.map(\.description).joined(separator: ",")), cluster \(cluster)" }
 
+    /// Closes the connections to etcd.
     public func close() async { await client.close() }
 
     // MARK: Coordinator
 
+    /// Creates `members` from `initial` unless it exists (one transaction), then reads the
+    /// cluster.
     public func join(initial: Membership) async throws(ChordStoreError) -> ClusterView {
         let list = try Self.json(Chordstore_V1_MemberList.with { $0.addresses = initial.addresses })
         _ = try await client.txn(.with {
@@ -68,13 +73,16 @@ public final class EtcdCoordinator: Coordinator {
     }
 
     /// The cluster as one read of its keys shows it.
-    func read() async throws(ChordStoreError) -> ClusterView {
+    public func read() async throws(ChordStoreError) -> ClusterView {
         let response = try await client.range(prefix, end: Self.prefixEnd(prefix), timeout: callTimeout)
         var view = ClusterView(leader: nil, members: Membership([]), revision: response.header.revision)
         for kv in response.kvs { try apply(kv, deleted: false, to: &view) }
         return view
     }
 
+    /// Watches the cluster's keys from the revision after `view`'s, yielding the view
+    /// after each answer of etcd's watch that touched them; throws when etcd cancels the
+    /// watch (a compacted revision) or the stream breaks.
     public func watch(after view: ClusterView) -> AsyncThrowingStream<ClusterView, any Error> {
         let responses = client.watch(prefix, end: Self.prefixEnd(prefix), from: view.revision + 1)
         return AsyncThrowingStream { continuation in
@@ -89,7 +97,10 @@ public final class EtcdCoordinator: Coordinator {
                         var next = current
                         for event in response.events { try apply(event.kv, deleted: event.type == .delete, to: &next) }
                         next.revision = response.header.revision
-                        if next.leader != current.leader || next.members != current.members { continuation.yield(next) }
+                        // Every answer that touched the keys, even when the view looks the
+                        // same after it: a key taken and given up within one answer must
+                        // still wake the members waiting for it to be free.
+                        continuation.yield(next)
                         current = next
                     }
                     continuation.finish()
@@ -101,8 +112,16 @@ public final class EtcdCoordinator: Coordinator {
         }
     }
 
+    /// Takes the leader key (see ``Coordinator/campaign(address:node:floor:ttl:)``): reads
+    /// the keys, grants a lease, and puts `leader` and `epoch` in one transaction that
+    /// holds only if `leader` is absent and `epoch` unchanged since the read. When `epoch`
+    /// changed meanwhile (another member won and gave the key up again), it tries again,
+    /// at most five times with a short backoff, then fails with `aborted`. An answer lost
+    /// after the transaction applied is found out by reading the key: the win stands.
     public func campaign(address: String, node: String, floor: UInt64, ttl: Duration) async throws(ChordStoreError) -> CampaignWin? {
-        for _ in 0..<5 {
+        var backoff = Backoff(first: .milliseconds(20), limit: .milliseconds(200), jitter: 0.5)
+        for attempt in 0..<5 {
+            if attempt > 0 { try? await Task.sleep(for: backoff.next()) }
             let response = try await client.range(prefix, end: Self.prefixEnd(prefix), timeout: callTimeout)
             if response.kvs.contains(where: { Array($0.key) == leaderKey }) { return nil }
             let counter = response.kvs.first { Array($0.key) == epochKey }
@@ -160,15 +179,19 @@ public final class EtcdCoordinator: Coordinator {
         throw ChordStoreError(.aborted, "the epoch counter kept changing while this node stood for leader")
     }
 
+    /// One `LeaseKeepAlive` round within `timeout`.
     public func renew(lease id: Int64, timeout: Duration) async throws(ChordStoreError) -> Duration? {
         let ttl = try await client.keepAlive(id, timeout: timeout)
         return ttl > 0 ? .seconds(ttl) : nil
     }
 
+    /// Revokes the lease: etcd deletes the keys attached to it, the leader key among them.
     public func resign(lease id: Int64) async throws(ChordStoreError) {
         try await client.revokeLease(id, timeout: callTimeout)
     }
 
+    /// One transaction: `members` replaced if its revision is still `from`'s (and, with
+    /// `resigningLease`, `leader` deleted if that lease holds it).
     public func changeMembers(from: Membership, to: Membership, resigningLease: Int64?) async throws(ChordStoreError) -> Bool {
         let list = try Self.json(Chordstore_V1_MemberList.with { $0.addresses = to.addresses })
         var request = Etcdserverpb_TxnRequest.with {

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -26,6 +27,14 @@ enum HostAddresses {
             entry = current.pointee.ai_next
         }
         return found
+    }
+
+    /// The addresses member `address` (`HOST:PORT`) may connect from, looked up on a
+    /// thread of its own: a slow name server must not stall the caller's.
+    static func sources(of address: String) async -> Set<String> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: resolve(host(of: address))) }
+        }
     }
 
     /// The host part of `HOST:PORT` (brackets of an IPv6 literal removed).

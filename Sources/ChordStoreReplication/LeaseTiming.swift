@@ -42,7 +42,7 @@ public struct LeaseTiming: Sendable, Hashable {
         sentAt + granted - margin
     }
 
-    /// Whether renewals fit inside the lease (always, by construction; checked by a test
-    /// and at start, in case the fractions are ever changed).
+    /// Whether renewals fit inside the lease (always, by construction; a test checks it,
+    /// in case the fractions are ever changed).
     public var isSafe: Bool { renewInterval + renewTimeout * 2 <= ttl - margin }
 }

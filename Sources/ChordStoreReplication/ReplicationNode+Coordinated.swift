@@ -51,8 +51,7 @@ extension ReplicationNode {
     func probeMembers(generation: UInt64) async {
         let members = state.withLock { $0.machine.members }
         let answered = await probe.statuses(members.others(than: config.address), within: config.lease.stagger * 2).map(Self.view)
-        guard let own = ownView() else { return }
-        handle(.membersProbed(own: own, answered, generation: generation))
+        handle(.membersProbed(own: ownView(), answered, generation: generation))
     }
 
     /// Tries to take the leader key with an epoch above `floor`.
@@ -79,6 +78,9 @@ extension ReplicationNode {
     func renewLease(_ id: Int64) async {
         guard let coordinator = config.coordinator else { return }
         var failing = false
+        // A failed renewal is tried again at once, then after short waits: well within
+        // the margin either way (the renewal timeout bounds each try).
+        var retries = Backoff(first: .milliseconds(20), limit: .milliseconds(100), jitter: 0.2)
         while !Task.isCancelled, state.withLock({ $0.machine.lease?.id == id }) {
             if !failing { try? await Task.sleep(for: config.lease.renewInterval) }
             let sentAt = ContinuousClock.now
@@ -89,14 +91,13 @@ extension ReplicationNode {
                 }
                 if failing { logger.notice("renewed the leader lease again", metadata: ["lease": "\(id)"]) }
                 failing = false
+                retries.reset()
                 handle(.leaseRenewed(id: id, validUntil: config.lease.validUntil(sentAt: sentAt, granted: ttl)))
             } catch {
                 if Task.isCancelled { return }
                 if !failing { logger.warning("cannot renew the leader lease", metadata: ["lease": "\(id)", "error": "\(error)"]) }
                 failing = true
-                // Back to back, but never faster than the timeout would allow anyway.
-                let spent = ContinuousClock.now - sentAt
-                if spent < .milliseconds(100) { try? await Task.sleep(for: .milliseconds(100) - spent) }
+                if ContinuousClock.now - sentAt < config.lease.renewTimeout { try? await Task.sleep(for: retries.next()) }
             }
         }
     }

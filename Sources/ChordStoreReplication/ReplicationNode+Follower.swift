@@ -35,10 +35,7 @@ extension ReplicationNode {
                         ? "looking for a leader among \(config.peers.joined(separator: ", "))"
                         : "waiting for a leader (\(config.coordinator?.description ?? "the coordinator"))")
                 }
-                // Woken when the machine names a leader (its generation moves on).
-                await leaderNamed.wait(for: generation, timeout: .seconds(1), otherwise: ()) { seen in
-                    state.withLock { $0.machine.generation } > seen ? () : nil
-                }
+                await waitForNewLeader(after: generation, atMost: .seconds(1))
                 continue
             }
             let before = (try? store.lastLogSequence()) ?? 0
@@ -72,10 +69,15 @@ extension ReplicationNode {
                 handle(.followEnded(leader: leader, .progressed))
             }
             handle(.followEnded(leader: leader, outcome))
-            let wait = backoff.next()
-            await leaderNamed.wait(for: generation, timeout: wait, otherwise: ()) { seen in
-                state.withLock { $0.machine.generation } > seen ? () : nil
-            }
+            await waitForNewLeader(after: generation, atMost: backoff.next())
+        }
+    }
+
+    /// Returns when the machine names a leader (its generation moves past `generation`),
+    /// or after `timeout`.
+    private func waitForNewLeader(after generation: UInt64, atMost timeout: Duration) async {
+        await leaderNamed.wait(for: generation, timeout: timeout, otherwise: ()) { seen in
+            state.withLock { $0.machine.generation } > seen ? () : nil
         }
     }
 
@@ -132,9 +134,10 @@ extension ReplicationNode {
             if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.notLeaderPrefix) { throw .redirected(error.leader) }
             throw .failed("\(error)")
         } catch let error as ChordStoreError {
-            // A batch this log refuses (tampered, not following this log's last event, or
-            // a full disk here).
+            // A batch this log refuses (tampered, not following this log's last event, of
+            // a leader deposed meanwhile, or a full disk here).
             if error.isDivergence { throw .diverged(error.message) }
+            if error.message.hasPrefix(ChordStore.olderLeaderPrefix) { throw .redirected(nil) }
             throw .failed("refused a batch: \(error)")
         } catch {
             throw .failed("\(error)")
@@ -170,7 +173,7 @@ extension ReplicationNode {
         var applied = try store.head()
         if !batch.records.isEmpty {
             let previous = LogPosition(sequence: batch.previousSequence, epoch: batch.previousEpoch, checksum: batch.previousChecksum)
-            applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous)
+            applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous, leaderEpoch: batch.leaderEpoch)
         }
         try await acknowledge(applied.sequence, to: acks)
         state.withLock { $0.heard = FollowProgress(leaderLastSequence: batch.leaderLastSequence, at: .now) }
@@ -231,15 +234,4 @@ extension ReplicationNode {
             .getLogPosition, Chordstore_V1_LogPositionRequest.with { $0.sequence = sequence }, timeout: .seconds(5), as: Chordstore_V1_LogPosition.self)
         return position.found ? LogPosition(sequence: position.sequence, epoch: position.epoch, checksum: position.checksum) : nil
     }
-}
-
-/// When a follower last heard from its leader.
-final class Heartbeat: Sendable {
-    private let last = Mutex(ContinuousClock.now)
-
-    /// Notes that the leader spoke now.
-    func beat() { last.withLock { $0 = .now } }
-
-    /// How long since the leader last spoke.
-    var silence: Duration { ContinuousClock.now - last.withLock { $0 } }
 }

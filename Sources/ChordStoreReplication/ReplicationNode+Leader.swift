@@ -35,8 +35,8 @@ extension ReplicationNode {
             logger.warning("refused a replication call naming a member from another address", metadata: [
                 "member": "\(address)", "from": "\(source)",
             ])
-            Thread.detachNewThread { [self] in
-                let fresh = HostAddresses.resolve(HostAddresses.host(of: address))
+            Task { [self] in
+                let fresh = await HostAddresses.sources(of: address)
                 if !fresh.isEmpty { state.withLock { $0.quorum.setSources(fresh, for: address) } }
             }
         }

@@ -99,7 +99,7 @@ extension ReplicationNode {
     /// A change that keeps this leader: joint quorums while a majority of `target` catches up.
     private func change(from current: Membership, to target: Membership, timeout: Duration, coordinator: any Coordinator) async throws(ChordStoreError) {
         for added in target.addresses where !current.contains(added) {
-            let sources = await Self.resolve(added)
+            let sources = await HostAddresses.sources(of: added)
             state.withLock { $0.quorum.setSources(sources, for: added) }
         }
         state.withLock { $0.quorum.beginChange(to: target) }
@@ -111,21 +111,29 @@ extension ReplicationNode {
                 .unavailable,
                 "a majority of \(target) did not hold event \(head) within \(timeout): a new member must run `chordstore serve --coordinator … --cluster \(config.cluster) --advertise HOST:PORT` and follow this leader first")
         }
-        guard try await coordinator.changeMembers(from: current, to: target, resigningLease: nil) else {
+        switch await Self.outcome(of: { () throws(ChordStoreError) in try await coordinator.changeMembers(from: current, to: target, resigningLease: nil) },
+                                  applied: { $0.members.addresses == target.addresses }, coordinator: coordinator) {
+        case .applied:
+            committed = true
+            state.withLock { $0.quorum.setMembers(Membership(target.addresses, revision: current.revision)) }
+        case .notApplied:
             throw ChordStoreError(.aborted, "the member list changed in the coordinator meanwhile; look again and retry")
+        case .unknown(let error):
+            // Back to the old membership's quorums: any majority of it meets any majority
+            // of a list one member apart, and the watch brings whichever list holds.
+            throw ChordStoreError(.unavailable, "the member list may or may not have changed (\(error.message)); look with `cluster status`")
         }
-        committed = true
-        state.withLock { $0.quorum.setMembers(Membership(target.addresses, revision: current.revision)) }
     }
 
     /// The leader removes itself: no writes, a majority of the rest catches up, then the
-    /// member list loses it and the leader key goes, in one transaction.
+    /// member list loses it and the leader key goes, in one transaction. If the
+    /// transaction's outcome cannot be known, the node steps down rather than lead on:
+    /// stepping down is always safe, leading on beside a successor is not.
     private func handOver(from current: Membership, to target: Membership, timeout: Duration, coordinator: any Coordinator) async throws(ChordStoreError) {
         if let reason = Self.refusal(in: handle(.handOverStarted)) { throw ChordStoreError(.failedPrecondition, reason) }
         var done = false
         defer { handle(.handOverEnded(done)) }
-        // Between batches of the writer: a commit in flight when the gate closed is in.
-        _ = try await store.adoptEpoch(0)
+        try await store.waitForWriter()  // a commit in flight when the gate closed is in the log now
         let head = try store.head().sequence
         guard await wait(for: .majorityOf(target, head), timeout: timeout) else {
             throw ChordStoreError(.unavailable, "a majority of \(target) did not hold event \(head) within \(timeout); this node leads on")
@@ -133,17 +141,41 @@ extension ReplicationNode {
         guard let lease = state.withLock({ $0.machine.lease }) else {
             throw ChordStoreError(.unavailable, "this node's lease lapsed during the handover")
         }
-        guard try await coordinator.changeMembers(from: current, to: target, resigningLease: lease.id) else {
+        switch await Self.outcome(of: { () throws(ChordStoreError) in try await coordinator.changeMembers(from: current, to: target, resigningLease: lease.id) },
+                                  applied: { $0.leader?.lease != lease.id && !$0.members.contains(config.address) }, coordinator: coordinator) {
+        case .applied:
+            done = true
+            logger.notice("removed this node from the members and gave the leader key up", metadata: ["members": "\(target)"])
+        case .notApplied:
             throw ChordStoreError(.aborted, "the member list or the leader key changed in the coordinator meanwhile; look again and retry")
+        case .unknown(let error):
+            done = true
+            throw ChordStoreError(.unavailable, "the handover may or may not have happened (\(error.message)); this node stepped down, look with `cluster status`")
         }
-        done = true
-        logger.notice("removed this node from the members and gave the leader key up", metadata: ["members": "\(target)"])
     }
 
-    /// The addresses `address`'s host resolves to, looked up off the cooperative pool.
-    private static func resolve(_ address: String) async -> Set<String> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: HostAddresses.resolve(HostAddresses.host(of: address))) }
+    /// What became of a compare-and-swap in the coordinator.
+    enum SwapOutcome {
+        case applied, notApplied
+        case unknown(ChordStoreError)
+    }
+
+    /// Runs `swap`; when it fails, or says it did not apply (a retry on another etcd
+    /// endpoint finds its own earlier success a conflict), reads the cluster to see
+    /// whether `applied` holds.
+    static func outcome(
+        of swap: () async throws(ChordStoreError) -> Bool, applied: (ClusterView) -> Bool, coordinator: any Coordinator
+    ) async -> SwapOutcome {
+        var failure: ChordStoreError?
+        do {
+            if try await swap() { return .applied }
+        } catch {
+            failure = error
+        }
+        do {
+            return applied(try await coordinator.read()) ? .applied : (failure.map { .unknown($0) } ?? .notApplied)
+        } catch {
+            return .unknown(failure ?? error)
         }
     }
 }

@@ -37,9 +37,7 @@ extension ReplicationNode {
     }
 
     private func runPromotion(force: Bool) async throws(ChordStoreError) -> UInt64 {
-        if let refusal = store.writeRefusal, refusal.code == .dataLoss {
-            throw ChordStoreError(.failedPrecondition, "this node's log is damaged, it could not lead: \(refusal.message)")
-        }
+        try checkLogCanLead()
         let head = try store.head()
         let reachable = await probe.statuses(config.peers)
         try Self.checkAhead(reachable, of: head, force: force)
@@ -68,9 +66,7 @@ extension ReplicationNode {
     func takeOver(epoch: UInt64) async -> RoleMachine.TakeoverOutcome {
         await state.withLock { $0.stoppingFollow }?.value
         do {
-            if let refusal = store.writeRefusal, refusal.code == .dataLoss {
-                return .refused("this node's log is damaged: \(refusal.message)")
-            }
+            try checkLogCanLead()
             try await adopt(epoch)
             let head = try store.head()
             let members = state.withLock { $0.machine.members }
@@ -96,14 +92,18 @@ extension ReplicationNode {
         actions.lazy.compactMap { if case .refuse(let reason) = $0 { reason } else { nil } }.first
     }
 
-    /// Whether `status`'s log is ahead of `head`: logs compare by their last event's
-    /// epoch, then by length (Raft's "at least as up to date").
-    static func isAhead(_ status: Chordstore_V1_NodeStatus, of head: LogPosition) -> Bool {
-        (status.lastEpoch, status.lastSequence) > (head.epoch, head.sequence)
+    /// Refuses to lead on a damaged log (the store refuses writes with `DATA_LOSS`).
+    private func checkLogCanLead() throws(ChordStoreError) {
+        if let refusal = store.writeRefusal, refusal.code == .dataLoss {
+            throw ChordStoreError(.failedPrecondition, "this node's log is damaged, it could not lead: \(refusal.message)")
+        }
     }
 
+    /// Refuses (unless `force`) when a member in `statuses` is ahead of `head`
+    /// (``PeerView/isAhead(of:)``).
     static func checkAhead(_ statuses: [Chordstore_V1_NodeStatus], of head: LogPosition, force: Bool) throws(ChordStoreError) {
-        let ahead = statuses.filter { isAhead($0, of: head) }
+        let own = PeerView(address: "", leading: false, epoch: head.epoch, lastEpoch: head.epoch, lastSequence: head.sequence)
+        let ahead = statuses.filter { view($0).isAhead(of: own) }
         guard !ahead.isEmpty, !force else { return }
         let names = ahead.map { "\($0.address) (\($0.lastSequence) events, last of epoch \($0.lastEpoch))" }.joined(separator: ", ")
         throw ChordStoreError(

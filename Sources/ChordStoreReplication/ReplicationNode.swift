@@ -51,8 +51,13 @@ public final class ReplicationNode: Sendable {
         var stoppingFollow: Task<Void, Never>?
         /// The leader the copy loop is copying from right now.
         var followingFrom: String?
-        /// Long-running work to end at ``stop()``: the coordinator's watch, the lease.
-        var background: [Task<Void, Never>] = []
+        /// Every task the driver started (the coordinator's watch, lease renewals, polls,
+        /// campaigns, timers), by id, each removing itself when done: ``stop()`` cancels
+        /// and awaits them.
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var nextTask = 0
+        /// Leases to give up once every task has ended (a key won while stopping, say).
+        var lateResigns: [Int64] = []
         /// A membership change under way (one at a time).
         var changingMembers = false
         /// When each member's host was last resolved again after a refused connection.
@@ -130,17 +135,17 @@ public final class ReplicationNode: Sendable {
     /// refused and quorum waits fail. A coordinated leader gives its key up at once, so
     /// that the others need not wait for its lease to lapse.
     public func stop() async {
-        let actions = handle(.stop)
-        let (tasks, follow) = state.withLock { state in
-            defer { state.background = [] }
-            return (state.background, state.stoppingFollow)
+        for case .resign(let lease) in handle(.stop) { state.withLock { $0.lateResigns.append(lease) } }
+        // Tasks may end by feeding the machine (a won key answered with `.resign`): keep
+        // cancelling and awaiting until none is left.
+        while true {
+            let tasks = state.withLock { Array($0.tasks.values) }
+            if tasks.isEmpty { break }
+            for task in tasks { task.cancel() }
+            for task in tasks { await task.value }
         }
-        for task in tasks { task.cancel() }
-        await follow?.value
-        if case .resign(let lease)? = actions.first(where: { if case .resign = $0 { true } else { false } }) {
-            try? await config.coordinator?.resign(lease: lease)
-        }
-        for task in tasks { await task.value }
+        await state.withLock { $0.stoppingFollow }?.value
+        for lease in state.withLock({ $0.lateResigns }) { try? await config.coordinator?.resign(lease: lease) }
         await config.coordinator?.close()
         await probe.close()
     }
@@ -216,23 +221,27 @@ public final class ReplicationNode: Sendable {
             spawn { [self] in handle(.leaderFound(await findLeader(), generation: generation)) }
         case .after(let delay, let event):
             spawn { [self] in
-                try? await Task.sleep(for: delay)
+                do { try await Task.sleep(for: delay) } catch { return }
                 handle(event)
             }
         case .watchCluster:
-            spawn(background: true) { [self] in await watchCluster() }
+            spawn { [self] in await watchCluster() }
         case .probeMembers(let generation):
             spawn { [self] in await probeMembers(generation: generation) }
         case .campaign(let floor, let generation):
             spawn { [self] in await campaign(floor: floor, generation: generation) }
         case .renewLease(let id):
-            spawn(background: true) { [self] in await renewLease(id) }
+            spawn { [self] in await renewLease(id) }
         case .takeOver(let epoch, let generation):
             spawn { [self] in handle(.takeoverEnded(await takeOver(epoch: epoch), generation: generation)) }
         case .resign(let lease):
-            // At a stop, ``stop()`` resigns itself before it closes the coordinator.
-            if state.withLock({ $0.machine.phase == .stopped }) { return }
-            spawn { [self] in try? await config.coordinator?.resign(lease: lease) }
+            // Once stopping, ``stop()`` resigns before it closes the coordinator.
+            let stopping = state.withLock { state -> Bool in
+                guard state.machine.phase == .stopped else { return false }
+                state.lateResigns.append(lease)
+                return true
+            }
+            if !stopping { spawn { [self] in try? await config.coordinator?.resign(lease: lease) } }
         case .revokeStale(let lease):
             spawn { [self] in
                 do {
@@ -254,10 +263,17 @@ public final class ReplicationNode: Sendable {
         }
     }
 
-    /// Runs `work` in a task; a background one is cancelled at ``stop()``.
-    private func spawn(background: Bool = false, _ work: @escaping @Sendable () async -> Void) {
-        let task = Task { await work() }
-        if background { state.withLock { $0.background.append(task) } }
+    /// Runs `work` in a task that ``stop()`` cancels and awaits.
+    private func spawn(_ work: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            let id = state.nextTask
+            state.nextTask += 1
+            // Registered before it can end: its own removal waits for this lock.
+            state.tasks[id] = Task { [self] in
+                await work()
+                _ = self.state.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+        }
     }
 
     /// A member's status as the machine sees it.
@@ -281,14 +297,12 @@ public final class ReplicationNode: Sendable {
         return adopted
     }
 
-    /// Resolves the hosts of members whose source addresses are not known yet, off the
-    /// caller's thread (a slow name server would stall it).
+    /// Resolves the hosts of members whose source addresses are not known yet.
     private func resolveSources(of members: Membership) {
         let unknown = state.withLock { state in members.others(than: config.address).filter { state.quorum.sources[$0] == nil } }
-        guard !unknown.isEmpty else { return }
-        Thread.detachNewThread { [self] in
-            for member in unknown {
-                let addresses = HostAddresses.resolve(HostAddresses.host(of: member))
+        for member in unknown {
+            spawn { [self] in
+                let addresses = await HostAddresses.sources(of: member)
                 state.withLock { $0.quorum.setSources(addresses, for: member) }
             }
         }
@@ -305,8 +319,12 @@ public final class ReplicationNode: Sendable {
         state.withLock { $0.machine.hasDecided ? ($0.machine.isLeading ? Role.leader.rawValue : Role.follower.rawValue) : "starting" }
     }
 
-    /// The leader's address as this node knows it (itself when it leads).
-    public var leader: String? { state.withLock { $0.machine.leader } }
+    /// The leader's address as this node knows it (itself when it leads, unless its
+    /// coordinated lease has lapsed).
+    public var leader: String? {
+        let now = ContinuousClock.now
+        return state.withLock { $0.machine.leader(at: now) }
+    }
 
     /// A follower's last word from its leader (`nil` on a leader, or before the first).
     public var followProgress: FollowProgress? { state.withLock { $0.machine.isLeading ? nil : $0.heard } }

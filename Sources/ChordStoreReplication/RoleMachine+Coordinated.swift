@@ -30,12 +30,8 @@ extension RoleMachine {
             if isLeadingOrTakingOver {
                 actions += stepDown(to: nil, reason: "the leader key is gone: this node's lease lapsed in the coordinator")
             }
-            switch phase {
-            case .following, .idle:
-                return actions + (isMember ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
-            default:
-                return actions
-            }
+            guard case .following = phase else { return actions }
+            return actions + (isMember ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
         }
     }
 
@@ -53,8 +49,15 @@ extension RoleMachine {
         return actions
     }
 
-    mutating func membersProbed(own: PeerView, _ answered: [PeerView], generation: UInt64) -> [Action] {
+    mutating func membersProbed(own: PeerView?, _ answered: [PeerView], generation: UInt64) -> [Action] {
         guard generation == self.generation, phase == .electing(.ranking), cluster?.leader == nil, isMember else { return [] }
+        guard let own else {
+            phase = .electing(.yielding)
+            return [
+                .after(timing.recheck, .electionDue(generation: generation)),
+                .log(LogLine(.warning, "cannot read this node's log to stand for leader; looking again")),
+            ]
+        }
         switch Election.decide(me: own, answered: answered, members: members, timing: timing) {
         case .stand(let floor):
             phase = .campaigning
@@ -72,7 +75,16 @@ extension RoleMachine {
     }
 
     mutating func electionDue(generation: UInt64, at now: ContinuousClock.Instant) -> [Action] {
-        guard generation == self.generation, case .electing(let step) = phase, cluster?.leader == nil, isMember else { return [] }
+        guard generation == self.generation, isMember else { return [] }
+        if phase == .following(leader: nil) {
+            // No leader known for a while: follow the key's holder, or stand if it is free.
+            if let claim = cluster?.leader, claim.address != me {
+                return switchLeader(to: claim.address, reason: "\(claim.address) holds the leader key, epoch \(claim.epoch)")
+            }
+            if cluster?.leader == nil { return startElection(at: now) }
+            return [.after(timing.recheck, .electionDue(generation: generation))]  // this node's own claim, not yet gone
+        }
+        guard case .electing(let step) = phase, cluster?.leader == nil else { return [] }
         switch step {
         case .waiting(let floor):
             phase = .campaigning
@@ -102,9 +114,10 @@ extension RoleMachine {
                 .log(LogLine(.notice, "took the leader key", ["epoch": "\(won)"])),
             ]
         case .lost:
-            phase = .following(leader: cluster?.leader?.address)
+            let winner = cluster?.leader?.address
+            phase = .following(leader: winner)
             self.generation += 1
-            return cluster?.leader.map { [.follow($0.address)] } ?? []
+            return [.follow(winner)] + (winner == nil ? lookForLeader() : [])
         case .failed(let reason):
             phase = .electing(.yielding)
             return [

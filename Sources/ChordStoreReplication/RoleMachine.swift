@@ -73,7 +73,9 @@ public struct RoleMachine: Sendable {
 
     /// How a manual promotion ended.
     public enum PromotionOutcome: Sendable, Hashable {
+        /// It leads with `epoch`.
         case promoted(epoch: UInt64)
+        /// It did not take place (a member ahead, no majority fenced, ...).
         case refused
     }
 
@@ -89,13 +91,17 @@ public struct RoleMachine: Sendable {
 
     /// How a takeover (fencing a majority, checking none is ahead) ended.
     public enum TakeoverOutcome: Sendable, Hashable {
+        /// A majority took the epoch and none is ahead: it may lead.
         case ready
+        /// It may not lead, for this reason.
         case refused(String)
     }
 
     /// What happened.
     public enum Event: Sendable, Hashable {
+        /// The node starts serving.
         case start
+        /// The node stops for good.
         case stop
         /// Manual start: the peers that answered.
         case startProbed([PeerView], generation: UInt64)
@@ -107,7 +113,9 @@ public struct RoleMachine: Sendable {
         case leaderFound(String?, generation: UInt64)
         /// Manual: look for the leader again.
         case lookAgain(generation: UInt64)
+        /// Manual: `Promote` was called (`force` skips its checks).
         case promoteRequested(force: Bool)
+        /// Manual: the promotion started with `generation` ended.
         case promotionEnded(PromotionOutcome, generation: UInt64)
         /// A member showed its epoch (a Replicate call, an acknowledgement, a status).
         case epochSeen(UInt64, from: String, leading: Bool)
@@ -121,11 +129,14 @@ public struct RoleMachine: Sendable {
         case clusterSeen(ClusterView)
         /// Coordinated: the coordinator cannot be reached (the driver keeps trying).
         case coordinatorLost(String)
-        /// Coordinated election: this member's own position and the members that answered.
-        case membersProbed(own: PeerView, [PeerView], generation: UInt64)
+        /// Coordinated election: this member's own position (`nil`: its log could not be
+        /// read) and the members that answered.
+        case membersProbed(own: PeerView?, [PeerView], generation: UInt64)
         /// Coordinated election: a timer set by ``Action/after(_:_:)`` came due.
         case electionDue(generation: UInt64)
+        /// Coordinated: the attempt to take the leader key started with `generation` ended.
         case campaignEnded(CampaignOutcome, generation: UInt64)
+        /// Coordinated: the takeover started with `generation` ended.
         case takeoverEnded(TakeoverOutcome, generation: UInt64)
         /// The coordinator renewed lease `id`: it may be acted on until `validUntil`.
         case leaseRenewed(id: Int64, validUntil: ContinuousClock.Instant)
@@ -187,11 +198,16 @@ public struct RoleMachine: Sendable {
 
     /// A line for the node's log.
     public struct LogLine: Sendable, Hashable {
+        /// How much it matters, as swift-log's levels.
         public enum Level: Sendable, Hashable { case info, notice, warning }
+        /// Its level.
         public var level: Level
+        /// What happened.
         public var message: String
+        /// Details, by key.
         public var metadata: [String: String]
 
+        /// A line.
         public init(_ level: Level, _ message: String, _ metadata: [String: String] = [:]) {
             self.level = level
             self.message = message
@@ -254,6 +270,13 @@ public struct RoleMachine: Sendable {
         case .following(let leader): leader
         default: nil
         }
+    }
+
+    /// The leader's address as this member knows it at `now`: not itself once its lease
+    /// has lapsed (it takes no writes then, and a client must look elsewhere).
+    public func leader(at now: ContinuousClock.Instant) -> String? {
+        if phase == .leading, isCoordinated, let lease, now >= lease.validUntil { return nil }
+        return leader
     }
 
     /// Why a write is refused at `now`: `nil` while it leads with a valid lease, else the
@@ -333,7 +356,7 @@ public struct RoleMachine: Sendable {
     }
 
     private mutating func stop() -> [Action] {
-        var actions: [Action] = [.setWritable(false), .setWriteDeadline(nil), .stopFollowing, .failQuorumWaits]
+        var actions: [Action] = [.setWritable(false), .stopFollowing, .failQuorumWaits]
         if let lease { actions.append(.resign(lease: lease.id)) }
         lease = nil
         phase = .stopped
@@ -365,17 +388,19 @@ public struct RoleMachine: Sendable {
     }
 
     /// Stops leading (or taking over, or standing) and follows `leader`: the gate closes
-    /// in the writer, so no batch straddles the change, and quorum writes waiting on this
-    /// node fail. A coordinated lease is given up.
+    /// in the writer, so no batch starts after the change and one that ends after it is
+    /// not acknowledged, and quorum writes waiting on this node fail. A coordinated lease
+    /// is given up; its deadline stays in the writer (only ``lead(reason:)`` sets a new
+    /// one), so a commit in flight is judged by it.
     mutating func stepDown(to leader: String?, reason: String) -> [Action] {
-        var actions: [Action] = [.setWritable(false), .setWriteDeadline(nil)]
+        var actions: [Action] = [.setWritable(false)]
         if let lease { actions.append(.resign(lease: lease.id)) }
         lease = nil
         phase = .following(leader: leader)
         generation += 1
         followFailures = 0
         actions += [.failQuorumWaits, .resetFollowers, .follow(leader), following(leader, reason: reason)]
-        if !isCoordinated, leader == nil { actions.append(.findLeader(generation: generation)) }
+        if leader == nil { actions += lookForLeader() }
         return actions
     }
 
@@ -386,8 +411,17 @@ public struct RoleMachine: Sendable {
         generation += 1
         followFailures = 0
         var actions: [Action] = [.follow(leader), following(leader, reason: reason)]
-        if !isCoordinated, leader == nil { actions.append(.findLeader(generation: generation)) }
+        if leader == nil { actions += lookForLeader() }
         return actions
+    }
+
+    /// With no leader known: a manual member asks its peers; a coordinated voting member
+    /// looks at the coordinator's view again after ``LeaseTiming/recheck``, in case the
+    /// watch showed no change that would wake it (a key taken and given up in one
+    /// answer, say).
+    func lookForLeader() -> [Action] {
+        if !isCoordinated { return [.findLeader(generation: generation)] }
+        return isMember ? [.after(timing.recheck, .electionDue(generation: generation))] : []
     }
 
     func following(_ leader: String?, reason: String) -> Action {

@@ -30,10 +30,14 @@ public final class EtcdServer: @unchecked Sendable {
     /// TLS for etcd's client port: its certificate and key, and the authority whose
     /// client certificates it requires (`--client-cert-auth`), if any. PEM files.
     public struct TLS: Sendable {
+        /// etcd's certificate (PEM).
         public var certificateFile: String
+        /// Its private key (PEM).
         public var keyFile: String
+        /// The authority whose client certificates etcd requires (`nil`: none required).
         public var clientCAFile: String?
 
+        /// TLS settings.
         public init(certificateFile: String, keyFile: String, clientCAFile: String?) {
             self.certificateFile = certificateFile
             self.keyFile = keyFile
@@ -124,6 +128,8 @@ public final class EtcdServer: @unchecked Sendable {
 
 /// Why a test etcd could not start.
 public struct EtcdServerError: Error, CustomStringConvertible {
+    /// What went wrong.
     public var description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -11,7 +11,11 @@ struct FailoverCheck: AsyncParsableCommand {
             Starts its own etcd and --nodes `chordstore serve --coordinator` members (data,
             etcd and logs in --dir), and --clients clients that each add chordsets with
             unique titles, one at a time, with quorum durability and a command id, through
-            the Swift client given every member's address (it follows the leader). Then
+            the Swift client given every member's address (it follows the leader), and
+            --local-clients more that write with local durability (acknowledged at the
+            leader's fsync: what the leader's lease guards, and the split-brain check
+            judges; such a write the new leader lacks is counted as local_lost, which is
+            what local means, not an anomaly). Then
             --rounds rounds, each: --write-seconds of writes, one fault, healing, and a
             wait until the cluster is whole again. The faults, taken in turn from --faults:
 
@@ -30,9 +34,9 @@ struct FailoverCheck: AsyncParsableCommand {
             first acknowledged write of a newer epoch) and the longest time without an
             acknowledged write; the median and largest failover time, after kill-leader
             and over all faults of the leader; lost, duplicated, unexpected, out-of-order
-            and misplaced writes as `chordstore-check` judges them; and split_brains:
-            pairs of epochs whose acknowledged writes were committed in overlapping spans
-            of time. Exit status 0 when nothing is wrong, 1 otherwise, 2 when the check
+            and misplaced writes as `chordstore-check` judges them (of the quorum writes);
+            and split_brains: pairs of epochs whose acknowledged writes (local ones
+            included) were committed in overlapping spans of time. Exit status 0 when nothing is wrong, 1 otherwise, 2 when the check
             could not run.
             """)
 
@@ -50,7 +54,8 @@ struct FailoverCheck: AsyncParsableCommand {
     @Option(help: "Members of the cluster.") var nodes = 3
     @Option(help: "Rounds of one fault each.") var rounds = 5
     @Option(help: ArgumentHelp("The faults, taken in turn (comma-separated).", valueName: "KIND,...")) var faults = Kind.allCases.map(\.rawValue).joined(separator: ",")
-    @Option(help: "Concurrent clients.") var clients = 4
+    @Option(help: "Concurrent clients writing with quorum durability.") var clients = 4
+    @Option(help: "Concurrent clients writing with local durability.") var localClients = 1
     @Option(help: "Seconds of writes before each fault.") var writeSeconds = 2.0
     @Option(help: "The members' --lease-ttl, in seconds.") var leaseTtl = 2
     @Option(help: ArgumentHelp("Where the members run: auto (namespaces when root), namespaces, or loopback (no partitions).", valueName: "MODE"))
@@ -62,7 +67,9 @@ struct FailoverCheck: AsyncParsableCommand {
 
     func validate() throws {
         guard (3...7).contains(nodes) else { throw ValidationError("--nodes must be 3...7") }
-        guard (1...10_000).contains(rounds), (1...64).contains(clients) else { throw ValidationError("--rounds 1...10000, --clients 1...64") }
+        guard (1...10_000).contains(rounds), (1...64).contains(clients), (0...64).contains(localClients) else {
+            throw ValidationError("--rounds 1...10000, --clients 1...64, --local-clients 0...64")
+        }
         let names = faults.split(separator: ",").map(String.init)
         guard !names.isEmpty, names.allSatisfy({ Kind(rawValue: $0) != nil }) else {
             throw ValidationError("--faults takes a comma-separated list of \(Kind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(faults)'")

@@ -19,6 +19,10 @@ struct FailoverReport: Codable {
     var acknowledged = 0
     var failed = 0
     var failures: [String: Int] = [:]
+    /// Acknowledged writes of the local clients, and how many of them the final log lacks
+    /// (a leader lost before a follower copied them: allowed for `local`).
+    var localAcknowledged = 0
+    var localLost = 0
     var lost = 0
     var duplicated = 0
     var unexpected = 0

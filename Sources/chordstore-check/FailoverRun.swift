@@ -26,7 +26,10 @@ final class FailoverRun: @unchecked Sendable {
     private var writerCredentials = ClientCredentials()
 
     private struct Shared {
+        /// The quorum clients' writes.
         var attempts: [CheckAnalysis.Attempt] = []
+        /// The local clients' writes.
+        var localAttempts: [CheckAnalysis.Attempt] = []
         var acks: [FailoverAnalysis.Ack] = []
         var failures: [String: Int] = [:]
         var writing = true
@@ -57,9 +60,10 @@ final class FailoverRun: @unchecked Sendable {
         guard let cluster else { throw CheckFailure("no cluster") }
         let first = try await waitUntilWhole(deadline: .seconds(60))
         try await makeWriterToken(leader: first.leader)
-        progress("cluster of \(options.nodes) up on \(report.network), leader \(first.leader) (epoch \(first.epoch)); \(options.clients) clients writing")
+        progress("cluster of \(options.nodes) up on \(report.network), leader \(first.leader) (epoch \(first.epoch)); \(options.clients) quorum and \(options.localClients) local clients writing")
         let writers = Task { await withTaskGroup(of: Void.self) { group in
-            for client in 0..<options.clients { group.addTask { await self.write(as: client) } }
+            for client in 0..<options.clients { group.addTask { await self.write(as: client, local: false) } }
+            for client in 0..<options.localClients { group.addTask { await self.write(as: client, local: true) } }
         } }
         for round in 0..<options.rounds {
             guard ContinuousClock.now - started < .seconds(options.maxSeconds) else {
@@ -140,20 +144,20 @@ final class FailoverRun: @unchecked Sendable {
 
     // MARK: Writing
 
-    private func write(as client: Int) async {
+    private func write(as client: Int, local: Bool) async {
         var retry = Client.RetryPolicy()
         retry.failover = .seconds(30)
         guard let cluster, let connection = Client(servers: cluster.addresses, retry: retry, credentials: writerCredentials) else { return }
         defer { Task { await connection.close() } }
         var index = 0
         while state.withLock({ $0.writing }), ContinuousClock.now - started < .seconds(options.maxSeconds) {
-            let title = "fo-\(runID)-c\(client)-\(index)"
+            let title = "fo-\(runID)-\(local ? "l" : "c")\(client)-\(index)"
             var acked: UInt64?
             do {
                 let event = try await connection.addChordset(Chordstore_V1_AddChordsetRequest.with {
                     $0.title = title
                     $0.context.commandID = title
-                    $0.context.durability = .quorum
+                    $0.context.durability = local ? .local : .quorum
                 }, timeout: .seconds(5))
                 acked = event.sequence
                 let micros = event.timestamp.seconds * 1_000_000 + Int64(event.timestamp.nanos / 1_000)
@@ -163,7 +167,8 @@ final class FailoverRun: @unchecked Sendable {
                 let code = error.code.description
                 state.withLock { $0.failures[code, default: 0] += 1 }
             }
-            state.withLock { $0.attempts.append(.init(client: client, index: index, title: title, acked: acked)) }
+            let attempt = CheckAnalysis.Attempt(client: client, index: index, title: title, acked: acked)
+            state.withLock { local ? $0.localAttempts.append(attempt) : $0.attempts.append(attempt) }
             index += 1
         }
     }
@@ -305,7 +310,13 @@ final class FailoverRun: @unchecked Sendable {
         let source = statuses.first { $0.value.role == "leader" }?.value.address ?? cluster?.addresses.first ?? ""
         let log = try await readTitles(from: source)
         report.logEvents = Int(statuses.values.first?.lastSequence ?? 0)
-        let analysis = CheckAnalysis.analyze(attempts: shared.attempts, log: log)
+        // Local writes are judged only for split brains (below) and counted when lost; for
+        // the rest they are writes that may or may not be in the log.
+        let localUnjudged = shared.localAttempts.map { CheckAnalysis.Attempt(client: -1 - $0.client, index: $0.index, title: $0.title, acked: nil) }
+        let analysis = CheckAnalysis.analyze(attempts: shared.attempts + localUnjudged, log: log)
+        let logged = Set(log.map(\.title))
+        report.localAcknowledged = shared.localAttempts.count { $0.acked != nil }
+        report.localLost = shared.localAttempts.count { $0.acked != nil && !logged.contains($0.title) }
         report.lost = analysis.lost.count
         report.duplicated = analysis.duplicated.count
         report.unexpected = analysis.unexpected.count

@@ -73,7 +73,7 @@ struct ClusterAddCommand: AsyncParsableCommand {
         discussion: prose("""
             Start the node first with the cluster's --coordinator and --cluster and its own
             --advertise HOST:PORT: it copies the leader's log and follows without voting.
-            The leader then waits (up to 30 s) until a majority of the new membership holds
+            The leader then waits (up to 25 s) until a majority of the new membership holds
             every event it has, quorum writes meanwhile needing a majority of both the old
             and the new members, and records the new member list in the coordinator.
             """))
@@ -86,9 +86,7 @@ struct ClusterAddCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status: Chordstore_V1_ClusterStatus = try await serverCall(
-            global, .addMember, Chordstore_V1_MemberChangeRequest.with { $0.address = address }, retry: Client.RetryPolicy())
-        print(global.json ? try status.jsonString() : ClusterStatusCommand.text(status))
+        try await changeMembers(global, .addMember, address)
     }
 }
 
@@ -98,7 +96,7 @@ struct ClusterRemoveCommand: AsyncParsableCommand {
         commandName: "remove",
         abstract: "Stop counting the node at HOST:PORT as a voting member.",
         discussion: prose("""
-            The leader waits (up to 30 s) until a majority of the remaining members holds
+            The leader waits (up to 25 s) until a majority of the remaining members holds
             every event it has, then records the new member list. Removing the leader
             hands leadership over first: it stops taking writes until the others have
             caught up, then leaves the list and gives its leader key up in one step, and
@@ -114,8 +112,14 @@ struct ClusterRemoveCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status: Chordstore_V1_ClusterStatus = try await serverCall(
-            global, .removeMember, Chordstore_V1_MemberChangeRequest.with { $0.address = address }, retry: Client.RetryPolicy())
-        print(global.json ? try status.jsonString() : ClusterStatusCommand.text(status))
+        try await changeMembers(global, .removeMember, address)
     }
+}
+
+/// Runs `AddMember` or `RemoveMember` for `address` (the leader runs it: a follower's
+/// refusal names it) and prints the cluster's status after.
+private func changeMembers(_ global: GlobalOptions, _ method: ChordStoreWire.Method, _ address: String) async throws {
+    let status: Chordstore_V1_ClusterStatus = try await serverCall(
+        global, method, Chordstore_V1_MemberChangeRequest.with { $0.address = address }, retry: Client.RetryPolicy())
+    print(global.json ? try status.jsonString() : ClusterStatusCommand.text(status))
 }

@@ -112,27 +112,27 @@ struct LocalAccess: StoreAccess {
 /// A store reached through a server, or the members of a cluster (`--server a,b,c`):
 /// writes sent to a follower go to its leader, and through a failover to the new one.
 struct RemoteAccess: StoreAccess {
-    let connection: Client
+    let client: Client
     let servers: String
 
     static func connect(_ servers: String, store: String, credentials: ClientCredentials) async throws -> RemoteAccess {
         guard let client = Client(servers: try serverAddresses(servers), store: store, credentials: credentials) else {
             throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(servers)'")
         }
-        return RemoteAccess(connection: client, servers: servers)
+        return RemoteAccess(client: client, servers: servers)
     }
 
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
         let reply: Chordstore_V1_CommandReply = try await remote {
             let (method, request) = RemoteCommand.request(command, context: context)
-            return try await connection.call(method, request)
+            return try await client.call(method, request)
         }
         return try RecordedEvent(envelope: reply.event)
     }
 
     func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] {
         let list: Chordstore_V1_ChordsetList = try await remote {
-            try await connection.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with {
+            try await client.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with {
                 $0.order = order.proto
                 $0.limit = UInt32(clamping: limit ?? 0)
             })
@@ -144,35 +144,35 @@ struct RemoteAccess: StoreAccess {
 
     func chordset(_ id: UUID) async throws -> Chordset? {
         guard let message: Chordstore_V1_Chordset = try await optional({
-            try await connection.call(.getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = id.protoBytes })
+            try await client.call(.getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = id.protoBytes })
         }) else { return nil }
         return try Chordset(proto: message)
     }
 
     func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? {
         guard let view: Chordstore_V1_ChordView = try await optional({
-            try await connection.call(.getChord, Chordstore_V1_GetChordRequest.with { $0.chordID = id.protoBytes })
+            try await client.call(.getChord, Chordstore_V1_GetChordRequest.with { $0.chordID = id.protoBytes })
         }) else { return nil }
         return (try Chord(proto: view.chord), view.chordsetID.isEmpty ? nil : try UUID(protoBytes: view.chordsetID))
     }
 
     func controlsChord() async throws -> Chord? {
         guard let chord: Chordstore_V1_Chord = try await optional({
-            try await connection.call(.getControlsChord, Chordstore_V1_GetControlsChordRequest())
+            try await client.call(.getControlsChord, Chordstore_V1_GetControlsChordRequest())
         }) else { return nil }
         return try Chord(proto: chord)
     }
 
     func profile() async throws -> Profile {
         let profile: Chordstore_V1_Profile = try await remote {
-            try await connection.call(.getProfile, Chordstore_V1_GetProfileRequest())
+            try await client.call(.getProfile, Chordstore_V1_GetProfileRequest())
         }
         return Profile(proto: profile)
     }
 
     func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
         try await remote {
-            let stream = try await connection.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
+            let stream = try await client.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
                 $0.fromSequence = sequence
                 $0.limit = UInt64(limit)
             }, as: Chordstore_V1_EventEnvelope.self)
@@ -182,7 +182,7 @@ struct RemoteAccess: StoreAccess {
 
     func sessionState(_ session: String) async throws -> SessionState {
         let state: Chordstore_V1_SessionState = try await remote {
-            try await connection.call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session })
+            try await client.call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session })
         }
         return SessionState(proto: state)
     }
@@ -192,7 +192,7 @@ struct RemoteAccess: StoreAccess {
         var next = after
         while events.count < limit {
             let page: Chordstore_V1_HistoryPage = try await remote {
-                try await connection.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
+                try await client.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
                     if let chordset { $0.chordsetID = chordset.protoBytes } else { $0.session = session }
                     $0.afterSequence = next
                     $0.limit = UInt32(clamping: limit - events.count)
@@ -207,7 +207,7 @@ struct RemoteAccess: StoreAccess {
 
     func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer {
         let reply: Chordstore_V1_AsOfReply = try await remote {
-            try await connection.call(.readAsOf, Chordstore_V1_ReadAsOfRequest.with {
+            try await client.call(.readAsOf, Chordstore_V1_ReadAsOfRequest.with {
                 switch point {
                 case .sequence(let sequence): $0.asOf.sequence = sequence
                 case .time(let instant): $0.asOf.timeMicros = instant.microsecondsSince1970
@@ -234,7 +234,7 @@ struct RemoteAccess: StoreAccess {
 
     func query(_ query: ChordsetQuery) async throws -> QueryPage {
         let page: Chordstore_V1_QueryPage = try await remote {
-            try await connection.call(.queryChordsets, query.proto)
+            try await client.call(.queryChordsets, query.proto)
         }
         return QueryPage(
             chordsets: try page.chordsets.map { try Chordset(proto: $0) },
@@ -242,27 +242,27 @@ struct RemoteAccess: StoreAccess {
     }
 
     func count(_ query: ChordsetQuery) async throws -> Int {
-        let reply: Chordstore_V1_CountReply = try await remote { try await connection.call(.countChordsets, query.proto) }
+        let reply: Chordstore_V1_CountReply = try await remote { try await client.call(.countChordsets, query.proto) }
         return Int(reply.count)
     }
 
     func createStore(_ name: String) async throws -> StoreInfo {
         let info: Chordstore_V1_StoreInfo = try await remote {
-            try await connection.call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = name })
+            try await client.call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = name })
         }
         return StoreInfo(proto: info)
     }
 
     func deleteStore(_ name: String) async throws -> UInt64 {
         let reply: Chordstore_V1_DeleteStoreReply = try await remote {
-            try await connection.call(.deleteStore, Chordstore_V1_DeleteStoreRequest.with { $0.name = name })
+            try await client.call(.deleteStore, Chordstore_V1_DeleteStoreRequest.with { $0.name = name })
         }
         return reply.logSequence
     }
 
     func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?) {
         let list: Chordstore_V1_StoreList = try await remote {
-            try await connection.call(.listStores, Chordstore_V1_ListStoresRequest.with {
+            try await client.call(.listStores, Chordstore_V1_ListStoresRequest.with {
                 $0.pageSize = UInt32(clamping: limit)
                 $0.pageToken = name ?? ""
             })
@@ -272,16 +272,16 @@ struct RemoteAccess: StoreAccess {
 
     func storeInfo(_ name: String) async throws -> StoreInfo {
         let info: Chordstore_V1_StoreInfo = try await remote {
-            try await connection.call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name })
+            try await client.call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name })
         }
         return StoreInfo(proto: info)
     }
 
-    func close() async { await connection.close() }
+    func close() async { await client.close() }
 
     func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
         let reply: Chordstore_V1_ImportEventsReply = try await remote {
-            try await connection.call(.importEvents, Chordstore_V1_ImportEventsRequest.with { $0.events = events }, timeout: .seconds(60))
+            try await client.call(.importEvents, Chordstore_V1_ImportEventsRequest.with { $0.events = events }, timeout: .seconds(60))
         }
         return reply.lastSequence
     }

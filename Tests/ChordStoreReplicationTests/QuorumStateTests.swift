@@ -79,4 +79,28 @@ struct QuorumStateTests {
         let counted6 = quorum.ack(address: "b:2", from: "10.0.0.20", node: "b", sequence: 8, epoch: 1, at: now)
         #expect(counted6)
     }
+
+    @Test("during a membership change a quorum needs a majority of both lists; once changed, of the new one; aborted, of the old")
+    func jointQuorum() {
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2"]), sources: Self.sources("a:1", "b:2", "c:3"))
+        quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 20, epoch: 1, at: now)
+        #expect(quorum.quorumSequence(epoch: 1) == 20)
+        // Adding c: four members, three of them needed; c has copied nothing yet.
+        let four = Membership(["l:0", "a:1", "b:2", "c:3"])
+        quorum.beginChange(to: four)
+        #expect(quorum.isMember("c:3"))
+        #expect(quorum.quorumSequence(epoch: 1) == 0)
+        quorum.ack(address: "c:3", from: "10.0.0.3", node: "c", sequence: 15, epoch: 1, at: now)
+        #expect(quorum.quorumSequence(epoch: 1) == 15)  // the old majority holds 20, the new one 15
+        #expect(quorum.quorumSequence(of: four, epoch: 1) == 15)
+        quorum.setMembers(four)
+        #expect(quorum.pending == nil)
+        #expect(quorum.quorumSequence(epoch: 1) == 15)
+        // Removing a and c from a list of four, aborted: the list stays as it was.
+        quorum.beginChange(to: Membership(["l:0", "b:2"]))
+        #expect(quorum.quorumSequence(epoch: 1) == 0)  // b has acknowledged nothing
+        quorum.abortChange()
+        #expect(quorum.quorumSequence(epoch: 1) == 15)
+        #expect(!quorum.isMember("l:0"))  // the leader is never one of the followers it counts
+    }
 }

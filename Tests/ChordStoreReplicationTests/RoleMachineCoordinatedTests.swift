@@ -110,7 +110,9 @@ struct RoleMachineCoordinatedTests {
         guard leading(&machine) != nil else { return }
         let other = LeaderClaim(address: "b:2", node: "b", epoch: 5, lease: 88)
         let actions = machine.handle(.clusterSeen(view(leader: other)), at: t0)
-        #expect(Array(actions.prefix(3)) == [.setWritable(false), .setWriteDeadline(nil), .resign(lease: 77)])
+        // The deadline stays: a commit in flight is judged by it, and the closed gate.
+        #expect(Array(actions.prefix(2)) == [.setWritable(false), .resign(lease: 77)])
+        #expect(!actions.contains { if case .setWriteDeadline = $0 { true } else { false } })
         #expect(actions.contains(.follow("b:2")))
         var again = self.machine()
         guard leading(&again) != nil else { return }
@@ -124,9 +126,9 @@ struct RoleMachineCoordinatedTests {
     func refusedTakeover() {
         var machine = machine()
         guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
         let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
-        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { return }
+        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { Issue.record("the expected action is missing"); return }
         let refused = machine.handle(.takeoverEnded(.refused("b:2 is ahead"), generation: takeover), at: t0)
         #expect(refused.contains(.resign(lease: 5)))
         #expect(!refused.contains(.setWritable(true)))
@@ -139,19 +141,19 @@ struct RoleMachineCoordinatedTests {
     func takeoverTooLate() {
         var machine = machine()
         guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
         let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
-        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { return }
+        guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { Issue.record("the expected action is missing"); return }
         let actions = machine.handle(.takeoverEnded(.ready, generation: takeover), at: t0 + .seconds(2))
         #expect(!actions.contains(.setWritable(true)))
         #expect(actions.contains(.resign(lease: 5)))
     }
 
-    @Test("a key won after the machine moved on is given up at once; its own win seen first in the watch is not revoked")
+    @Test("a key won while the node stops is given up; its own win seen first in the watch is not revoked")
     func staleWin() {
         var machine = machine()
         guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { return }
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
         let own = LeaderClaim(address: "a:1", node: "a", epoch: 4, lease: 9)
         #expect(machine.handle(.clusterSeen(view(leader: own)), at: t0).isEmpty)  // the watch was faster than the answer
         _ = machine.handle(.stop, at: t0)
@@ -200,6 +202,57 @@ struct RoleMachineCoordinatedTests {
         }
         #expect(reason.contains("coordinator"))
         #expect(machine.handle(.stop, at: t0).contains(.resign(lease: 77)))
+    }
+
+    @Test("a lost campaign with no winner in view, or a step-down with the key's fate unknown, looks again after a second and stands if the key is free")
+    func noLeaderInView() throws {
+        var machine = machine()
+        let poll = try #require(electing(&machine))
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else {
+            Issue.record("no campaign")
+            return
+        }
+        // Another member won and gave the key up again within one answer of the watch:
+        // this member never sees it held.
+        let lost = machine.handle(.campaignEnded(.lost, generation: generation), at: t0)
+        #expect(machine.phase == .following(leader: nil))
+        guard case .after(let delay, .electionDue(let due))? = lost.last else {
+            Issue.record("no look again: \(lost)")
+            return
+        }
+        #expect(delay == timing.recheck)
+        let again = machine.handle(.electionDue(generation: due), at: t0 + delay)
+        #expect(again.contains { if case .probeMembers = $0 { true } else { false } })
+        #expect(machine.phase == .electing(.ranking))
+        // A member whose own log cannot be read does not stand, and looks again.
+        guard case .probeMembers(let next)? = again.last else { return }
+        #expect(machine.handle(.membersProbed(own: nil, [], generation: next), at: t0).first == .after(timing.recheck, .electionDue(generation: next)))
+        #expect(machine.phase == .electing(.yielding))
+    }
+
+    @Test("a key won after the machine moved on to another leader is given up at once")
+    func winAfterMovingOn() throws {
+        var machine = machine()
+        let poll = try #require(electing(&machine))
+        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else {
+            Issue.record("no campaign")
+            return
+        }
+        _ = machine.handle(.clusterSeen(view(leader: LeaderClaim(address: "b:2", node: "b", epoch: 4, lease: 8))), at: t0)
+        #expect(machine.phase == .following(leader: "b:2"))
+        let late = machine.handle(.campaignEnded(.won(epoch: 5, lease: HeldLease(id: 9, validUntil: t0 + .seconds(1))), generation: generation), at: t0)
+        #expect(late == [.resign(lease: 9)])
+        #expect(machine.phase == .following(leader: "b:2") && machine.lease == nil)
+    }
+
+    @Test("a leader whose lease lapsed names no leader, so clients look elsewhere; renewed, it names itself again")
+    func lapsedLeaderNamesNone() throws {
+        var machine = machine()
+        let lease = try #require(leading(&machine))
+        #expect(machine.leader(at: t0) == "a:1")
+        #expect(machine.leader(at: lease.validUntil) == nil)
+        _ = machine.handle(.leaseRenewed(id: 77, validUntil: lease.validUntil + .seconds(5)), at: lease.validUntil)
+        #expect(machine.leader(at: lease.validUntil) == "a:1")
     }
 
     @Test("the lease's timing keeps Patroni's inequality for every time to live")

@@ -39,7 +39,7 @@ struct RoleMachineManualTests {
         #expect(leader.isLeading && leader.leader == "a:1" && leader.writeRefusal(at: t0) == nil)
 
         var returning = machine()
-        guard case .probeAtStart(let again)? = returning.handle(.start, at: t0).last else { return }
+        guard case .probeAtStart(let again)? = returning.handle(.start, at: t0).last else { Issue.record("the expected action is missing"); return }
         let followed = returning.handle(.startProbed([Self.peer("c:3", leading: true, epoch: 4)], generation: again), at: t0)
         #expect(followed.first == .follow("c:3"))
         #expect(returning.phase == .following(leader: "c:3"))
@@ -50,12 +50,12 @@ struct RoleMachineManualTests {
     @Test("a leader that sees a newer epoch steps down: gate closed before quorum waits fail, then it follows")
     func stepDownOnNewerEpoch() {
         var machine = machine()
-        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { return }
+        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { Issue.record("the expected action is missing"); return }
         _ = machine.handle(.startProbed([], generation: generation), at: t0)
         #expect(machine.handle(.epochSeen(1, from: "b:2", leading: true), at: t0).isEmpty)  // same epoch, higher address
         #expect(machine.handle(.epochSeen(9, from: "x:9", leading: true), at: t0).isEmpty)  // not a member
         let actions = machine.handle(.peersProbed([Self.peer("c:3", leading: true, epoch: 3)]), at: t0)
-        #expect(Array(actions.prefix(4)) == [.setWritable(false), .setWriteDeadline(nil), .failQuorumWaits, .resetFollowers])
+        #expect(Array(actions.prefix(3)) == [.setWritable(false), .failQuorumWaits, .resetFollowers])
         #expect(actions.contains(.follow("c:3")))
         #expect(machine.phase == .following(leader: "c:3"))
     }
@@ -63,7 +63,7 @@ struct RoleMachineManualTests {
     @Test("two leaders of one epoch: the one with the greater address steps down")
     func sameEpochTwoLeaders() {
         var machine = RoleMachine(me: "c:3", mode: .manual(follow: nil), epoch: 2, members: Self.members, timing: LeaseTiming(ttl: .seconds(2)), probeInterval: .milliseconds(500))
-        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { return }
+        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { Issue.record("the expected action is missing"); return }
         _ = machine.handle(.startProbed([], generation: generation), at: t0)
         _ = machine.handle(.epochSeen(2, from: "a:1", leading: true), at: t0)
         #expect(machine.phase == .following(leader: "a:1"))
@@ -122,7 +122,7 @@ struct RoleMachineManualTests {
 
         var refused = self.machine(follow: "b:2")
         _ = refused.handle(.start, at: t0)
-        guard case .runPromotion(_, let second)? = refused.handle(.promoteRequested(force: true), at: t0).last else { return }
+        guard case .runPromotion(_, let second)? = refused.handle(.promoteRequested(force: true), at: t0).last else { Issue.record("the expected action is missing"); return }
         let back = refused.handle(.promotionEnded(.refused, generation: second), at: t0)
         #expect(back.first == .follow(nil))
         #expect(refused.phase == .following(leader: nil))
@@ -131,7 +131,7 @@ struct RoleMachineManualTests {
     @Test("fences: an older epoch, or one granted to another leader, is refused; a leader fenced steps down")
     func fences() {
         var machine = machine(epoch: 4)
-        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { return }
+        guard case .probeAtStart(let generation)? = machine.handle(.start, at: t0).last else { Issue.record("the expected action is missing"); return }
         _ = machine.handle(.startProbed([], generation: generation), at: t0)
         #expect(machine.handle(.fenceRequested(epoch: 3, leader: "b:2"), at: t0) == [.refuse("epoch 3 is older than this node's (4)")])
         #expect(machine.handle(.fenceRequested(epoch: 4, leader: "b:2"), at: t0) == [.refuse("this node leads epoch 4")])
@@ -147,7 +147,7 @@ struct RoleMachineManualTests {
         var machine = machine(follow: "b:2")
         _ = machine.handle(.start, at: t0)
         let actions = machine.handle(.stop, at: t0)
-        #expect(actions == [.setWritable(false), .setWriteDeadline(nil), .stopFollowing, .failQuorumWaits])
+        #expect(actions == [.setWritable(false), .stopFollowing, .failQuorumWaits])
         #expect(machine.handle(.followEnded(leader: "b:2", .failed), at: t0).isEmpty)
         #expect(machine.handle(.fenceRequested(epoch: 9, leader: "c:3"), at: t0) == [.refuse("this node is stopping")])
     }

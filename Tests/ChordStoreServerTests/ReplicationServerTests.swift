@@ -170,6 +170,24 @@ struct ReplicationServerTests {
         #expect(await client.findLeader() == leader.address)
     }
 
+    @Test("without a coordinator the members are the --peer lists: AddMember and RemoveMember are refused, GetClusterStatus lists them")
+    func membershipIsFixedWithoutCoordinator() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        for method in [ChordStoreWire.Method.addMember, .removeMember] {
+            let refused = await #expect(throws: ClientError.self) {
+                try await client.call(method, Chordstore_V1_MemberChangeRequest.with { $0.address = "127.0.0.1:9" }, as: Chordstore_V1_ClusterStatus.self)
+            }
+            #expect(refused?.code == .failedPrecondition && refused?.message.contains("no coordinator") == true)
+        }
+        let status: Chordstore_V1_ClusterStatus = try await client.call(.getClusterStatus, Chordstore_V1_ClusterStatusRequest())
+        #expect(!status.coordinated && status.leader == leader.address && status.majority == 2)
+        #expect(status.members.map(\.address) == [leader.address, follower.address].sorted())
+        #expect(status.members.allSatisfy { $0.reachable })
+    }
+
     @Test("quorum writes wait for the follower; without it they fail at their deadline, local writes do not")
     func quorumWrites() async throws {
         let (leader, follower, _) = try await Member.startPair()

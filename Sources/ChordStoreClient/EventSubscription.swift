@@ -31,6 +31,9 @@ public struct EventSubscription: AsyncSequence, Sendable {
         var inner: ServerStream<Element>.Iterator?
         var connection: Connection?
         var failures = 0
+        /// The wait before resubscribing: 50 ms doubling to a second, from the first again
+        /// once an event arrives.
+        var backoff = Backoff(first: .milliseconds(50), limit: .seconds(1), jitter: 0)
 
         init(client: Client, request: Chordstore_V1_SubscribeRequest, maxRetries: Int) {
             self.client = client
@@ -56,13 +59,14 @@ public struct EventSubscription: AsyncSequence, Sendable {
                     guard let event = try await inner?.next() else { return nil }
                     request.fromSequence = event.sequence + 1
                     failures = 0
+                    backoff.reset()
                     return event
                 } catch let error as ClientError where Self.resumable(error.code) && failures < maxRetries {
                     inner = nil
                     failures += 1
                     if error.code == .unavailable { client.drop(connection) }
                     connection = nil
-                    try await Task.sleep(for: .milliseconds(Swift.min(1_000, 25 << Swift.min(failures, 6))))
+                    try await Task.sleep(for: backoff.next())
                 }
             }
         }

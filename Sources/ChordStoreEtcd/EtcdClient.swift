@@ -16,6 +16,11 @@ public final class EtcdClient: Sendable {
     private let runners: Mutex<[Task<Void, Never>]>
     /// The endpoint the next call tries first.
     private let preferred = Atomic<Int>(0)
+    /// Where every call and the connections run: a thread of their own.
+    private let loopExecutor = LoopExecutor()
+
+    /// The executor the client's calls run on: the coordinator's loops run there too.
+    public var executor: any TaskExecutor { loopExecutor }
 
     /// Connects (lazily) to `endpoints`, over TLS for `https://` ones.
     public init(endpoints: [EtcdEndpoint], tls: EtcdTLS? = nil) throws(ChordStoreError) {
@@ -38,7 +43,8 @@ public final class EtcdClient: Sendable {
             throw ChordStoreError(.invalidArgument, "cannot set up a connection to etcd: \(error)")
         }
         self.clients = clients
-        self.runners = Mutex(clients.map { client in Task { try? await client.runConnections() } })
+        let executor = loopExecutor
+        self.runners = Mutex(clients.map { client in Task(executorPreference: executor) { try? await client.runConnections() } })
     }
 
     /// An IP address is its own target (a name's target would send it as the TLS server
@@ -72,6 +78,7 @@ public final class EtcdClient: Sendable {
             task.cancel()
             await task.value
         }
+        await loopExecutor.shutdown()
     }
 
     // MARK: Calls
@@ -131,7 +138,7 @@ public final class EtcdClient: Sendable {
         let client = clients[index]
         let endpoint = endpoints[index]
         return AsyncThrowingStream { continuation in
-            let task = Task {
+            let task = Task(executorPreference: loopExecutor) {
                 // The request side stays open: etcd ends a watch whose client stops sending.
                 let (held, holder) = AsyncStream.makeStream(of: Void.self)
                 defer { holder.finish() }
@@ -181,6 +188,14 @@ public final class EtcdClient: Sendable {
     /// failure is thrown. The whole, not each try, is bound by `timeout`: a lease renewal
     /// must end within its share of the lease however many endpoints there are.
     private func withFailover<T: Sendable>(
+        timeout: Duration, _ call: (GRPCClient<HTTP2ClientTransport.Posix>, CallOptions) async throws -> T
+    ) async throws(ChordStoreError) -> T {
+        try await withTaskExecutorPreference(loopExecutor) { () async throws(ChordStoreError) -> T in
+            try await tryEndpoints(timeout: timeout, call)
+        }
+    }
+
+    private func tryEndpoints<T: Sendable>(
         timeout: Duration, _ call: (GRPCClient<HTTP2ClientTransport.Posix>, CallOptions) async throws -> T
     ) async throws(ChordStoreError) -> T {
         let deadline = ContinuousClock.now + timeout

@@ -48,6 +48,9 @@ public final class EtcdCoordinator: Coordinator {
     /// The endpoints and the cluster's name, for logs.
     public var description: String { "etcd at \(client.endpoints.map(\.description).joined(separator: ",")), cluster \(cluster)" }
 
+    /// The etcd client's own thread.
+    public var executor: (any TaskExecutor)? { client.executor }
+
     /// Closes the connections to etcd.
     public func close() async { await client.close() }
 

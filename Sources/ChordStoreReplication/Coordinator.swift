@@ -9,6 +9,10 @@ public protocol Coordinator: Sendable {
     /// Where the coordinator is, for logs and status.
     var description: String { get }
 
+    /// Where the driver runs its work with the coordinator (the lease's renewals, the
+    /// watch, elections): a thread that busy requests cannot hold up (`nil`: anywhere).
+    var executor: (any TaskExecutor)? { get }
+
     /// The cluster now. When it has no member list yet, `initial` becomes it (the first
     /// member to start creates the cluster).
     func join(initial: Membership) async throws(ChordStoreError) -> ClusterView

@@ -225,13 +225,13 @@ public final class ReplicationNode: Sendable {
                 handle(event)
             }
         case .watchCluster:
-            spawn { [self] in await watchCluster() }
+            spawn(onCoordinator: true) { [self] in await watchCluster() }
         case .probeMembers(let generation):
             spawn { [self] in await probeMembers(generation: generation) }
         case .campaign(let floor, let generation):
-            spawn { [self] in await campaign(floor: floor, generation: generation) }
+            spawn(onCoordinator: true) { [self] in await campaign(floor: floor, generation: generation) }
         case .renewLease(let id):
-            spawn { [self] in await renewLease(id) }
+            spawn(onCoordinator: true) { [self] in await renewLease(id) }
         case .takeOver(let epoch, let generation):
             spawn { [self] in handle(.takeoverEnded(await takeOver(epoch: epoch), generation: generation)) }
         case .resign(let lease):
@@ -263,13 +263,15 @@ public final class ReplicationNode: Sendable {
         }
     }
 
-    /// Runs `work` in a task that ``stop()`` cancels and awaits.
-    private func spawn(_ work: @escaping @Sendable () async -> Void) {
+    /// Runs `work` in a task that ``stop()`` cancels and awaits; on the coordinator's own
+    /// executor when asked (a renewal must not wait for a thread busy requests hold).
+    private func spawn(onCoordinator: Bool = false, _ work: @escaping @Sendable () async -> Void) {
+        let executor = onCoordinator ? config.coordinator?.executor : nil
         state.withLock { state in
             let id = state.nextTask
             state.nextTask += 1
             // Registered before it can end: its own removal waits for this lock.
-            state.tasks[id] = Task { [self] in
+            state.tasks[id] = Task(executorPreference: executor) { [self] in
                 await work()
                 _ = self.state.withLock { $0.tasks.removeValue(forKey: id) }
             }

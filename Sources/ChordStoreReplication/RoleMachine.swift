@@ -449,6 +449,9 @@ public struct RoleMachine: Sendable {
         return []
     }
 
+    /// A fence granted to another leader: a leader steps down at once, before the epoch
+    /// is adopted, so that no command it still commits carries the new epoch (its
+    /// divergent events must be of an older epoch than the new leader's, to be parked).
     private mutating func fenceRequested(epoch requested: UInt64, leader: String) -> [Action] {
         if requested < epoch { return [.refuse("epoch \(requested) is older than this node's (\(epoch))")] }
         if let granted, granted.epoch == requested, granted.leader != leader {
@@ -456,7 +459,8 @@ public struct RoleMachine: Sendable {
         }
         if requested == epoch, isLeadingOrTakingOver { return [.refuse("this node leads epoch \(requested)")] }
         granted = (requested, leader)
-        return []
+        guard isLeadingOrTakingOver, leader != me else { return [] }
+        return stepDown(to: leader, reason: "fenced by \(leader) with epoch \(requested)")
     }
 
     private mutating func fenced(epoch adopted: UInt64, leader: String) -> [Action] {

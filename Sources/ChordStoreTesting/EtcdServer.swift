@@ -74,6 +74,21 @@ public final class EtcdServer: @unchecked Sendable {
         try start()
     }
 
+    /// Starts etcd as ``init(host:directory:tls:)`` does, on a thread of its own: a test
+    /// must not hold one of Swift concurrency's few threads while etcd starts.
+    public static func start(host: String = "127.0.0.1", directory: URL? = nil, tls: TLS? = nil) async throws -> EtcdServer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try EtcdServer(host: host, directory: directory, tls: tls) }) }
+        }
+    }
+
+    /// Starts it again as ``start()`` does, on a thread of its own.
+    public func restart() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread { [self] in continuation.resume(with: Result { try start() }) }
+        }
+    }
+
     deinit {
         kill()
         try? FileManager.default.removeItem(at: dataDirectory)

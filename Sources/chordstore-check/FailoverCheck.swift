@@ -57,6 +57,8 @@ struct FailoverCheck: AsyncParsableCommand {
     @Option(help: "Concurrent clients writing with quorum durability.") var clients = 4
     @Option(help: "Concurrent clients writing with local durability.") var localClients = 1
     @Option(help: "Seconds of writes before each fault.") var writeSeconds = 2.0
+    @Option(help: "Milliseconds each client waits between its writes (0: none; the load of a test run beside others).")
+    var paceMs = 0
     @Option(help: "The members' --lease-ttl, in seconds.") var leaseTtl = 2
     @Option(help: ArgumentHelp("Where the members run: auto (namespaces when root), namespaces, or loopback (no partitions).", valueName: "MODE"))
     var network = "auto"
@@ -74,8 +76,8 @@ struct FailoverCheck: AsyncParsableCommand {
         guard !names.isEmpty, names.allSatisfy({ Kind(rawValue: $0) != nil }) else {
             throw ValidationError("--faults takes a comma-separated list of \(Kind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(faults)'")
         }
-        guard writeSeconds >= 0.2, (2...60).contains(leaseTtl), healTimeout >= 5, maxSeconds >= 30 else {
-            throw ValidationError("--write-seconds ≥ 0.2, --lease-ttl 2...60, --heal-timeout ≥ 5, --max-seconds ≥ 30")
+        guard writeSeconds >= 0.2, (2...60).contains(leaseTtl), healTimeout >= 5, maxSeconds >= 30, (0...10_000).contains(paceMs) else {
+            throw ValidationError("--write-seconds ≥ 0.2, --lease-ttl 2...60, --heal-timeout ≥ 5, --max-seconds ≥ 30, --pace-ms 0...10000")
         }
         guard ["auto", "namespaces", "loopback"].contains(network) else { throw ValidationError("--network is auto, namespaces or loopback") }
     }

@@ -170,6 +170,7 @@ final class FailoverRun: @unchecked Sendable {
             let attempt = CheckAnalysis.Attempt(client: client, index: index, title: title, acked: acked)
             state.withLock { local ? $0.localAttempts.append(attempt) : $0.attempts.append(attempt) }
             index += 1
+            if options.paceMs > 0 { try? await Task.sleep(for: .milliseconds(options.paceMs)) }
         }
     }
 

@@ -15,8 +15,8 @@ struct ClusterCommand: AsyncParsableCommand {
             Any member answers `status`; give several with --server a,b,c and the CLI finds
             one that answers, and the leader for `add` and `remove` (a follower's refusal
             names it). Membership changes need a cluster run with --coordinator
-            (docs/REPLICATION.md, "Membership"), an admin token or the cluster secret
-            (--cluster-secret-file).
+            (docs/REPLICATION.md, "Membership"), and an admin token or the cluster secret
+            (--cluster-secret-file); so does `status`.
             """),
         subcommands: [ClusterStatusCommand.self, ClusterAddCommand.self, ClusterRemoveCommand.self],
         defaultSubcommand: ClusterStatusCommand.self)

@@ -17,7 +17,7 @@ struct EtcdCoordinatorTests {
 
     @Test("the first join creates the member list; later joins keep it; clusters are apart")
     func join() async throws {
-        let etcd = try EtcdServer()
+        let etcd = try await EtcdServer.start()
         let one = try coordinator(etcd)
         defer { Task { await one.close() } }
         let first = try await one.join(initial: Membership(["b:2", "a:1"]))
@@ -33,7 +33,7 @@ struct EtcdCoordinatorTests {
 
     @Test("one member takes the leader key at a time; each new key gets a higher epoch, above the floor")
     func campaign() async throws {
-        let etcd = try EtcdServer()
+        let etcd = try await EtcdServer.start()
         let coordinator = try coordinator(etcd)
         defer { Task { await coordinator.close() } }
         _ = try await coordinator.join(initial: Membership(["a:1", "b:2"]))
@@ -53,7 +53,7 @@ struct EtcdCoordinatorTests {
 
     @Test("the watch shows the key taken, lapsed with its lease, and the member list changed by compare-and-swap")
     func watch() async throws {
-        let etcd = try EtcdServer()
+        let etcd = try await EtcdServer.start()
         let coordinator = try coordinator(etcd)
         defer { Task { await coordinator.close() } }
         let start = try await coordinator.join(initial: Membership(["a:1"]))
@@ -74,7 +74,7 @@ struct EtcdCoordinatorTests {
 
     @Test("a leader removing itself drops the key in the same transaction as the member list")
     func handOver() async throws {
-        let etcd = try EtcdServer()
+        let etcd = try await EtcdServer.start()
         let coordinator = try coordinator(etcd)
         defer { Task { await coordinator.close() } }
         let start = try await coordinator.join(initial: Membership(["a:1", "b:2"]))
@@ -88,7 +88,7 @@ struct EtcdCoordinatorTests {
 
     @Test("etcd killed: calls fail with UNAVAILABLE within their deadline; restarted: the same client works again, the key kept")
     func restart() async throws {
-        let etcd = try EtcdServer()
+        let etcd = try await EtcdServer.start()
         let coordinator = try coordinator(etcd)
         defer { Task { await coordinator.close() } }
         _ = try await coordinator.join(initial: Membership(["a:1"]))
@@ -97,7 +97,7 @@ struct EtcdCoordinatorTests {
         let began = ContinuousClock.now
         await #expect(throws: ChordStoreError.self) { _ = try await coordinator.renew(lease: won.lease, timeout: .milliseconds(500)) }
         #expect(ContinuousClock.now - began < .seconds(3))
-        try etcd.start()
+        try await etcd.restart()
         var renewed: Duration?
         for _ in 0..<50 where renewed == nil {
             renewed = try? await coordinator.renew(lease: won.lease, timeout: .seconds(2))
@@ -109,8 +109,8 @@ struct EtcdCoordinatorTests {
 
     @Test("over TLS with a client certificate etcd is joined; without one, or trusting another authority, every call is refused")
     func tls() async throws {
-        let certificates = try TestCertificates.make()
-        let etcd = try EtcdServer(tls: .init(certificateFile: certificates.serverCertificate, keyFile: certificates.serverKey, clientCAFile: certificates.ca))
+        let certificates = try await offPool { try TestCertificates.make() }
+        let etcd = try await EtcdServer.start(tls: .init(certificateFile: certificates.serverCertificate, keyFile: certificates.serverKey, clientCAFile: certificates.ca))
         #expect(etcd.clientURL.hasPrefix("https://"))
         let endpoints = try EtcdEndpoint.list(parsing: etcd.clientURL)
         func coordinator(_ tls: EtcdTLS) throws -> EtcdCoordinator {

@@ -135,10 +135,13 @@ struct RoleMachineManualTests {
         _ = machine.handle(.startProbed([], generation: generation), at: t0)
         #expect(machine.handle(.fenceRequested(epoch: 3, leader: "b:2"), at: t0) == [.refuse("epoch 3 is older than this node's (4)")])
         #expect(machine.handle(.fenceRequested(epoch: 4, leader: "b:2"), at: t0) == [.refuse("this node leads epoch 4")])
-        #expect(machine.handle(.fenceRequested(epoch: 5, leader: "b:2"), at: t0).isEmpty)
+        // Granted: the leader closes its gate before the epoch is adopted, so that nothing
+        // it still commits carries the new epoch.
+        let granted = machine.handle(.fenceRequested(epoch: 5, leader: "b:2"), at: t0)
+        #expect(granted.first == .setWritable(false))
+        #expect(machine.phase == .following(leader: "b:2"))
         #expect(machine.handle(.fenceRequested(epoch: 5, leader: "c:3"), at: t0) == [.refuse("epoch 5 was already granted to b:2")])
-        let actions = machine.handle(.fenced(epoch: 5, leader: "b:2"), at: t0)
-        #expect(actions.first == .setWritable(false))
+        #expect(machine.handle(.fenced(epoch: 5, leader: "b:2"), at: t0).isEmpty)
         #expect(machine.phase == .following(leader: "b:2") && machine.epoch == 5)
     }
 

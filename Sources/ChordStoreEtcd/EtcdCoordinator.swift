@@ -221,6 +221,34 @@ public final class EtcdCoordinator: Coordinator {
         return try await client.txn(request, timeout: callTimeout).succeeded
     }
 
+    /// Records `incarnation` as the data directory of the member at `address`
+    /// (`incarnations/ADDRESS`), if none is recorded yet, or if `replace`; returns whether
+    /// the one recorded now is `incarnation`.
+    public func claimIncarnation(_ incarnation: String, for address: String, replace: Bool) async throws(ChordStoreError) -> Bool {
+        let key = prefix + Array("incarnations/\(address)".utf8)
+        let put = Etcdserverpb_RequestOp.with { $0.requestPut = .with {
+            $0.key = Data(key)
+            $0.value = Data(incarnation.utf8)
+        } }
+        if replace {
+            _ = try await client.txn(.with { $0.success = [put] }, timeout: callTimeout)
+            return true
+        }
+        let response = try await client.txn(.with {
+            $0.compare = [.with {
+                $0.target = .version
+                $0.result = .equal
+                $0.key = Data(key)
+                $0.version = 0
+            }]
+            $0.success = [put]
+            $0.failure = [.with { $0.requestRange = .with { $0.key = Data(key) } }]
+        }, timeout: callTimeout)
+        if response.succeeded { return true }
+        guard case .responseRange(let range)? = response.responses.first?.response, let recorded = range.kvs.first else { return false }
+        return String(decoding: recorded.value, as: UTF8.self) == incarnation
+    }
+
     // MARK: Keys and values
 
     /// Applies one key's state (or its deletion) to `view`.

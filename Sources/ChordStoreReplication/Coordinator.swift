@@ -41,6 +41,13 @@ public protocol Coordinator: Sendable {
     /// transaction (a leader removing itself hands leadership over).
     func changeMembers(from: Membership, to: Membership, resigningLease: Int64?) async throws(ChordStoreError) -> Bool
 
+    /// Records `incarnation` (the id of a member's data directory) for the member at
+    /// `address` if none is recorded yet, or always with `replace`; returns whether the
+    /// one recorded now is `incarnation`. A member whose data directory differs from the
+    /// one recorded lost what it had (or was restored from a backup): it must not vouch
+    /// for the writes it acknowledged before.
+    func claimIncarnation(_ incarnation: String, for address: String, replace: Bool) async throws(ChordStoreError) -> Bool
+
     /// Closes the coordinator's connections.
     func close() async
 }

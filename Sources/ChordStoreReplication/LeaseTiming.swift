@@ -29,6 +29,10 @@ public struct LeaseTiming: Sendable, Hashable {
         self.ttl = ttl
     }
 
+    /// How long a leader may go without hearing from a majority of the members before it
+    /// gives its key up: twice the lease (followers are heard from every second).
+    public var touchWindow: Duration { ttl * 2 }
+
     /// The part of the lease never used: a quarter of it.
     public var margin: Duration { ttl / 4 }
     /// How often the leader renews: every quarter of the lease.

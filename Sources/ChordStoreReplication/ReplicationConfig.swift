@@ -33,6 +33,11 @@ public struct ReplicationConfig: Sendable {
     public var cluster = ""
     /// The coordinated leader's lease.
     public var lease = LeaseTiming(ttl: .seconds(2))
+    /// The id of this node's data directory (`DATA/member.id`, made when it is new): the
+    /// coordinator keeps each member's, and a member whose directory changed (lost,
+    /// restored from a backup) does not vouch for earlier writes until it has copied a
+    /// leader. A random one by default (a directory of its own each run).
+    public var incarnation = UUID().uuidString
 
     /// Creates a configuration.
     public init(node: String, address: String, peers: [String], follow: String?, parkDirectory: URL) {

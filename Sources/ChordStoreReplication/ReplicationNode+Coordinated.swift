@@ -20,6 +20,8 @@ extension ReplicationNode {
         while !Task.isCancelled {
             do throws(ChordStoreError) {
                 let view = try await coordinator.join(initial: config.membership)
+                let known = try await coordinator.claimIncarnation(config.incarnation, for: config.address, replace: false)
+                handle(.incarnationChecked(known))
                 if lost || first {
                     logger.notice("joined the cluster", metadata: ["coordinator": "\(coordinator.description)", "members": "\(view.members)"])
                 }
@@ -50,7 +52,21 @@ extension ReplicationNode {
     /// answers, and the election must not wait for it).
     func probeMembers(generation: UInt64) async {
         let members = state.withLock { $0.machine.members }
-        let answered = await probe.statuses(members.others(than: config.address), within: config.lease.stagger * 2).map(Self.view)
+        let statuses = await probe.statuses(members.others(than: config.address), within: config.lease.stagger * 2)
+        // A member of another cluster (a --cluster typo, here or there) is no member of
+        // this one: said once, and left out.
+        let foreign = statuses.filter { $0.cluster != config.cluster }
+        let unsaid = state.withLock { state in
+            let new = foreign.filter { !state.foreignMembers.contains($0.address) }
+            state.foreignMembers.formUnion(new.map(\.address))
+            return new
+        }
+        for status in unsaid {
+            logger.error("a member answers for another cluster: check --cluster on both", metadata: [
+                "member": "\(status.address)", "its cluster": "\(status.cluster)", "this cluster": "\(config.cluster)",
+            ])
+        }
+        let answered = statuses.filter { $0.cluster == config.cluster }.map(Self.view)
         handle(.membersProbed(own: ownView(), answered, generation: generation))
     }
 
@@ -69,6 +85,20 @@ extension ReplicationNode {
             outcome = .failed(error.message)
         }
         handle(.campaignEnded(outcome, generation: generation))
+    }
+
+    /// How many members (this node included, if it is one) acknowledged something within
+    /// ``LeaseTiming/touchWindow`` (followers acknowledge every batch and the heartbeat
+    /// sent each second). An open stream does not count: a cut-off follower's stays open.
+    func membersInTouch() -> Int {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            let members = state.machine.members
+            let heard = state.quorum.followers.count { address, follower in
+                members.contains(address) && address != config.address && now - follower.lastSeen < config.lease.touchWindow
+            }
+            return heard + (members.contains(config.address) ? 1 : 0)
+        }
     }
 
     /// Keeps lease `id` alive every ``LeaseTiming/renewInterval`` while the machine holds
@@ -93,6 +123,7 @@ extension ReplicationNode {
                 failing = false
                 retries.reset()
                 handle(.leaseRenewed(id: id, validUntil: config.lease.validUntil(sentAt: sentAt, granted: ttl)))
+                handle(.quorumChecked(inTouch: membersInTouch()))
             } catch {
                 if Task.isCancelled { return }
                 if !failing { logger.warning("cannot renew the leader lease", metadata: ["lease": "\(id)", "error": "\(error)"]) }

@@ -176,7 +176,11 @@ extension ReplicationNode {
             applied = try await store.appendReplicated(batch.records.map { Array($0) }, after: previous, leaderEpoch: batch.leaderEpoch)
         }
         try await acknowledge(applied.sequence, to: acks)
-        state.withLock { $0.heard = FollowProgress(leaderLastSequence: batch.leaderLastSequence, at: .now) }
+        let vouches = state.withLock { state in
+            state.heard = FollowProgress(leaderLastSequence: batch.leaderLastSequence, at: .now)
+            return state.machine.vouches
+        }
+        if !vouches { handle(.caughtUp) }  // this log now matches a leader's
         setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
     }
 

@@ -125,12 +125,14 @@ extension ReplicationNode {
         var status = Chordstore_V1_NodeStatus()
         status.node = config.node
         status.address = config.address
-        status.role = machine.isLeading ? Role.leader.rawValue : Role.follower.rawValue
+        // A coordinated leader past its lease takes no write: it reports no leader.
+        let leading = machine.leader(at: now) == config.address
+        status.role = leading ? Role.leader.rawValue : Role.follower.rawValue
         status.epoch = epoch
         status.lastEpoch = head.epoch
         status.lastSequence = head.sequence
         status.lastChecksum = head.checksum
-        status.leader = machine.leader ?? ""
+        status.leader = machine.leader(at: now) ?? ""
         status.members = UInt32(machine.members.addresses.count)
         status.replication = machine.isLeading ? "leading" : replication
         status.parkedEvents = parked

@@ -45,7 +45,9 @@ extension ReplicationNode {
         if leaderStatus == nil, !status.leader.isEmpty { leaderStatus = await probe.statuses([status.leader]).first }
         if let leaderStatus {
             if config.coordinator == nil { status.epoch = leaderStatus.epoch }
-            status.learners = leaderStatus.followers.map(\.address).filter { !members.contains($0) }.sorted()
+            // Learners: followers heard from lately, not every one that ever followed.
+            status.learners = leaderStatus.followers.filter { $0.streaming || $0.lastSeenMillis < 10_000 }.map(\.address)
+                .filter { !members.contains($0) }.sorted()
         }
         return status
     }
@@ -74,7 +76,7 @@ extension ReplicationNode {
                 "this cluster has no coordinator: its members are the --peer lists, changed by restarting each member (docs/REPLICATION.md)")
         }
         let address = adding ?? removing ?? ""
-        guard Client.split(address) != nil else { throw ChordStoreError(.invalidArgument, "'\(address.prefix(200))' is not HOST:PORT") }
+        if adding != nil { try Self.checkAddress(address) }
         guard writeRefusal() == nil else {
             throw ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "membership changes are made by the leader")
         }
@@ -87,13 +89,87 @@ extension ReplicationNode {
         let target = Membership(adding.map { current.addresses + [$0] } ?? current.addresses.filter { $0 != removing })
         if target.addresses == current.addresses { return try await clusterStatus() }
         guard !target.addresses.isEmpty else { throw ChordStoreError(.failedPrecondition, "a cluster keeps at least one member") }
+        if let adding {
+            try await checkNotAnAlias(adding, of: current)
+            try checkFollowing(adding)
+        }
+        try checkInTouch(target)
         if removing == config.address {
             try await handOver(from: current, to: target, timeout: timeout, coordinator: coordinator)
         } else {
             try await change(from: current, to: target, timeout: timeout, coordinator: coordinator)
             logger.notice(adding != nil ? "member added" : "member removed", metadata: ["member": "\(address)", "members": "\(target)"])
         }
+        // The reply shows the new list: wait (briefly) for the watch to bring it.
+        _ = await eventually(within: .seconds(2)) { self.state.withLock { $0.machine.members.addresses == target.addresses } }
         return try await clusterStatus()
+    }
+
+    /// Refuses an address that is not `HOST:PORT` with a host of letters, digits, '.',
+    /// '-' or an IPv6 address in brackets, and a port 1-65535, 255 characters at most.
+    static func checkAddress(_ address: String) throws(ChordStoreError) {
+        let shown = address.count > 100 ? String(address.prefix(100)) + "…" : address
+        let refusal = ChordStoreError(.invalidArgument, "'\(shown)' is not a member's HOST:PORT (a host name or IP address, and a port 1-65535)")
+        guard address.utf8.count <= 255, let (host, port) = Client.split(address), (1...65_535).contains(port), !host.isEmpty else { throw refusal }
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+        let name = bracketed ? host.dropFirst().dropLast() : Substring(host)
+        let allowed = name.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "." || scalar == "-" || (bracketed && scalar == ":"))
+        }
+        guard allowed, !name.isEmpty, bracketed || !host.contains(":") else { throw refusal }
+    }
+
+    /// Refuses a new member that is another name of a member (the same addresses and port).
+    private func checkNotAnAlias(_ address: String, of current: Membership) async throws(ChordStoreError) {
+        guard let (_, port) = Client.split(address) else { return }
+        let resolved = await HostAddresses.sources(of: address)
+        for member in current.addresses {
+            guard let (_, memberPort) = Client.split(member), memberPort == port else { continue }
+            if !resolved.isDisjoint(with: await HostAddresses.sources(of: member)) {
+                throw ChordStoreError(.alreadyExists, "\(address) is \(member), a member already, by another name")
+            }
+        }
+    }
+
+    /// Refuses to add a node that is not following this leader now: it must be running,
+    /// with the cluster's coordinator, and copying this leader's log.
+    private func checkFollowing(_ address: String) throws(ChordStoreError) {
+        let now = ContinuousClock.now
+        let following = state.withLock { state in
+            guard let follower = state.quorum.followers[address] else { return false }
+            return follower.streams > 0 || now - follower.lastSeen < config.lease.touchWindow
+        }
+        guard following else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "\(address) is not following this leader: start it with the cluster's --coordinator and --cluster and --advertise \(address), then add it")
+        }
+    }
+
+    /// Refuses a change whose new list has no majority in touch with this leader now:
+    /// quorum writes would stall until it failed.
+    private func checkInTouch(_ target: Membership) throws(ChordStoreError) {
+        let now = ContinuousClock.now
+        let inTouch = state.withLock { state in
+            target.addresses.count { address in
+                address == config.address || state.quorum.followers[address].map { now - $0.lastSeen < config.lease.touchWindow } == true
+            }
+        }
+        guard inTouch >= target.majority else {
+            throw ChordStoreError(
+                .failedPrecondition,
+                "only \(inTouch) of the \(target.addresses.count) members of \(target) are in touch with the leader; the change needs \(target.majority)")
+        }
+    }
+
+    /// Whether `condition` holds within `limit` (looked at every 20 ms).
+    private func eventually(within limit: Duration, _ condition: @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
     }
 
     /// A change that keeps this leader: joint quorums while a majority of `target` catches up.
@@ -108,7 +184,7 @@ extension ReplicationNode {
         let head = try store.head().sequence
         guard await wait(for: .quorum(head), timeout: timeout) else {
             throw ChordStoreError(
-                .unavailable,
+                .failedPrecondition,
                 "a majority of \(target) did not hold event \(head) within \(timeout): a new member must run `chordstore serve --coordinator … --cluster \(config.cluster) --advertise HOST:PORT` and follow this leader first")
         }
         switch await Self.outcome(of: { () throws(ChordStoreError) in try await coordinator.changeMembers(from: current, to: target, resigningLease: nil) },
@@ -136,7 +212,7 @@ extension ReplicationNode {
         try await store.waitForWriter()  // a commit in flight when the gate closed is in the log now
         let head = try store.head().sequence
         guard await wait(for: .majorityOf(target, head), timeout: timeout) else {
-            throw ChordStoreError(.unavailable, "a majority of \(target) did not hold event \(head) within \(timeout); this node leads on")
+            throw ChordStoreError(.failedPrecondition, "a majority of \(target) did not hold event \(head) within \(timeout); this node leads on")
         }
         guard let lease = state.withLock({ $0.machine.lease }) else {
             throw ChordStoreError(.unavailable, "this node's lease lapsed during the handover")

@@ -60,6 +60,8 @@ public final class ReplicationNode: Sendable {
         var lateResigns: [Int64] = []
         /// A membership change under way (one at a time).
         var changingMembers = false
+        /// Members found answering for another cluster (said once each).
+        var foreignMembers: Set<String> = []
         /// When each member's host was last resolved again after a refused connection.
         var resolved: [String: ContinuousClock.Instant] = [:]
         /// The last reason following failed that was logged, and when.
@@ -242,15 +244,17 @@ public final class ReplicationNode: Sendable {
                 return true
             }
             if !stopping { spawn { [self] in try? await config.coordinator?.resign(lease: lease) } }
-        case .revokeStale(let lease):
-            spawn { [self] in
+        case .recordIncarnation:
+            spawn(onCoordinator: true) { [self] in
                 do {
-                    try await config.coordinator?.resign(lease: lease)
-                    logger.notice("revoked the lease an earlier run of this node held the leader key with", metadata: ["lease": "\(lease)"])
+                    _ = try await config.coordinator?.claimIncarnation(config.incarnation, for: config.address, replace: true)
+                    logger.notice("copied a leader: this data directory vouches for this member again")
                 } catch {
-                    logger.warning("cannot revoke an earlier run's lease; it lapses by itself", metadata: ["error": "\(error)"])
+                    logger.warning("cannot record this data directory in the coordinator; it vouches until the next start", metadata: ["error": "\(error)"])
                 }
             }
+        case .revokeStale(let claim):
+            spawn { [self] in await revokeStale(claim) }
         case .log(let line):
             let metadata = line.metadata.mapValues { Logger.MetadataValue.string($0) }
             switch line.level {
@@ -260,6 +264,25 @@ public final class ReplicationNode: Sendable {
             }
         case .setWritable, .setWriteDeadline, .resetFollowers, .stopFollowing, .probeAtStart, .runPromotion, .refuse:
             break  // done under the lock, or by the caller that asked
+        }
+    }
+
+    /// Revokes the lease under which the leader key names this node's address, unless a
+    /// process answering at that address leads with the key's epoch: another node started
+    /// with the same `--advertise`, whose key must not be taken from it (it would take it
+    /// back, and the two would trade it for ever).
+    private func revokeStale(_ claim: LeaderClaim) async {
+        if let answer = await probe.statuses([claim.address]).first, answer.role == Role.leader.rawValue, answer.epoch == claim.epoch {
+            logger.error("another process at this node's advertised address leads: two nodes advertise one address", metadata: [
+                "advertise": "\(config.address)", "node": "\(answer.node)", "epoch": "\(answer.epoch)",
+            ])
+            return
+        }
+        do {
+            try await config.coordinator?.resign(lease: claim.lease)
+            logger.notice("revoked the lease an earlier run of this node held the leader key with", metadata: ["lease": "\(claim.lease)"])
+        } catch {
+            logger.warning("cannot revoke an earlier run's lease; it lapses by itself", metadata: ["error": "\(error)"])
         }
     }
 

@@ -18,7 +18,7 @@ extension RoleMachine {
             // A claim of this address under a lease this process does not hold: an earlier
             // run of this member, killed while it led. The lease would lapse by itself;
             // revoking it starts the election now.
-            actions.append(.revokeStale(lease: claim.lease))
+            actions.append(.revokeStale(claim))
             if isLeadingOrTakingOver { return actions + stepDown(to: nil, reason: "the leader key is held under another lease") }
             return actions + switchLeader(to: nil, reason: "an earlier run of this node held the leader key; it is revoked")
         case let claim?:
@@ -31,7 +31,7 @@ extension RoleMachine {
                 actions += stepDown(to: nil, reason: "the leader key is gone: this node's lease lapsed in the coordinator")
             }
             guard case .following = phase else { return actions }
-            return actions + (isMember ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
+            return actions + (mayVote ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
         }
     }
 
@@ -50,7 +50,7 @@ extension RoleMachine {
     }
 
     mutating func membersProbed(own: PeerView?, _ answered: [PeerView], generation: UInt64) -> [Action] {
-        guard generation == self.generation, phase == .electing(.ranking), cluster?.leader == nil, isMember else { return [] }
+        guard generation == self.generation, phase == .electing(.ranking), cluster?.leader == nil, mayVote else { return [] }
         guard let own else {
             phase = .electing(.yielding)
             return [
@@ -75,7 +75,7 @@ extension RoleMachine {
     }
 
     mutating func electionDue(generation: UInt64, at now: ContinuousClock.Instant) -> [Action] {
-        guard generation == self.generation, isMember else { return [] }
+        guard generation == self.generation, mayVote else { return [] }
         if phase == .following(leader: nil) {
             // No leader known for a while: follow the key's holder, or stand if it is free.
             if let claim = cluster?.leader, claim.address != me {
@@ -159,5 +159,26 @@ extension RoleMachine {
         lease = nil
         guard isLeadingOrTakingOver else { return [] }
         return stepDown(to: nil, reason: "the coordinator let this node's lease lapse")
+    }
+
+    /// A leader that has not heard from a majority of the members (itself included) for
+    /// ``LeaseTiming/touchWindow`` gives the key up: it may still reach the coordinator
+    /// while its followers and clients cannot reach it (a partial partition), and then
+    /// nothing else would replace it. It sits out the next elections for a while, so that
+    /// a member the others reach takes over.
+    mutating func quorumChecked(inTouch: Int, at now: ContinuousClock.Instant) -> [Action] {
+        guard phase == .leading, isCoordinated else { return [] }
+        if inTouch >= members.majority {
+            leadingSince = now
+            return []
+        }
+        guard let since = leadingSince else {
+            leadingSince = now  // the window starts with leading
+            return []
+        }
+        guard now - since >= timing.touchWindow else { return [] }
+        notBefore = now + timing.retryAfterRefusal
+        return [.log(LogLine(.warning, "heard from only \(inTouch) of \(members.addresses.count) members for \(timing.touchWindow): giving the leader key up"))]
+            + stepDown(to: nil, reason: "out of touch with a majority")
     }
 }

@@ -147,6 +147,15 @@ public struct RoleMachine: Sendable {
         /// The handover ended: the member list no longer holds this node and the key is
         /// given up (`true`), or it did not happen.
         case handOverEnded(Bool)
+        /// Coordinated: whether the coordinator knows this data directory as this
+        /// member's (its incarnation was recorded, or first recorded now).
+        case incarnationChecked(Bool)
+        /// Coordinated: this node's log matched a leader's (it applied a batch, or a
+        /// heartbeat, of one): it may vouch for what it holds again.
+        case caughtUp
+        /// Coordinated leader: `inTouch` members (itself included) were heard from
+        /// within ``LeaseTiming/touchWindow``.
+        case quorumChecked(inTouch: Int)
     }
 
     /// What the driver must do, in order.
@@ -190,8 +199,11 @@ public struct RoleMachine: Sendable {
         /// Coordinated: give the leader key up (deleted if held under this lease) and
         /// revoke the lease.
         case resign(lease: Int64)
-        /// Coordinated: revoke a lease an earlier run of this member left holding the key.
-        case revokeStale(lease: Int64)
+        /// Coordinated: record this data directory as this member's in the coordinator.
+        case recordIncarnation
+        /// Coordinated: revoke the lease of a claim an earlier run of this member left
+        /// holding the key (unless a process at its address still leads with it).
+        case revokeStale(LeaderClaim)
         /// Write a log line.
         case log(LogLine)
     }
@@ -241,6 +253,14 @@ public struct RoleMachine: Sendable {
     var followFailures = 0
     /// Coordinated: no campaign before this (after a refused takeover).
     var notBefore: ContinuousClock.Instant?
+    /// When it began to lead (coordinated: its majority is checked after a grace).
+    var leadingSince: ContinuousClock.Instant?
+    /// Whether its log may vouch for the writes acknowledged before (grant a fence,
+    /// stand for election). A coordinated member vouches once the coordinator knows its
+    /// data directory as this member's; one that differs (lost and started again, or
+    /// restored from a backup: writes it acknowledged may be gone) vouches again only
+    /// once it has copied a leader.
+    public internal(set) var vouches: Bool
 
     /// A machine for the member at `me`, whose store is at `epoch`, among `members`.
     public init(me: String, mode: Mode, epoch: UInt64, members: Membership, timing: LeaseTiming, probeInterval: Duration) {
@@ -250,6 +270,7 @@ public struct RoleMachine: Sendable {
         self.members = members
         self.timing = timing
         self.probeInterval = probeInterval
+        self.vouches = mode != .coordinated  // a coordinated one waits for the coordinator's word
     }
 
     var isCoordinated: Bool { mode == .coordinated }
@@ -262,6 +283,9 @@ public struct RoleMachine: Sendable {
 
     /// Whether it is a voting member.
     public var isMember: Bool { members.contains(me) }
+
+    /// Whether it may stand for election and grant fences: a member that ``vouches``.
+    public var mayVote: Bool { isMember && vouches }
 
     /// The leader's address as this member knows it (itself when it leads).
     public var leader: String? {
@@ -327,6 +351,18 @@ public struct RoleMachine: Sendable {
             guard phase == .leading, isCoordinated else { return [.refuse("this node does not lead")] }
             phase = .handingOver
             return [.setWritable(false), .log(LogLine(.notice, "handing leadership over: writes are refused until another member leads"))]
+        case .incarnationChecked(let known):
+            let was = vouches
+            vouches = known
+            guard !known else { return was || !isMember || phase != .following(leader: nil) ? [] : lookForLeader() }
+            return [.log(LogLine(
+                .warning, "this data directory is not the one the cluster knew for this member (lost and started again, or restored from a backup): it neither stands for election nor grants fences until it has copied a leader"))]
+        case .caughtUp:
+            guard isCoordinated, !vouches else { return [] }
+            vouches = true
+            return [.recordIncarnation]
+        case .quorumChecked(let inTouch):
+            return quorumChecked(inTouch: inTouch, at: now)
         case .handOverEnded(let done):
             guard phase == .handingOver else { return [] }
             if done { return stepDown(to: nil, reason: "removed from the members; leadership handed over") }
@@ -379,6 +415,7 @@ public struct RoleMachine: Sendable {
         phase = .leading
         generation += 1
         followFailures = 0
+        leadingSince = nil  // set by the first majority check
         var actions: [Action] = [.resetFollowers]
         if isCoordinated, let lease { actions.append(.setWriteDeadline(lease.validUntil)) }
         actions.append(.setWritable(true))
@@ -421,7 +458,7 @@ public struct RoleMachine: Sendable {
     /// answer, say).
     func lookForLeader() -> [Action] {
         if !isCoordinated { return [.findLeader(generation: generation)] }
-        return isMember ? [.after(timing.recheck, .electionDue(generation: generation))] : []
+        return mayVote ? [.after(timing.recheck, .electionDue(generation: generation))] : []
     }
 
     func following(_ leader: String?, reason: String) -> Action {
@@ -458,6 +495,10 @@ public struct RoleMachine: Sendable {
             return [.refuse("epoch \(requested) was already granted to \(granted.leader)")]
         }
         if requested == epoch, isLeadingOrTakingOver { return [.refuse("this node leads epoch \(requested)")] }
+        if isCoordinated, !vouches {
+            return [.refuse(
+                "this node's data directory is not the one the cluster knew for it (lost and started again, or restored from a backup): it cannot vouch for the writes acknowledged before, and counts again once it has copied a leader")]
+        }
         granted = (requested, leader)
         guard isLeadingOrTakingOver, leader != me else { return [] }
         return stepDown(to: leader, reason: "fenced by \(leader) with epoch \(requested)")

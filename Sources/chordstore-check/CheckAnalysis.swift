@@ -57,4 +57,11 @@ struct CheckAnalysis: Codable, Equatable {
         analysis.outOfOrder.sort()
         return analysis
     }
+
+    /// The first `count` of each kind: a report's examples.
+    func examples(_ count: Int) -> CheckAnalysis {
+        CheckAnalysis(
+            lost: Array(lost.prefix(count)), duplicated: Array(duplicated.prefix(count)), unexpected: Array(unexpected.prefix(count)),
+            outOfOrder: Array(outOfOrder.prefix(count)), misplaced: Array(misplaced.prefix(count)))
+    }
 }

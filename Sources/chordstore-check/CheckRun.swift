@@ -204,10 +204,7 @@ final class CheckRun: @unchecked Sendable {
         report.unexpected = analysis.unexpected.count
         report.outOfOrder = analysis.outOfOrder.count
         report.misplaced = analysis.misplaced.count
-        report.examples = CheckAnalysis(
-            lost: Array(analysis.lost.prefix(10)), duplicated: Array(analysis.duplicated.prefix(10)),
-            unexpected: Array(analysis.unexpected.prefix(10)), outOfOrder: Array(analysis.outOfOrder.prefix(10)),
-            misplaced: Array(analysis.misplaced.prefix(10)))
+        report.examples = analysis.examples(10)
         report.seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1_000
         return report
     }

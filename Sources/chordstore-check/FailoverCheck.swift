@@ -83,16 +83,9 @@ struct FailoverCheck: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
+        try await CheckFailure.reporting {
             let report = try await FailoverRun(self).run()
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            if !report.passed { throw ExitCode(1) }
-        } catch let failure as CheckFailure {
-            FileHandle.standardError.write(Data("chordstore-check: \(failure)\n".utf8))
-            throw ExitCode(2)
+            return (report, report.passed)
         }
     }
 }

@@ -323,10 +323,7 @@ final class FailoverRun: @unchecked Sendable {
         report.unexpected = analysis.unexpected.count
         report.outOfOrder = analysis.outOfOrder.count
         report.misplaced = analysis.misplaced.count
-        report.examples = CheckAnalysis(
-            lost: Array(analysis.lost.prefix(10)), duplicated: Array(analysis.duplicated.prefix(10)),
-            unexpected: Array(analysis.unexpected.prefix(10)), outOfOrder: Array(analysis.outOfOrder.prefix(10)),
-            misplaced: Array(analysis.misplaced.prefix(10)))
+        report.examples = analysis.examples(10)
         report.splitBrains = FailoverAnalysis.splitBrains(shared.acks)
         let kills = report.rounds.filter { $0.kind == FailoverCheck.Kind.killLeader.rawValue }.compactMap(\.failoverMillis)
         let all = report.rounds.compactMap(\.failoverMillis)

@@ -47,7 +47,8 @@ struct ClusterStatusCommand: AsyncParsableCommand {
     static func text(_ status: Chordstore_V1_ClusterStatus) -> String {
         let name = status.coordinated ? "cluster \(status.cluster) (coordinated)" : "cluster (members fixed by --peer)"
         let leader = status.leader.isEmpty ? "no leader now" : "leader \(status.leader), epoch \(status.epoch)"
-        var lines = ["\(name): \(leader); \(status.members.count) members, a quorum is \(status.majority)"]
+        let count = status.members.count == 1 ? "1 member" : "\(status.members.count) members"
+        var lines = ["\(name): \(leader); \(count), a quorum is \(status.majority)"]
         let leaderSequence = status.members.first { $0.address == status.leader }?.status.lastSequence
         for member in status.members {
             guard member.reachable else {

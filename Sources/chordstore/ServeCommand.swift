@@ -136,9 +136,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cluster's name in the coordinator (1-64 characters of a-z, A-Z, 0-9, '.', '_', '-'); the same on every member.", valueName: "NAME"))
     var cluster: String?
     @Option(help: ArgumentHelp(
-        "Seconds of the leader's lease in the coordinator (2-60): a dead leader is replaced about this long after it stops renewing; it stops taking writes a quarter of it before.",
+        "Seconds of the leader's lease in the coordinator (2-60; default 2): a dead leader is replaced about this long after it stops renewing; it stops taking writes a quarter of it before.",
         valueName: "SECONDS"))
-    var leaseTtl = 2
+    var leaseTtl: Int?
     @Option(help: ArgumentHelp("With https:// coordinator URLs: the authority (PEM) that issued etcd's certificate (default: the system's roots).", valueName: "FILE"))
     var coordinatorCa: String?
     @Option(help: ArgumentHelp("With https:// coordinator URLs: this member's client certificate (PEM) for etcd's --client-cert-auth; needs --coordinator-key.", valueName: "FILE"))
@@ -194,12 +194,16 @@ struct ServeCommand: AsyncParsableCommand {
             guard follow == nil else {
                 throw ValidationError("--follow and --coordinator do not go together: with a coordinator, its leader key names the leader")
             }
-            guard (2...60).contains(leaseTtl) else { throw ValidationError("--lease-ttl must be 2...60 seconds") }
+            guard (2...60).contains(leaseTtl ?? 2) else { throw ValidationError("--lease-ttl must be 2...60 seconds") }
+            let secure = (try? EtcdEndpoint.list(parsing: coordinator))?.contains(where: \.usesTLS) ?? false
+            if !secure, coordinatorCa != nil || coordinatorCert != nil || coordinatorKey != nil {
+                throw ValidationError("--coordinator-ca, --coordinator-cert and --coordinator-key are for https:// coordinator URLs; these are http://")
+            }
             if advertise == nil, ["0.0.0.0", "::", "[::]"].contains(host) {
                 throw ValidationError("a cluster member listening on \(host) needs --advertise HOST:PORT: the address the others reach it at")
             }
-        } else if cluster != nil || coordinatorCa != nil || coordinatorCert != nil || coordinatorKey != nil {
-            throw ValidationError("--cluster and --coordinator-ca/-cert/-key go with --coordinator")
+        } else if cluster != nil || leaseTtl != nil || coordinatorCa != nil || coordinatorCert != nil || coordinatorKey != nil {
+            throw ValidationError("--cluster, --lease-ttl and --coordinator-ca/-cert/-key go with --coordinator")
         }
         guard (coordinatorCert == nil) == (coordinatorKey == nil) else { throw ValidationError("--coordinator-cert and --coordinator-key go together") }
         guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
@@ -225,6 +229,20 @@ struct ServeCommand: AsyncParsableCommand {
             return port == Self.defaultHTTPPort || grpcPort == Self.defaultHTTPPort ? nil : (Self.defaultHTTPPort, false)
         }
         return Int(httpPort).map { ($0, true) }
+    }
+
+    /// The id of the data directory `directory` (`member.id`, made the first time): the
+    /// coordinator tells a member whose directory changed from one it knew
+    /// (docs/REPLICATION.md, "Membership"). Backups and a new follower's copy leave it out.
+    static func incarnation(of directory: URL) throws -> String {
+        let file = directory.appendingPathComponent("member.id")
+        if let text = try? String(contentsOf: file, encoding: .utf8) {
+            let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !id.isEmpty, id.utf8.count <= 64 { return id }
+        }
+        let id = UUID().uuidString
+        try Data((id + "\n").utf8).write(to: file, options: .atomic)
+        return id
     }
 
     /// The HTTP endpoint's port when --http-port is not given.
@@ -263,7 +281,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Failure(error)
             }
             config.cluster = cluster
-            config.lease = LeaseTiming(ttl: .seconds(leaseTtl))
+            config.lease = LeaseTiming(ttl: .seconds(leaseTtl ?? 2))
         }
         let security: ServerSecurity
         do {
@@ -323,6 +341,14 @@ struct ServeCommand: AsyncParsableCommand {
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)
+        }
+        if config.coordinator != nil {
+            do {
+                config.incarnation = try Self.incarnation(of: directory)
+            } catch {
+                store.close()
+                throw Failure(ChordStoreError(.failedPrecondition, "cannot read or write \(directory.appendingPathComponent("member.id").path): \(error)"))
+            }
         }
         let replication = ReplicationNode(config: config, store: store, logger: logger)
         let server = Server(

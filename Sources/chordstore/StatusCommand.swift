@@ -33,7 +33,7 @@ struct StatusCommand: AsyncParsableCommand {
         var lines = [
             "node \(status.node) at \(status.address.isEmpty ? "-" : status.address): \(status.role), epoch \(status.epoch)",
             "log: \(status.lastSequence) events, checksum \(String(format: "%016llx", status.lastChecksum))",
-            "leader: \(status.leader.isEmpty ? "unknown" : status.leader); members: \(status.members)",
+            "leader: \(status.leader.isEmpty ? "unknown" : status.leader); members: \(status.members)\(status.learner ? " (this node is not one of them: a learner)" : "")",
             "replication: \(status.replication)",
         ]
         if status.role == "leader" {

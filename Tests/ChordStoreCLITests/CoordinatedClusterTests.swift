@@ -147,6 +147,11 @@ struct CoordinatedClusterTests {
         #expect(first.members?.count == 3)
         try await offPool { try cluster.processes.start("n4") }
         _ = try await waitFor(cluster.servers, "the fourth node as a learner") { ($0.learners ?? []).contains(fourth) }
+        // A node that is not running is refused at once, and so is another name of a member.
+        let absent = try await runChordstore(["--server", cluster.servers, "cluster", "add", "127.0.0.1:9"], timeout: 60)
+        #expect(absent.status != 0 && absent.stderr.contains("is not following this leader"), "\(absent.stderr)")
+        let alias = try await runChordstore(["--server", cluster.servers, "cluster", "add", (first.leader ?? "").replacingOccurrences(of: "127.0.0.1", with: "localhost")], timeout: 60)
+        #expect(alias.status != 0 && alias.stderr.contains("by another name"), "\(alias.stderr)")
         let added = try await runChordstore(["--server", cluster.servers, "cluster", "add", fourth], timeout: 60)
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("4 members, a quorum is 3"), "\(added.stdout)")
@@ -162,6 +167,42 @@ struct CoordinatedClusterTests {
         #expect(write.status == 0, "\(write.stderr)")
         let former = try #require(cluster.processes.name(at: leader))
         #expect(cluster.log(former).contains("gave the leader key up"))
+    }
+
+    @Test("a member whose data directory is lost and started again does not vouch: a stale member cannot lead with it, and no acknowledged write is lost")
+    func wipedMemberDoesNotVouch() async throws {
+        let cluster = try await Cluster.start()
+        defer { Task { await cluster.stop() } }
+        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        let leader = try #require(cluster.processes.name(at: first.leader ?? ""))
+        let names = cluster.processes.names.prefix(3)
+        let stale = try #require(names.first { $0 != leader })
+        let other = try #require(names.first { $0 != leader && $0 != stale })
+        try await offPool { try cluster.processes.signal([stale], SIGSTOP) }
+        for title in ["Kept one", "Kept two"] {
+            let added = try await runChordstore(["--server", cluster.servers, "add", title], timeout: 60)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        // Both copies of the acknowledged writes go: the leader stops, the other member's
+        // data directory is lost and it starts again empty; the stale member resumes.
+        try await offPool { try cluster.processes.signal([leader, other], SIGKILL) }
+        try FileManager.default.removeItem(at: cluster.directory.appendingPathComponent(other))
+        try await offPool {
+            try cluster.processes.start(other)
+            try cluster.processes.signal([stale], SIGCONT)
+        }
+        // The stale member and the empty one are two of three, but the empty one cannot
+        // vouch: no leader for as long as the member holding the writes is away.
+        try await Task.sleep(for: .seconds(12))
+        let leaderless = try await status(cluster.servers)
+        #expect((leaderless?.leader ?? "").isEmpty, "\(String(describing: leaderless))\n\(cluster.logs)")
+        try await offPool { try cluster.processes.start(leader) }
+        _ = try await waitFor(cluster.servers, "whole cluster again", wholeWithLeader)
+        for name in names {
+            let address = try #require(cluster.processes.address(name))
+            let list = try await runChordstore(["--server", address, "list"], timeout: 30)
+            for title in ["Kept one", "Kept two"] { #expect(list.stdout.contains(title), "\(name): \(list.stdout)") }
+        }
     }
 
     @Test("chordstore-check failover: a round of each fault (kill, freeze and cut off the leader, kill a follower, restart etcd), with quorum and local writes: no quorum write lost, no two leaders taking writes at once")

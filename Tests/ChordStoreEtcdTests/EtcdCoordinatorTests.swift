@@ -15,7 +15,7 @@ struct EtcdCoordinatorTests {
         EtcdCoordinator(client: try EtcdClient(endpoints: try EtcdEndpoint.list(parsing: etcd.clientURL)), cluster: cluster, callTimeout: .seconds(20))
     }
 
-    @Test("the first join creates the member list; later joins keep it; clusters are apart")
+    @Test("the first join creates the member list; later joins keep it; a member's data directory is recorded once; clusters are apart")
     func join() async throws {
         let etcd = try await EtcdServer.start()
         let one = try coordinator(etcd)
@@ -26,6 +26,12 @@ struct EtcdCoordinatorTests {
         #expect(first.leader == nil)
         let again = try await one.join(initial: Membership(["c:3"]))
         #expect(again.members == first.members)
+        // Each member's data directory: the first recorded stays until replaced.
+        #expect(try await one.claimIncarnation("dir-A", for: "a:1", replace: false))
+        #expect(try await one.claimIncarnation("dir-A", for: "a:1", replace: false))
+        #expect(try await !one.claimIncarnation("dir-B", for: "a:1", replace: false))
+        #expect(try await one.claimIncarnation("dir-B", for: "a:1", replace: true))
+        #expect(try await !one.claimIncarnation("dir-A", for: "a:1", replace: false))
         let other = try coordinator(etcd, cluster: "other")
         defer { Task { await other.close() } }
         #expect(try await other.join(initial: Membership(["c:3"])).members.addresses == ["c:3"])

@@ -25,6 +25,7 @@ struct RoleMachineCoordinatedTests {
     /// Starts `machine`, shows it a free key, and returns the generation of its poll.
     func electing(_ machine: inout RoleMachine) -> UInt64? {
         #expect(machine.handle(.start, at: t0) == [.setWritable(false), .watchCluster])
+        #expect(machine.handle(.incarnationChecked(true), at: t0).isEmpty)
         let actions = machine.handle(.clusterSeen(view()), at: t0)
         #expect(actions.first == .setMembers(Self.members))
         guard case .probeMembers(let generation)? = actions.last else {
@@ -166,11 +167,12 @@ struct RoleMachineCoordinatedTests {
         _ = machine.handle(.start, at: t0)
         let stale = LeaderClaim(address: "a:1", node: "a", epoch: 3, lease: 41)
         let actions = machine.handle(.clusterSeen(view(leader: stale)), at: t0)
-        #expect(actions.contains(.revokeStale(lease: 41)))
+        #expect(actions.contains(.revokeStale(stale)))
         #expect(machine.phase == .following(leader: nil))
 
         var learner = self.machine(me: "d:4")
         _ = learner.handle(.start, at: t0)
+        _ = learner.handle(.incarnationChecked(true), at: t0)  // it vouches: only not being a member keeps it out
         let free = learner.handle(.clusterSeen(view()), at: t0)
         #expect(!free.contains { if case .probeMembers = $0 { true } else { false } })
         #expect(!learner.isMember)
@@ -253,6 +255,52 @@ struct RoleMachineCoordinatedTests {
         #expect(machine.leader(at: lease.validUntil) == nil)
         _ = machine.handle(.leaseRenewed(id: 77, validUntil: lease.validUntil + .seconds(5)), at: lease.validUntil)
         #expect(machine.leader(at: lease.validUntil) == "a:1")
+    }
+
+    @Test("a data directory the coordinator does not know for this member (lost, restored) neither stands nor grants a fence until it has copied a leader")
+    func unknownDirectoryDoesNotVouch() throws {
+        var wiped = machine()
+        _ = wiped.handle(.start, at: t0)
+        #expect(!wiped.vouches)  // not before the coordinator has said
+        let said = wiped.handle(.incarnationChecked(false), at: t0)
+        #expect(said.count == 1)  // a warning, nothing else
+        let seen = wiped.handle(.clusterSeen(view()), at: t0)
+        #expect(!seen.contains { if case .probeMembers = $0 { true } else { false } })
+        #expect(!wiped.mayVote)
+        guard case .refuse(let reason)? = wiped.handle(.fenceRequested(epoch: 49, leader: "c:3"), at: t0).first else {
+            Issue.record("the fence was granted")
+            return
+        }
+        #expect(reason.contains("cannot vouch"))
+        // Once it has copied a leader, it records its directory and counts again.
+        _ = wiped.handle(.clusterSeen(view(leader: LeaderClaim(address: "b:2", node: "b", epoch: 50, lease: 1))), at: t0)
+        #expect(wiped.handle(.caughtUp, at: t0) == [.recordIncarnation])
+        #expect(wiped.mayVote)
+        #expect(wiped.handle(.caughtUp, at: t0).isEmpty)
+        #expect(wiped.handle(.fenceRequested(epoch: 51, leader: "c:3"), at: t0).isEmpty)
+        // A directory the coordinator knows vouches at once.
+        var known = machine()
+        _ = known.handle(.start, at: t0)
+        _ = known.handle(.incarnationChecked(true), at: t0)
+        #expect(known.mayVote == false && known.vouches)  // a member once the list names it
+        _ = known.handle(.clusterSeen(view()), at: t0)
+        #expect(known.mayVote)
+    }
+
+    @Test("a leader that hears from no majority for twice its lease gives the key up and sits out the next election; one that does, leads on")
+    func checkQuorum() throws {
+        var machine = machine()
+        _ = try #require(leading(&machine))
+        #expect(machine.handle(.quorumChecked(inTouch: 1), at: t0).isEmpty)  // the window starts
+        #expect(machine.handle(.quorumChecked(inTouch: 1), at: t0 + timing.touchWindow - .milliseconds(1)).isEmpty)
+        #expect(machine.handle(.quorumChecked(inTouch: 2), at: t0 + timing.touchWindow).isEmpty)  // heard again: a new window
+        #expect(machine.handle(.quorumChecked(inTouch: 1), at: t0 + timing.touchWindow * 2 - .milliseconds(1)).isEmpty)
+        let gave = machine.handle(.quorumChecked(inTouch: 1), at: t0 + timing.touchWindow * 2)
+        #expect(gave.contains(.setWritable(false)) && gave.contains(.resign(lease: 77)))
+        #expect(machine.phase == .following(leader: nil))
+        let free = machine.handle(.clusterSeen(view()), at: t0 + timing.touchWindow * 2)
+        #expect(machine.phase == .electing(.yielding))
+        #expect(free.last == .after(timing.retryAfterRefusal, .electionDue(generation: machine.generation)))
     }
 
     @Test("the lease's timing keeps Patroni's inequality for every time to live")

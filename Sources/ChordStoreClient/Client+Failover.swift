@@ -19,19 +19,21 @@ extension Client {
         target.withLock { $0 = (host, port) }
     }
 
-    /// Asks every known server (`Health`, within half a second) who leads: the leader
+    /// Asks every known server (`Health`, each within `timeout`) who leads: the leader
     /// named by the server with the newest epoch, if any names one.
-    public func findLeader() async -> String? {
+    public func findLeader(timeout: Duration = .milliseconds(500)) async -> String? {
         var avoided: [String: UInt64] = [:]
-        return await findLeader(avoiding: &avoided, failed: [])
+        return await findLeader(avoiding: &avoided, failed: [], timeout: timeout)
     }
 
     /// The leader named with the newest epoch, leaving out the servers of `failed` (just
     /// lost) at the epochs they are named with now, and those of `avoided` unless named
     /// with a newer epoch than they were left out at: a frozen leader is named by the
     /// others until its lease lapses and another takes over.
-    func findLeader(avoiding avoided: inout [String: UInt64], failed: Set<String>) async -> String? {
-        let answers = await leaderAnswers()
+    func findLeader(
+        avoiding avoided: inout [String: UInt64], failed: Set<String>, timeout: Duration = .milliseconds(500)
+    ) async -> String? {
+        let answers = await leaderAnswers(timeout: timeout)
         for address in failed {
             avoided[address] = max(avoided[address] ?? 0, answers.filter { $0.leader == address }.map(\.epoch).max() ?? 0)
         }
@@ -44,8 +46,8 @@ extension Client {
         return usable.max { $0.epoch < $1.epoch }?.leader
     }
 
-    /// Every known server's `Health` answer that came within half a second.
-    private func leaderAnswers() async -> [Chordstore_V1_HealthReply] {
+    /// Every known server's `Health` answer that came within `timeout`.
+    private func leaderAnswers(timeout: Duration) async -> [Chordstore_V1_HealthReply] {
         let known = knownServers
         let credentials = self.credentials
         let store = self.store
@@ -53,11 +55,11 @@ extension Client {
             for address in known {
                 guard let (host, port) = Self.split(address) else { continue }
                 group.addTask {
-                    try? await Self.bounded(.milliseconds(500)) {
+                    try? await Self.bounded(timeout) {
                         let connection = try await Connection.connect(
-                            host: host, port: port, store: store, credentials: credentials, connectTimeout: .milliseconds(500))
+                            host: host, port: port, store: store, credentials: credentials, connectTimeout: timeout)
                         defer { Task { await connection.close() } }
-                        return try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: .milliseconds(500), as: Chordstore_V1_HealthReply.self)
+                        return try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: timeout, as: Chordstore_V1_HealthReply.self)
                     }
                 }
             }

@@ -491,6 +491,10 @@ public struct RoleMachine: Sendable {
     /// divergent events must be of an older epoch than the new leader's, to be parked).
     private mutating func fenceRequested(epoch requested: UInt64, leader: String) -> [Action] {
         if requested < epoch { return [.refuse("epoch \(requested) is older than this node's (\(epoch))")] }
+        if isCoordinated, let claim = cluster?.leader, claim.address != leader, requested <= claim.epoch {
+            // A late fence of a member whose claim has since been replaced.
+            return [.refuse("epoch \(requested) is not newer than the leader key's (\(claim.address), epoch \(claim.epoch))")]
+        }
         if let granted, granted.epoch == requested, granted.leader != leader {
             return [.refuse("epoch \(requested) was already granted to \(granted.leader)")]
         }
@@ -509,6 +513,9 @@ public struct RoleMachine: Sendable {
         if isLeadingOrTakingOver {
             return stepDown(to: leader, reason: "fenced by \(leader) with epoch \(adopted)")
         }
+        // Coordinated: a fence that lost its race with a newer claim does not move this
+        // member off the key's holder.
+        if isCoordinated, let claim = cluster?.leader, claim.address != leader, adopted <= claim.epoch { return [] }
         switch phase {
         case .following, .electing, .campaigning:
             return switchLeader(to: leader, reason: "fenced by \(leader) with epoch \(adopted)")
@@ -519,19 +526,25 @@ public struct RoleMachine: Sendable {
 
     private mutating func followEnded(_ leader: String?, _ outcome: FollowOutcome) -> [Action] {
         guard case .following(let current) = phase, current == leader else { return [] }
-        switch outcome {
-        case .progressed:
+        if outcome == .progressed {
             followFailures = 0
             return []
+        }
+        followFailures += 1
+        if isCoordinated {
+            // The coordinator names the leader, not a member's hint. A member followed
+            // other than the key's holder (a fence's, before the key changed) that stops
+            // serving: back to the holder.
+            guard let claim = cluster?.leader, claim.address != me, claim.address != leader else { return [] }
+            return switchLeader(to: claim.address, reason: "\(claim.address) holds the leader key, epoch \(claim.epoch)")
+        }
+        switch outcome {
+        case .progressed:
+            return []
         case .redirected(let next):
-            followFailures += 1
-            // Coordinated: the coordinator names the leader, not a member's hint.
-            guard !isCoordinated else { return [] }
             return switchLeader(to: next.flatMap { $0.isEmpty ? nil : $0 }, reason: "\(leader ?? "the member asked") is not the leader")
         case .failed:
-            followFailures += 1
-            guard !isCoordinated, followFailures >= 3 else { return [] }
-            return [.findLeader(generation: generation)]
+            return followFailures >= 3 ? [.findLeader(generation: generation)] : []
         }
     }
 }

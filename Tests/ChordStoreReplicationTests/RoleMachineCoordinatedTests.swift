@@ -287,6 +287,30 @@ struct RoleMachineCoordinatedTests {
         #expect(known.mayVote)
     }
 
+    @Test("a late fence from a member whose claim was replaced neither is granted nor moves a follower off the key's holder; a newer one does")
+    func lateFenceIsRefused() {
+        var follower = machine(epoch: 17)
+        _ = follower.handle(.start, at: t0)
+        _ = follower.handle(.incarnationChecked(true), at: t0)
+        _ = follower.handle(.clusterSeen(view(leader: LeaderClaim(address: "b:2", node: "b", epoch: 20, lease: 1))), at: t0)
+        #expect(follower.phase == .following(leader: "b:2"))
+        guard case .refuse(let reason)? = follower.handle(.fenceRequested(epoch: 18, leader: "c:3"), at: t0).first else {
+            Issue.record("the late fence was granted")
+            return
+        }
+        #expect(reason.contains("leader key"))
+        // One granted just before the view changed, persisted after: it stays with b:2.
+        #expect(follower.handle(.fenced(epoch: 18, leader: "c:3"), at: t0).isEmpty)
+        #expect(follower.phase == .following(leader: "b:2") && follower.epoch == 18)
+        // A fence newer than the key's holder's epoch is the next leader's: granted, followed.
+        #expect(follower.handle(.fenceRequested(epoch: 21, leader: "c:3"), at: t0).isEmpty)
+        _ = follower.handle(.fenced(epoch: 21, leader: "c:3"), at: t0)
+        #expect(follower.phase == .following(leader: "c:3"))
+        // If c:3 never takes the key and stops serving, the follower goes back to its holder.
+        _ = follower.handle(.followEnded(leader: "c:3", .redirected(to: nil)), at: t0)
+        #expect(follower.phase == .following(leader: "b:2"))
+    }
+
     @Test("a leader that hears from no majority for twice its lease gives the key up and sits out the next election; one that does, leads on")
     func checkQuorum() throws {
         var machine = machine()

@@ -26,10 +26,12 @@ struct BenchReplicationCommand: AsyncParsableCommand {
               latency  --latency-writes sequential adds over the wire from one client,
                        alternating local and quorum rounds (p50/p99 of each).
               copy     fills a fresh leader with --copy-events events (fsync off for the
-                       fill), then times a new follower started on an empty directory
-                       until it serves a read of them all: bootstrapped from a copy of the
-                       leader's files (serve's default), then replaying the log event by
-                       event (--bootstrap replay).
+                       fill, then sync(2), as a leader that synced each commit has its
+                       pages on the disk), then times a new follower started on an empty
+                       directory until it serves a read of them all: bootstrapped from a
+                       copy of the leader's files (serve's default; the copy and the
+                       start are shown apart), then replaying the log event by event
+                       (--bootstrap replay).
             Leader and follower share this machine's cores.
             """))
 
@@ -70,9 +72,9 @@ struct BenchReplicationCommand: AsyncParsableCommand {
             let progress = ProgressReporter(label: "filling the leader")
             let source = try await Pair.start(fill: copyEvents, progress: progress.report)
             progress.finish()
-            let (bootstrap, bytes) = try await source.bootstrapNewFollower()
-            Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started",
-                                Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds))
+            let (bootstrap, copy, bytes) = try await source.bootstrapNewFollower()
+            Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started (the copy %.2f s, %.0f MiB/s)",
+                                Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds, copy.seconds, Double(bytes) / 1_048_576 / copy.seconds))
             let elapsed = try await source.copyToNewFollower()
             Output.print(String(format: "replay: a new follower copied %d events one by one in %.1f s (%.0f events/s)",
                                 copyEvents, elapsed.seconds, Double(copyEvents) / elapsed.seconds))
@@ -126,7 +128,8 @@ private final class Pair: Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-bench-replication-\(UUID().uuidString)")
     }
 
-    /// A leader (filled with `fill` events first, fsync off for the fill) and, if
+    /// A leader (filled with `fill` events first, fsync off for the fill, then the
+    /// filesystems synced) and, if
     /// `fill` is 0, a follower already following it.
     static func start(fill: Int, progress: @escaping @Sendable (UInt64, UInt64) -> Void = { _, _ in }) async throws -> Pair {
         let ports = try LoopbackPorts.free(2)
@@ -147,6 +150,9 @@ private final class Pair: Sendable {
                 try await group.waitForAll()
             }
             store.close()
+            // A leader that synced each commit has its pages on the disk; the fill's are
+            // written now, so the disk is not still busy with them while a copy is timed.
+            sync()
         }
         let leader = try await Member.start(name: "leader", port: ports[0], peer: ports[1], follow: nil, directory: leaderDirectory)
         let follower = fill > 0 ? nil : try await Member.start(name: "follower", port: ports[1], peer: ports[0], follow: ports[0], directory: directory())
@@ -227,8 +233,9 @@ private final class Pair: Sendable {
 
     /// Bootstraps a follower on an empty directory from a copy of the leader's files (as
     /// `serve --follow` does), starts it, and times until it answers a read of the
-    /// leader's last event; returns that time and the bytes copied.
-    func bootstrapNewFollower() async throws -> (Duration, UInt64) {
+    /// leader's last event; returns that time, the part of it the copy took, and the
+    /// bytes copied.
+    func bootstrapNewFollower() async throws -> (Duration, Duration, UInt64) {
         let target = try leader.store.lastLogSequence()
         let port = try LoopbackPorts.free(1)[0]
         let directory = Self.directory()
@@ -236,18 +243,19 @@ private final class Pair: Sendable {
         logger.logLevel = .error
         let began = ContinuousClock.now
         _ = try await FollowerBootstrap.run(leader: leader.address, into: directory, credentials: ClientCredentials(), logger: logger)
+        let copied = ContinuousClock.now - began
         let member = try await Member.start(name: "bootstrapped", port: port, peer: ports[0], follow: ports[0], directory: directory)
         let client = Client(host: "127.0.0.1", port: port)
         let profile: Chordstore_V1_Profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(30))
         let elapsed = ContinuousClock.now - began
         await client.close()
-        let copied = try member.store.lastLogSequence()
+        let last = try member.store.lastLogSequence()
         let bytes = member.store.storageUsage.map { UInt64($0.logBytes + $0.viewsBytes) } ?? 0
         await member.stop()
-        guard copied >= target, profile.lastSequence >= target else {
-            throw ChordStoreError(.dataLoss, "the bootstrapped follower holds \(copied) events of \(target)")
+        guard last >= target, profile.lastSequence >= target else {
+            throw ChordStoreError(.dataLoss, "the bootstrapped follower holds \(last) events of \(target)")
         }
-        return (elapsed, bytes)
+        return (elapsed, copied, bytes)
     }
 
     /// Starts an empty follower and waits until it holds the leader's whole log.

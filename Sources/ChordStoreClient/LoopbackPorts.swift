@@ -1,5 +1,6 @@
 import ChordStoreWire
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,9 @@ public enum LoopbackPorts {
     /// another process could take one in between). They are taken below the kernel's
     /// range of ephemeral ports where it leaves room: port 0 would hand out a port from
     /// that range, which every outgoing connection of the process draws from too, and a
-    /// client socket opened in between could take it.
+    /// client socket opened in between could take it. A port is not handed out twice by
+    /// one process (until the range is nearly spent): two callers here, each about to
+    /// bind what it was given, never race for one port.
     public static func free(_ count: Int) throws(ClientError) -> [Int] {
         var sockets: [Int32] = []
         defer { for socket in sockets { close(socket) } }
@@ -19,8 +22,15 @@ public enum LoopbackPorts {
         let low = ephemeralLow
         let candidates = low > 11_024 ? Array((low - 10_000)..<low).shuffled() : []
         var next = candidates.makeIterator()
+        handedOut.withLock { if $0.count > candidates.count * 4 / 5 { $0.removeAll() } }
         while ports.count < count {
-            let wanted = next.next() ?? 0  // 0: any free port, once the candidates are spent
+            var wanted = 0  // 0: any free port, once the candidates are spent
+            while let candidate = next.next() {
+                if handedOut.withLock({ $0.insert(candidate).inserted }) {
+                    wanted = candidate
+                    break
+                }
+            }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { throw ClientError(.unavailable, "cannot open a socket") }
             var address = sockaddr_in()
@@ -41,6 +51,9 @@ public enum LoopbackPorts {
         }
         return ports
     }
+
+    /// The ports ``free(_:)`` handed out, forgotten when most of the range has been.
+    private static let handedOut = Mutex<Set<Int>>([])
 
     /// The lowest port the kernel hands out to outgoing connections (Linux's
     /// `ip_local_port_range`; 32768 where it cannot be read).

@@ -38,7 +38,7 @@ final class ClusterProcesses: @unchecked Sendable {
             var arguments = [
                 "serve", "--data", directory.appendingPathComponent("n\(index + 1)").path, "--host", "127.0.0.1",
                 "--port", "\(ports[index])", "--advertise", addresses[index], "--node", "n\(index + 1)",
-                "--durability", durability, "--log-level", "notice",
+                "--durability", durability, "--log-level", "notice", "--http-port", "none",
                 // Loopback only: the check is about replication under faults, not credentials.
                 "--auth", "none",
             ]

@@ -105,6 +105,10 @@ struct BackupCommandTests {
         ])
         let leaderAddress = "127.0.0.1:\(leader.port)"
         let connection = try await Connection.connect(host: "127.0.0.1", port: leader.port)
+        // It leads once its probe of the peer (not started yet) has ended.
+        #expect(await eventually {
+            (try? await connection.call(.health, Chordstore_V1_HealthRequest(), as: Chordstore_V1_HealthReply.self))?.leader == leaderAddress
+        })
         for index in 0..<500 {
             _ = try await connection.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "before \(index)" }, as: Chordstore_V1_CommandReply.self)
         }

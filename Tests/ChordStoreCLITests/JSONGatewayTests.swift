@@ -153,9 +153,16 @@ struct JSONGatewayTests {
 
     @Test("without --http-port a server whose port 7421 is taken says so and serves; --http-port none serves no HTTP")
     func defaultPort() async throws {
-        // Hold 7421 (or find it held already): either way the server cannot have it.
-        let holder = try? LoopbackListener(port: 7421)
-        defer { _ = holder }
+        // Hold 7421. Other tests' servers hold it for a while (it is the default) and
+        // could let it go while this server starts: wait up to 20 s for it. Held longer,
+        // it is a server of someone else's, which holds it as well.
+        var holder: LoopbackListener?
+        let waitedFrom = ContinuousClock.now
+        while holder == nil, ContinuousClock.now - waitedFrom < .seconds(20) {
+            holder = try? LoopbackListener(port: 7421)
+            if holder == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        defer { withExtendedLifetime(holder) {} }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()

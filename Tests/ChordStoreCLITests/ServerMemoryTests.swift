@@ -58,12 +58,12 @@ struct ServerMemoryTests {
         watchers.removeAll()
         var now = peak
         let closed = ContinuousClock.now
-        while now > baseline + (20 << 20), ContinuousClock.now - closed < .seconds(20) {
+        while now > baseline + (20 << 20), ContinuousClock.now - closed < .seconds(60) {  // a loaded machine is slow to close
             try await Task.sleep(for: .milliseconds(200))
             now = Self.anonymousMemory(of: pid) ?? now
         }
         #expect(
             now <= baseline + (20 << 20),
-            "\((now - baseline) >> 20) MiB above the baseline of \(baseline >> 20) MiB 20 s after the connections closed (peak +\((peak - baseline) >> 20) MiB)")
+            "\((now - baseline) >> 20) MiB above the baseline of \(baseline >> 20) MiB 60 s after the connections closed (peak +\((peak - baseline) >> 20) MiB)")
     }
 }

@@ -19,6 +19,7 @@ struct BackupCommandTests {
         let data = Self.directory("backup-source"), copy = Self.directory("backup-copy"), restored = Self.directory("backup-restored")
         defer { for url in [data, copy, restored] { try? FileManager.default.removeItem(at: url) } }
         let served = try await ServedChordstore.start(data, [])
+        defer { served.stopIfRunning() }
         let address = "127.0.0.1:\(served.port)"
         let token = ["CHORDSTORE_TOKEN_FILE": data.appendingPathComponent("admin.token").path]
         let adminToken = try String(contentsOf: data.appendingPathComponent("admin.token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -53,6 +54,7 @@ struct BackupCommandTests {
         let data = Self.directory("export")
         defer { try? FileManager.default.removeItem(at: data) }
         let served = try await ServedChordstore.start(data, ["--auth", "none"])
+        defer { served.stopIfRunning() }
         let address = "127.0.0.1:\(served.port)"
         let session = ["CHORDSTORE_SESSION": "mover"]
         var ids: [String] = []
@@ -103,6 +105,7 @@ struct BackupCommandTests {
         let leader = try await ServedChordstore.start(leaderData, [
             "--auth", "none", "--advertise", "127.0.0.1:\(ports[0])", "--peer", "127.0.0.1:\(ports[1])", "--port", "\(ports[0])",
         ])
+        defer { leader.stopIfRunning() }
         let leaderAddress = "127.0.0.1:\(leader.port)"
         let connection = try await Connection.connect(host: "127.0.0.1", port: leader.port)
         // It leads once its probe of the peer (not started yet) has ended.
@@ -116,6 +119,7 @@ struct BackupCommandTests {
             "--auth", "none", "--follow", leaderAddress, "--advertise", "127.0.0.1:\(ports[1])", "--peer", leaderAddress, "--port", "\(ports[1])",
             "--log-level", "notice",
         ])
+        defer { follower.stopIfRunning() }
         #expect(follower.log.text.contains("bootstrapped from a copy of the leader's files"), "\(follower.log.text)")
         let count = try await runChordstore(["--server", "127.0.0.1:\(follower.port)", "list", "--count"])
         #expect(count.stdout == "500\n", "\(count.stdout)\(count.stderr)")

@@ -190,6 +190,7 @@ struct JSONGatewayTests {
         #expect(process.terminationStatus == 0)
 
         let none = try await ServedChordstore.start(directory, [])  // --http-port none
+        defer { none.stopIfRunning() }
 
         defer { none.stopIfRunning() }
         #expect(none.httpPort == nil && !none.log.text.contains("HTTP"), "\(none.log.text)")

@@ -31,6 +31,7 @@ struct OperationsTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await Self.serve(directory, ["--log-format", "json"])
+        defer { served.stopIfRunning() }
         let http = try #require(served.httpPort)
         let before = try await httpGet(port: http, path: "/metrics")
         #expect(before.status == 200)
@@ -81,6 +82,7 @@ struct OperationsTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await Self.serve(directory, ["--grace", "10"], http: false)
+        defer { served.stopIfRunning() }
         let port = served.port
         let load = WriteLoad(port: port, clients: 4, writes: 3_000)
         let subscription = Task { () -> String in
@@ -121,6 +123,7 @@ struct OperationsTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let served = try await Self.serve(directory, ["--map-size-max", "2MiB"])
+        defer { served.stopIfRunning() }
         let connection = try await Connection.connect(host: "127.0.0.1", port: served.port)
         var acknowledged: [Data] = []
         var refusal: ClientError?
@@ -162,6 +165,7 @@ struct OperationsTests {
         #expect(try await served.terminate() == 0)
 
         let again = try await Self.serve(directory, ["--map-size-max", "64MiB"], http: false)
+        defer { again.stopIfRunning() }
         let added = try await runChordstore(["--server", "127.0.0.1:\(again.port)", "add", "after the restart"])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(try await again.terminate() == 0)

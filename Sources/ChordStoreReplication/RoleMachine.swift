@@ -491,8 +491,7 @@ public struct RoleMachine: Sendable {
     /// divergent events must be of an older epoch than the new leader's, to be parked).
     private mutating func fenceRequested(epoch requested: UInt64, leader: String) -> [Action] {
         if requested < epoch { return [.refuse("epoch \(requested) is older than this node's (\(epoch))")] }
-        if isCoordinated, let claim = cluster?.leader, claim.address != leader, requested <= claim.epoch {
-            // A late fence of a member whose claim has since been replaced.
+        if let claim = replacingClaim(ofFenceBy: leader, epoch: requested) {
             return [.refuse("epoch \(requested) is not newer than the leader key's (\(claim.address), epoch \(claim.epoch))")]
         }
         if let granted, granted.epoch == requested, granted.leader != leader {
@@ -508,14 +507,22 @@ public struct RoleMachine: Sendable {
         return stepDown(to: leader, reason: "fenced by \(leader) with epoch \(requested)")
     }
 
+    /// Coordinated: the leader key's claim, held by another member than `leader` with an
+    /// epoch at least `epoch`, that makes `leader`'s fence a late one (its claim was
+    /// replaced since).
+    private func replacingClaim(ofFenceBy leader: String, epoch: UInt64) -> LeaderClaim? {
+        guard isCoordinated, let claim = cluster?.leader, claim.address != leader, epoch <= claim.epoch else { return nil }
+        return claim
+    }
+
     private mutating func fenced(epoch adopted: UInt64, leader: String) -> [Action] {
         epoch = max(epoch, adopted)
         if isLeadingOrTakingOver {
             return stepDown(to: leader, reason: "fenced by \(leader) with epoch \(adopted)")
         }
-        // Coordinated: a fence that lost its race with a newer claim does not move this
-        // member off the key's holder.
-        if isCoordinated, let claim = cluster?.leader, claim.address != leader, adopted <= claim.epoch { return [] }
+        // A fence that lost its race with a newer claim does not move this member off
+        // the key's holder.
+        if replacingClaim(ofFenceBy: leader, epoch: adopted) != nil { return [] }
         switch phase {
         case .following, .electing, .campaigning:
             return switchLeader(to: leader, reason: "fenced by \(leader) with epoch \(adopted)")

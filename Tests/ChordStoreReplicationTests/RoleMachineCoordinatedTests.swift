@@ -35,13 +35,20 @@ struct RoleMachineCoordinatedTests {
         return generation
     }
 
-    /// Drives `machine` to lead with `epoch` under a lease valid until `t0 + 1.5 s`.
-    func leading(_ machine: inout RoleMachine, epoch: UInt64 = 4) -> HeldLease? {
+    /// Starts `machine`, shows it a free key and no other member, and returns the floor
+    /// and generation of the campaign it starts.
+    func campaigning(_ machine: inout RoleMachine) -> (floor: UInt64, generation: UInt64)? {
         guard let poll = electing(&machine) else { return nil }
         guard case .campaign(let floor, let generation)? = machine.handle(.membersProbed(own: Self.peer(machine.me), [], generation: poll), at: t0).first else {
             Issue.record("no campaign")
             return nil
         }
+        return (floor, generation)
+    }
+
+    /// Drives `machine` to lead with `epoch` under a lease valid until `t0 + 1.5 s`.
+    func leading(_ machine: inout RoleMachine, epoch: UInt64 = 4) -> HeldLease? {
+        guard let (floor, generation) = campaigning(&machine) else { return nil }
         #expect(floor == 3)
         let lease = HeldLease(id: 77, validUntil: timing.validUntil(sentAt: t0, granted: .seconds(2)))
         let won = machine.handle(.campaignEnded(.won(epoch: epoch, lease: lease), generation: generation), at: t0)
@@ -126,8 +133,7 @@ struct RoleMachineCoordinatedTests {
     @Test("a takeover refused (a member ahead) gives the key up and sits out the next election for a while")
     func refusedTakeover() {
         var machine = machine()
-        guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
+        guard let generation = campaigning(&machine)?.generation else { return }
         let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
         guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { Issue.record("the expected action is missing"); return }
         let refused = machine.handle(.takeoverEnded(.refused("b:2 is ahead"), generation: takeover), at: t0)
@@ -141,8 +147,7 @@ struct RoleMachineCoordinatedTests {
     @Test("a takeover that ends after the lease lapsed does not lead")
     func takeoverTooLate() {
         var machine = machine()
-        guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
+        guard let generation = campaigning(&machine)?.generation else { return }
         let lease = HeldLease(id: 5, validUntil: t0 + .seconds(1))
         guard case .takeOver(_, let takeover)? = machine.handle(.campaignEnded(.won(epoch: 4, lease: lease), generation: generation), at: t0).dropFirst(2).first else { Issue.record("the expected action is missing"); return }
         let actions = machine.handle(.takeoverEnded(.ready, generation: takeover), at: t0 + .seconds(2))
@@ -153,8 +158,7 @@ struct RoleMachineCoordinatedTests {
     @Test("a key won while the node stops is given up; its own win seen first in the watch is not revoked")
     func staleWin() {
         var machine = machine()
-        guard let poll = electing(&machine) else { return }
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else { Issue.record("the expected action is missing"); return }
+        guard let generation = campaigning(&machine)?.generation else { return }
         let own = LeaderClaim(address: "a:1", node: "a", epoch: 4, lease: 9)
         #expect(machine.handle(.clusterSeen(view(leader: own)), at: t0).isEmpty)  // the watch was faster than the answer
         _ = machine.handle(.stop, at: t0)
@@ -209,11 +213,7 @@ struct RoleMachineCoordinatedTests {
     @Test("a lost campaign with no winner in view, or a step-down with the key's fate unknown, looks again after a second and stands if the key is free")
     func noLeaderInView() throws {
         var machine = machine()
-        let poll = try #require(electing(&machine))
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else {
-            Issue.record("no campaign")
-            return
-        }
+        let generation = try #require(campaigning(&machine)).generation
         // Another member won and gave the key up again within one answer of the watch:
         // this member never sees it held.
         let lost = machine.handle(.campaignEnded(.lost, generation: generation), at: t0)
@@ -235,11 +235,7 @@ struct RoleMachineCoordinatedTests {
     @Test("a key won after the machine moved on to another leader is given up at once")
     func winAfterMovingOn() throws {
         var machine = machine()
-        let poll = try #require(electing(&machine))
-        guard case .campaign(_, let generation)? = machine.handle(.membersProbed(own: Self.peer("a:1"), [], generation: poll), at: t0).first else {
-            Issue.record("no campaign")
-            return
-        }
+        let generation = try #require(campaigning(&machine)).generation
         _ = machine.handle(.clusterSeen(view(leader: LeaderClaim(address: "b:2", node: "b", epoch: 4, lease: 8))), at: t0)
         #expect(machine.phase == .following(leader: "b:2"))
         let late = machine.handle(.campaignEnded(.won(epoch: 5, lease: HeldLease(id: 9, validUntil: t0 + .seconds(1))), generation: generation), at: t0)

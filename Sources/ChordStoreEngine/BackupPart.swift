@@ -22,6 +22,16 @@ extension BackupPart {
         bytes.withUnsafeBytes { writer.bytes(3, $0) }
         return writer.bytes
     }
+
+    /// The bytes of a `BackupChunk` that holds only `data` (field 3), as ``dataChunk(_:)``
+    /// writes it, read in place (valid while `chunk` is); `nil` for any other chunk (decode
+    /// it with SwiftProtobuf). Throws `dataLoss` for a malformed chunk.
+    public static func dataField(of chunk: UnsafeRawBufferPointer) throws(ChordStoreError) -> UnsafeRawBufferPointer? {
+        var reader = ProtoReader(chunk)
+        guard let (field, wireType) = try reader.next(), field == 3, wireType == 2 else { return nil }
+        let bytes = try reader.lengthDelimited()
+        return reader.isAtEnd ? bytes : nil
+    }
 }
 
 /// The files of a backup, in the order they are copied (the views before the log: the

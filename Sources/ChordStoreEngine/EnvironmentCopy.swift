@@ -52,9 +52,13 @@ final class EnvironmentCopy {
         copier.name = "chordstore-copy"
         let slots = self.slots, abandoned = self.abandoned, ended = self.ended
         let reader = Thread {
-            var block = [UInt8](repeating: 0, count: BlockDigest.blockSize)
             while true {
-                let count = Self.readFully(readEnd, into: &block)
+                // Each block is read into an array of its own and handed on as it is.
+                var count = 0
+                let block = [UInt8](unsafeUninitializedCapacity: BlockDigest.blockSize) { buffer, initialized in
+                    count = Self.readFully(readEnd, into: UnsafeMutableRawBufferPointer(buffer))
+                    initialized = max(count, 0)
+                }
                 guard count > 0 else {
                     if count < 0 { failure.withLock { $0 = $0 ?? ChordStoreError(.unavailable, "cannot read the copy's pipe: \(String(cString: strerror(errno)))") } }
                     break
@@ -62,11 +66,12 @@ final class EnvironmentCopy {
                 if abandoned.isRaised { continue }  // drain: let the copy end
                 slots.wait()
                 if abandoned.isRaised { continue }
-                continuation.yield(Array(block[..<count]))
+                continuation.yield(block)
             }
             // A failed read leaves the copier blocked on a full pipe: drain it first.
-            var sink = [UInt8](repeating: 0, count: 65_536)
-            while Self.readFully(readEnd, into: &sink) > 0 {}
+            let sink = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
+            while Self.readFully(readEnd, into: sink) > 0 {}
+            sink.deallocate()
             close(readEnd)
             copied.wait()
             continuation.finish(throwing: failure.withLock { $0.map(ChordStoreError.wrapping) })
@@ -105,10 +110,10 @@ final class EnvironmentCopy {
     private static let setPipeSize: Int32 = 1_031
 
     /// Reads until `buffer` is full or the pipe ends; the count read, or -1 on an error.
-    private static func readFully(_ fd: Int32, into buffer: inout [UInt8]) -> Int {
+    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var filled = 0
         while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            let count = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
             if count < 0, errno == EINTR { continue }
             if count < 0 { return -1 }
             if count == 0 { break }

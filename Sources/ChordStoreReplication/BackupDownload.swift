@@ -19,7 +19,24 @@ public enum BackupDownload {
         let receiver = try BackupReceiver(directory: directory)
         let stream = try await client.stream(.backup, Chordstore_V1_BackupRequest(), as: Chordstore_V1_BackupChunk.self)
         var header: Chordstore_V1_BackupHeader?
-        for try await chunk in stream {
+        var chunks = stream.makeAsyncIterator()
+        while let payload = try await chunks.nextPayload() {
+            // Most chunks are a file's bytes: written from the reply as it arrived.
+            let written = try payload.withUnsafeBytes { chunk throws(ChordStoreError) -> Bool in
+                guard let bytes = try BackupPart.dataField(of: chunk) else { return false }
+                try receiver.write(bytes)
+                return true
+            }
+            if written {
+                progress(receiver.bytesWritten, max(receiver.bytesWritten, header?.estimatedBytes ?? 0))
+                continue
+            }
+            let chunk: Chordstore_V1_BackupChunk
+            do {
+                chunk = try Chordstore_V1_BackupChunk(serializedBytes: payload)
+            } catch {
+                throw ChordStoreError(.dataLoss, "a chunk of the backup stream is not a BackupChunk")
+            }
             switch chunk.part {
             case .header(let first):
                 guard header == nil else { throw ChordStoreError(.dataLoss, "the backup stream sent a second header") }

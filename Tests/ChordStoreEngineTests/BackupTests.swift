@@ -189,6 +189,31 @@ struct BackupTests {
         }
     }
 
+    @Test("a data chunk is read in place: its bytes for data alone, nil for any other chunk, an error when malformed")
+    func dataChunkReading() throws {
+        for count in [1, 128, 16_384, BlockDigest.blockSize] {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let encoded: [UInt8] = try Chordstore_V1_BackupChunk.with { $0.data = Data(bytes) }.serializedBytes()
+            let read = try encoded.withUnsafeBytes { chunk in try BackupPart.dataField(of: chunk).map { Array($0) } }
+            #expect(read == bytes, "\(count) bytes")
+        }
+        let others: [Chordstore_V1_BackupChunk] = [
+            .with { $0.file = .with { $0.name = BackupFiles.log } },
+            .with { $0.fileEnd = .with { $0.name = BackupFiles.log; $0.bytes = 3; $0.digest = 9 } },
+            .with { $0.header = .with { $0.node = "n1" } },
+            Chordstore_V1_BackupChunk(),
+        ]
+        for other in others {
+            let encoded: [UInt8] = try other.serializedBytes()
+            #expect(try encoded.withUnsafeBytes { try BackupPart.dataField(of: $0) } == nil)
+        }
+        // Data followed by another field is not data alone: SwiftProtobuf decides.
+        let twoFields = BackupPart.dataChunk([1, 2, 3][...]) + [0x12, 0x00]
+        #expect(try twoFields.withUnsafeBytes { try BackupPart.dataField(of: $0) } == nil)
+        // A length past the end.
+        #expect(throws: ChordStoreError.self) { try [UInt8]([0x1A, 0x05, 1, 2]).withUnsafeBytes { try BackupPart.dataField(of: $0) } }
+    }
+
     @Test("a store in memory has no files to copy")
     func inMemory() async throws {
         let store = ChordStore.inMemory()

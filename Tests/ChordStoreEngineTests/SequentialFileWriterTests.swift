@@ -14,7 +14,16 @@ struct SequentialFileWriterTests {
     /// Bytes that differ at every offset (a repeated pattern would hide a misplaced block).
     static func bytes(_ count: Int) -> [UInt8] {
         var generator = SplitMix64(seed: UInt64(count))
-        return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            for start in stride(from: 0, to: count, by: 8) {
+                withUnsafeBytes(of: generator.next()) { word in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[start..<min(start + 8, count)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: word[..<min(8, count - start)]))
+                }
+            }
+        }
+        return bytes
     }
 
     /// Writes `data` to a new file in `directory` in pieces of the sizes in `cuts` (taken
@@ -49,7 +58,8 @@ struct SequentialFileWriterTests {
           arguments: [[1, 4_095, 1 << 20, 7], [SequentialFileWriter.bufferSize], [3 << 20, 5 << 20]])
     func roundTrips(cuts: [Int]) throws {
         let directory = temporaryDirectory()
-        let data = Self.bytes(2 * SequentialFileWriter.bufferSize + 3 * SequentialFileWriter.alignment + 517)
+        // More full buffers than writes in flight: each lands at its own offset.
+        let data = Self.bytes(5 * SequentialFileWriter.bufferSize + 3 * SequentialFileWriter.alignment + 517)
         let (written, direct) = try Self.roundTrip(data, cuts: cuts, in: directory, bypass: true)
         #expect(written == data)
         // Past the page cache wherever the filesystem allows it.

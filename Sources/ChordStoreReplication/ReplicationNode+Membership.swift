@@ -101,7 +101,9 @@ extension ReplicationNode {
             logger.notice(adding != nil ? "member added" : "member removed", metadata: ["member": "\(address)", "members": "\(target)"])
         }
         // The reply shows the new list: wait (briefly) for the watch to bring it.
-        _ = await eventually(within: .seconds(2)) { self.state.withLock { $0.machine.members.addresses == target.addresses } }
+        await membersSeen.wait(for: target.addresses, timeout: .seconds(2), otherwise: ()) { goal in
+            state.withLock { $0.machine.members.addresses == goal ? () : nil }
+        }
         return try await clusterStatus()
     }
 
@@ -160,16 +162,6 @@ extension ReplicationNode {
                 .failedPrecondition,
                 "only \(inTouch) of the \(target.addresses.count) members of \(target) are in touch with the leader; the change needs \(target.majority)")
         }
-    }
-
-    /// Whether `condition` holds within `limit` (looked at every 20 ms).
-    private func eventually(within limit: Duration, _ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return true
     }
 
     /// A change that keeps this leader: joint quorums while a majority of `target` catches up.

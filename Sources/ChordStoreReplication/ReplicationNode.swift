@@ -92,6 +92,9 @@ public final class ReplicationNode: Sendable {
     /// The copy loop waiting for a leader to be named: woken when the machine's
     /// generation moves past the one it saw.
     let leaderNamed = Waiters<UInt64, Void>()
+    /// A membership change's reply waiting for the watch to bring the new list: woken
+    /// when the machine takes a member list.
+    let membersSeen = Waiters<[String], Void>()
     /// The address this node's replication connections come from: its advertised host's,
     /// when this machine owns it (the leader checks it, see ``QuorumState``).
     let sourceAddress: String?
@@ -217,6 +220,7 @@ public final class ReplicationNode: Sendable {
             leaderNamed.resume { $0 < generation ? () : nil }
         case .setMembers(let members):
             resolveSources(of: members)
+            membersSeen.resume { $0 == members.addresses ? () : nil }
         case .monitorPeers(let generation):
             spawn { [self] in await monitorPeers(generation: generation) }
         case .findLeader(let generation):

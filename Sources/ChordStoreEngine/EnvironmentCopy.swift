@@ -52,26 +52,38 @@ final class EnvironmentCopy {
         copier.name = "chordstore-copy"
         let slots = self.slots, abandoned = self.abandoned, ended = self.ended
         let reader = Thread {
+            let sink = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
+            defer { sink.deallocate() }
             while true {
-                // Each block is read into an array of its own and handed on as it is.
+                if abandoned.isRaised {
+                    // Drain: let the copy end.
+                    let count = Self.readFully(readEnd, into: sink)
+                    if count < 0 {
+                        let code = errno
+                        failure.withLock { $0 = $0 ?? Self.readFailure(code) }
+                    }
+                    if count <= 0 { break }
+                    continue
+                }
+                // Each block is read into an array of its own and handed on as it is:
+                // copying it out of one reused buffer was a pass over every byte copied.
                 var count = 0
+                var code: Int32 = 0
                 let block = [UInt8](unsafeUninitializedCapacity: BlockDigest.blockSize) { buffer, initialized in
                     count = Self.readFully(readEnd, into: UnsafeMutableRawBufferPointer(buffer))
+                    if count < 0 { code = errno }
                     initialized = max(count, 0)
                 }
                 guard count > 0 else {
-                    if count < 0 { failure.withLock { $0 = $0 ?? ChordStoreError(.unavailable, "cannot read the copy's pipe: \(String(cString: strerror(errno)))") } }
+                    if count < 0 { failure.withLock { $0 = $0 ?? Self.readFailure(code) } }
                     break
                 }
-                if abandoned.isRaised { continue }  // drain: let the copy end
                 slots.wait()
                 if abandoned.isRaised { continue }
                 continuation.yield(block)
             }
             // A failed read leaves the copier blocked on a full pipe: drain it first.
-            let sink = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
             while Self.readFully(readEnd, into: sink) > 0 {}
-            sink.deallocate()
             close(readEnd)
             copied.wait()
             continuation.finish(throwing: failure.withLock { $0.map(ChordStoreError.wrapping) })
@@ -108,6 +120,10 @@ final class EnvironmentCopy {
     /// Linux's `F_SETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7`), which Swift's Glibc module
     /// does not export.
     private static let setPipeSize: Int32 = 1_031
+
+    private static func readFailure(_ code: Int32) -> ChordStoreError {
+        ChordStoreError(.unavailable, "cannot read the copy's pipe: \(String(cString: strerror(code)))")
+    }
 
     /// Reads until `buffer` is full or the pipe ends; the count read, or -1 on an error.
     private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {

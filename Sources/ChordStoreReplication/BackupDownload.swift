@@ -9,6 +9,8 @@ import SwiftProtobuf
 /// Receives a server's `Backup` stream into a new directory (``BackupReceiver``): what
 /// `chordstore backup` does, and what a new follower bootstraps from.
 public enum BackupDownload {
+    private static let notAChunk = ChordStoreError(.dataLoss, "a chunk of the backup stream is not a BackupChunk")
+
     /// Copies the files of the server `client` reaches into `directory` (new or empty)
     /// and writes their manifest; `progress(received, expected)` reports bytes (expected
     /// is an estimate: the compacted copy is usually smaller). On failure the files
@@ -23,8 +25,14 @@ public enum BackupDownload {
         while let payload = try await chunks.nextPayload() {
             // Most chunks are a file's bytes: written from the reply as it arrived.
             let written = try payload.withUnsafeBytes { chunk throws(ChordStoreError) -> Bool in
-                guard let bytes = try BackupPart.dataField(of: chunk) else { return false }
-                try receiver.write(bytes)
+                let data: UnsafeRawBufferPointer?
+                do {
+                    data = try BackupPart.dataField(of: chunk)
+                } catch {
+                    throw Self.notAChunk
+                }
+                guard let data else { return false }
+                try receiver.write(data)
                 return true
             }
             if written {
@@ -35,7 +43,7 @@ public enum BackupDownload {
             do {
                 chunk = try Chordstore_V1_BackupChunk(serializedBytes: payload)
             } catch {
-                throw ChordStoreError(.dataLoss, "a chunk of the backup stream is not a BackupChunk")
+                throw Self.notAChunk
             }
             switch chunk.part {
             case .header(let first):

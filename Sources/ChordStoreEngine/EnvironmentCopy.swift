@@ -54,17 +54,7 @@ final class EnvironmentCopy {
         let reader = Thread {
             let sink = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
             defer { sink.deallocate() }
-            while true {
-                if abandoned.isRaised {
-                    // Drain: let the copy end.
-                    let count = Self.readFully(readEnd, into: sink)
-                    if count < 0 {
-                        let code = errno
-                        failure.withLock { $0 = $0 ?? Self.readFailure(code) }
-                    }
-                    if count <= 0 { break }
-                    continue
-                }
+            while !abandoned.isRaised {
                 // Each block is read into an array of its own and handed on as it is:
                 // copying it out of one reused buffer was a pass over every byte copied.
                 var count = 0
@@ -79,10 +69,11 @@ final class EnvironmentCopy {
                     break
                 }
                 slots.wait()
-                if abandoned.isRaised { continue }
+                if abandoned.isRaised { break }
                 continuation.yield(block)
             }
-            // A failed read leaves the copier blocked on a full pipe: drain it first.
+            // Drain the pipe to its end, so the copy ends on its own: the rest of an
+            // abandoned copy, or what a failed read left the copier blocked on.
             while Self.readFully(readEnd, into: sink) > 0 {}
             close(readEnd)
             copied.wait()

@@ -46,9 +46,10 @@ final class SequentialFileWriter {
     static let alignment = 4_096
     /// Bytes gathered before each direct write.
     static let bufferSize = 4 << 20
-    /// Direct writes made at once. With `dd oflag=direct`, two took a 2.6 GiB copy from
-    /// 5.6 s to 3.9 s on the test machine's disk, and from 6.2–6.8 s to 5.4–5.9 s on later
-    /// tries; four did no better (docs/REPLICATION.md, "Figures").
+    /// Direct writes made at once. With `dd oflag=direct`, two writers took 2.6 GiB from
+    /// 5.6 s to 3.9 s on the test machine's disk (a file each), and from 6.2–6.8 s to
+    /// 5.4–5.9 s on later tries (one file); four did no better (docs/REPLICATION.md,
+    /// "Figures").
     static let writesInFlight = 2
 
     /// Creates the file at `path` (which must not exist), readable only by its owner

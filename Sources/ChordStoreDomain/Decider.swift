@@ -44,7 +44,7 @@ public struct Decider: Sendable {
         changes: some ChangeReading,
         log: some ChangeLogReading,
         timestamp: Instant,
-        using generator: inout some RandomNumberGenerator
+        using generator: inout some IDGenerator
     ) throws(ChordStoreError) -> Decision {
         do {
             if let expectedRevision {
@@ -75,7 +75,7 @@ public struct Decider: Sendable {
         _ command: Command,
         state: some StateReading,
         timestamp: Instant,
-        using generator: inout some RandomNumberGenerator
+        using generator: inout some IDGenerator
     ) throws(ChordStoreError) -> Event {
         try decide(
             command, session: "", state: state, changes: InMemoryChanges(), log: EmptyChangeLog(),
@@ -86,7 +86,7 @@ public struct Decider: Sendable {
         _ command: Command,
         state: some StateReading,
         timestamp: Instant,
-        using generator: inout some RandomNumberGenerator
+        using generator: inout some IDGenerator
     ) throws -> Event {
         switch command {
         case .addChordset(let add):
@@ -114,7 +114,7 @@ public struct Decider: Sendable {
             try validation.checkBPM(set.bpm)
             try validation.checkColor(set.color)
             let previous = try state.controlsChord()
-            let id = set.id ?? previous?.id ?? UUID.version7(at: timestamp, using: &generator)
+            let id = set.id ?? previous?.id ?? generator.nextID(at: timestamp)
             if id != previous?.id, try state.chordLocation(id) != nil {
                 throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use")
             }
@@ -140,7 +140,7 @@ public struct Decider: Sendable {
         _ add: AddChordset,
         state: some StateReading,
         timestamp: Instant,
-        using generator: inout some RandomNumberGenerator
+        using generator: inout some IDGenerator
     ) throws -> Chordset {
         try validation.checkTitle(add.title)
         if let date = add.creationDate { try validation.checkCreationDate(date) }
@@ -149,7 +149,7 @@ public struct Decider: Sendable {
             throw ChordStoreError(
                 .resourceExhausted, "the store holds \(count) chordsets, its limit")
         }
-        let id = add.id ?? UUID.version7(at: timestamp, using: &generator)
+        let id = add.id ?? generator.nextID(at: timestamp)
         if try state.chordset(id) != nil {
             throw ChordStoreError(.alreadyExists, "chordset \(id) already exists")
         }
@@ -174,7 +174,7 @@ public struct Decider: Sendable {
             }
             if let bpm = spec.bpm { try validation.checkBPM(bpm) }
             if let color = spec.color { try validation.checkColor(color) }
-            let chordID = spec.id ?? UUID.version7(at: timestamp, using: &generator)
+            let chordID = spec.id ?? generator.nextID(at: timestamp)
             guard seenIDs.insert(chordID).inserted else {
                 throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset")
             }

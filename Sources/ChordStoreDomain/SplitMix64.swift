@@ -1,6 +1,6 @@
 /// A small, fast, seedable random number generator (SplitMix64), so that tests and
 /// benchmarks can replay the same ids and colours.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+public struct SplitMix64: IDGenerator, Sendable {
     private var state: UInt64
 
     /// Creates a generator from `seed`.

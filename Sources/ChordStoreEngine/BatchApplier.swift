@@ -62,7 +62,7 @@ struct BatchApplier: Sendable {
     /// Applies `batch` to `space`. Per-command failures are returned; a thrown error is a
     /// storage failure and means the whole batch must be discarded.
     func apply(
-        _ batch: [SubmittedCommand], to space: inout some StoreSpace, now: Instant, generator: inout SplitMix64
+        _ batch: [SubmittedCommand], to space: inout some StoreSpace, now: Instant, generator: inout IncreasingIDs
     ) throws -> [Result<CommittedEvent, ChordStoreError>] {
         let timestamp = max(now, space.logHead.timestamp)
         var results: [Result<CommittedEvent, ChordStoreError>] = []
@@ -113,7 +113,7 @@ struct BatchApplier: Sendable {
     /// Decides `command` against its store (the context's).
     private func decide(
         _ command: Command, _ context: CommandContext, in space: inout some StoreSpace, timestamp: Instant,
-        generator: inout SplitMix64
+        generator: inout IncreasingIDs
     ) throws -> Outcome {
         let name = StoreName.resolved(context.store)
         do {

@@ -155,7 +155,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     private func run() {
-        var generator = SplitMix64(seed: seed)
+        var generator = IncreasingIDs(SplitMix64(seed: seed))
         var lastBatch = 1
         while true {
             gatherSiblings(expecting: lastBatch)

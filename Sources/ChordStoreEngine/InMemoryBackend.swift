@@ -15,7 +15,7 @@ final class InMemoryBackend: StorageBackend {
     private let closed = Atomic(false)
     private let epoch = Atomic<UInt64>(0)
 
-    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<CommittedEvent, ChordStoreError>] {
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>] {
         storage.withLock { set in
             let before = set.records.count
             do {

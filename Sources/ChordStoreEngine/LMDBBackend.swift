@@ -121,7 +121,7 @@ final class LMDBBackend: StorageBackend {
         viewsFault.withLock { $0?.error } ?? (hasMapLimitRefusal.load(ordering: .acquiring) ? mapLimitRefusal.withLock { $0 } : nil)
     }
 
-    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<CommittedEvent, ChordStoreError>] {
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>] {
         do {
             return try logAndFold { space in
                 try applier.apply(batch, to: &space, now: .now, generator: &generator)

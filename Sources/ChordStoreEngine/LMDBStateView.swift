@@ -269,7 +269,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         }
         let key = StoreKeys.id(chordset.id)
         try scoped.put(dbs.positions, key: key, value: StoreKeys.index(index))
-        try putRecord(chordset)
+        try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
         try scoped.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
         try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         for chord in chordset.chords {

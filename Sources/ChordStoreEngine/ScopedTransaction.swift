@@ -40,6 +40,23 @@ struct ScopedTransaction {
         }
     }
 
+    /// Stores `value` under a new `key` that is likely the database's last (a new
+    /// chordset's: the writer's ids increase): with `MDB_APPEND`, so that LMDB leaves the
+    /// page it splits full instead of moving its last entry to the new one, which left
+    /// the chordsets' pages five rows full of six. Where the key is not the last (a later
+    /// store has keys, or the client chose the id), as ``put(_:key:value:flags:)`` does.
+    func putAtEnd(_ db: Database, key: some ContiguousBytes, value: some ContiguousBytes) throws {
+        try withScoped(key) { key in
+            try value.withUnsafeBytes { value in
+                do {
+                    try txn.put(db, key: key, value: value, flags: .append)
+                } catch let error as LMDBError where error.isKeyExists {
+                    try txn.put(db, key: key, value: value)
+                }
+            }
+        }
+    }
+
     /// Deletes `key`; returns whether it was present.
     @discardableResult
     func delete(_ db: Database, key: some ContiguousBytes) throws -> Bool {

@@ -100,7 +100,7 @@ extension StoreSnapshot {
 protocol StorageBackend: AnyObject, Sendable {
     /// Validates, appends and folds `batch` as one atomic, durable commit. A command that
     /// fails validation gets its error and writes nothing; a storage failure fails them all.
-    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout SplitMix64) -> [Result<CommittedEvent, ChordStoreError>]
+    func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>]
     /// Runs `body` on a consistent snapshot of every store. Snapshots do not block commits
     /// (only the rare growth of the LMDB map waits for open snapshots to end). `body` must
     /// not call the backend again.

@@ -30,7 +30,7 @@ struct ReplicaModel: Sendable {
     /// Decides `command` against the view and applies it there: the write as queued
     /// (fully specified), or the refusal the server would give.
     mutating func write(
-        _ command: Command, commandID: String, key: UInt64, now: Instant, using generator: inout some RandomNumberGenerator
+        _ command: Command, commandID: String, key: UInt64, now: Instant, using generator: inout some IDGenerator
     ) throws(ChordStoreError) -> PendingWrite {
         let decision = try decider.decide(
             command, session: session, state: local.state, changes: local.changes, log: local, timestamp: now, using: &generator)

@@ -45,4 +45,22 @@ struct GroupCommitTests {
         #expect(try store.profile().lastSequence == 1)
         #expect(try store.verify().isSound)
     }
+
+    @Test("concurrent adds get ids that rise in the order the writer decided them, each chordset's chords after it", arguments: EngineKind.allCases)
+    func idsRiseInDecisionOrder(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<100 { group.addTask { _ = try await store.add("c\(i)") } }
+            try await group.waitForAll()
+        }
+        // The user order is the order of the adds' decisions: ids drawn in that order rise,
+        // so the id-keyed views only ever grow at their right edge.
+        let drawn = try store.chordsets(order: .index).flatMap { [$0.id] + $0.chords.map(\.id) }
+        #expect(drawn.count == 900)
+        let rising = zip(drawn, drawn.dropFirst()).allSatisfy { a, b in
+            withUnsafeBytes(of: a.uuid) { a in withUnsafeBytes(of: b.uuid) { b in a.lexicographicallyPrecedes(b) } }
+        }
+        #expect(rising, "ids drawn one after another do not rise")
+    }
 }

@@ -1,0 +1,21 @@
+public import Foundation
+
+/// The source of a ``Decider``'s new ids and random colours.
+///
+/// A random number generator that declares the conformance gets version-7 UUIDs with
+/// random bits (``Foundation/UUID/version7(at:using:)``), as ``SplitMix64`` and
+/// `SystemRandomNumberGenerator` do. The store's writer uses ``IncreasingIDs``, whose
+/// ids also increase within a millisecond.
+public protocol IDGenerator: RandomNumberGenerator {
+    /// A new id for an item created at `instant`.
+    mutating func nextID(at instant: Instant) -> UUID
+}
+
+extension IDGenerator {
+    /// A version-7 UUID of `instant` with random bits from this generator.
+    public mutating func nextID(at instant: Instant) -> UUID {
+        UUID.version7(at: instant, using: &self)
+    }
+}
+
+extension SystemRandomNumberGenerator: IDGenerator {}

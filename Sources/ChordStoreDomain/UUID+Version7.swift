@@ -10,18 +10,12 @@ extension UUID {
     /// within one millisecond are in random order among themselves; ``IncreasingIDs``
     /// orders those too.
     public static func version7(at instant: Instant, using generator: inout some RandomNumberGenerator) -> UUID {
-        let milliseconds = version7Milliseconds(instant)
-        let random = (generator.next(), generator.next())
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            for i in 0..<6 { raw[i] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - UInt64(i)))) }
-            withUnsafeBytes(of: random) { source in
-                for i in 6..<16 { raw[i] = source[i] }
-            }
-            raw[6] = 0x70 | (raw[6] & 0x0F)
-            raw[8] = 0x80 | (raw[8] & 0x3F)
-        }
-        return UUID(uuid: bytes)
+        // The bits sit where earlier versions put them (the two words' bytes in memory
+        // order from the seventh on), so a seeded generator gives the ids it always gave.
+        let (first, second) = (generator.next(), generator.next())
+        let randA = (UInt16(truncatingIfNeeded: first >> 48) & 0x0F) << 8 | UInt16(truncatingIfNeeded: first >> 56)
+        let randB = (second & 0x3F) << 56 | second.byteSwapped & 0x00FF_FFFF_FFFF_FFFF
+        return version7(milliseconds: version7Milliseconds(instant), random: UInt128(randA) << 62 | UInt128(randB))
     }
 
     /// The 74 random bits' mask.

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// The writer's ids: version-7 UUIDs that increase, also within a millisecond, so that
-/// the views' id-keyed indexes grow only at their right edge.
+/// the views' id-keyed indexes grow only at their right edge. (`UUID`'s `<` compares
+/// bytes in order, as LMDB compares keys.)
 @Suite("Increasing ids")
 struct IncreasingIDsTests {
     let now = Instant(microsecondsSince1970: 1_700_000_000_123_456)
@@ -22,7 +23,7 @@ struct IncreasingIDsTests {
     func sameMillisecond() {
         var ids = IncreasingIDs(SplitMix64(seed: 3))
         let drawn = (0..<1_000).map { _ in ids.nextID(at: now) }
-        #expect(drawn == drawn.sorted(by: Self.precedes))
+        #expect(drawn == drawn.sorted())
         #expect(Set(drawn).count == drawn.count)
         #expect(drawn.allSatisfy { Self.isVersion7($0) && Self.milliseconds($0) == 1_700_000_000_123 })
     }
@@ -35,7 +36,7 @@ struct IncreasingIDsTests {
         let back = ids.nextID(at: Instant(microsecondsSince1970: now.microsecondsSince1970 - 60_000_000))
         #expect(Self.milliseconds(later) == 1_700_000_000_128)
         #expect(Self.milliseconds(back) == 1_700_000_000_128)
-        #expect(Self.precedes(first, later) && Self.precedes(later, back))
+        #expect(first < later && later < back)
         #expect([first, later, back].allSatisfy(Self.isVersion7))
     }
 
@@ -46,7 +47,7 @@ struct IncreasingIDsTests {
         #expect(same == (1_700_000_000_123, full))
         let next = IncreasingIDs.successor(of: same, at: 1_700_000_000_123, increment: 1, fresh: 9)
         #expect(next == (1_700_000_000_124, 9))
-        #expect(Self.precedes(UUID.version7(milliseconds: same.milliseconds, random: same.random), UUID.version7(milliseconds: next.milliseconds, random: next.random)))
+        #expect(UUID.version7(milliseconds: same.milliseconds, random: same.random) < UUID.version7(milliseconds: next.milliseconds, random: next.random))
         // A later millisecond starts afresh; an earlier one (a clock stepped back) goes on from the last.
         #expect(IncreasingIDs.successor(of: same, at: 1_700_000_000_200, increment: 1, fresh: 9) == (1_700_000_000_200, 9))
         #expect(IncreasingIDs.successor(of: (1_700_000_000_123, 40), at: 1_600_000_000_000, increment: 2, fresh: 9) == (1_700_000_000_123, 42))
@@ -64,15 +65,10 @@ struct IncreasingIDsTests {
                 return
             }
             let drawn = [chordset.id] + chordset.chords.map(\.id)
-            #expect(drawn == drawn.sorted(by: Self.precedes), "chordset \(n)'s ids are not in the order they were drawn")
-            if let previous { #expect(Self.precedes(previous, chordset.id)) }
+            #expect(drawn == drawn.sorted(), "chordset \(n)'s ids are not in the order they were drawn")
+            if let previous { #expect(previous < chordset.id) }
             previous = chordset.chords.last?.id
             try Fold.apply(event, sequence: UInt64(n + 1), to: &state)
         }
-    }
-
-    /// Whether `a` sorts before `b` as LMDB compares keys: byte by byte.
-    static func precedes(_ a: UUID, _ b: UUID) -> Bool {
-        withUnsafeBytes(of: a.uuid) { a in withUnsafeBytes(of: b.uuid) { b in a.lexicographicallyPrecedes(b) } }
     }
 }

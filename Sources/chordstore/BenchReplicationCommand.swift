@@ -30,8 +30,11 @@ struct BenchReplicationCommand: AsyncParsableCommand {
                        pages on the disk), then times a new follower started on an empty
                        directory until it serves a read of them all: bootstrapped from a
                        copy of the leader's files (serve's default; the copy and the
-                       start are shown apart), then replaying the log event by event
-                       (--bootstrap replay).
+                       start are shown apart, with the CPU this process used meanwhile,
+                       leader and follower together; --bootstrap-runs new followers in
+                       turn, each on an empty directory, and their median), then
+                       replaying the log event by event (--bootstrap replay;
+                       --no-replay skips it).
             Leader and follower share this machine's cores.
             """))
 
@@ -39,11 +42,14 @@ struct BenchReplicationCommand: AsyncParsableCommand {
     @Option(help: "Seconds per lag measurement.") var seconds = 5
     @Option(help: "Sequential writes per latency round (two rounds each of local and quorum).") var latencyWrites = 300
     @Option(help: "Events a new follower copies (0: skip).") var copyEvents = 1_000_000
+    @Option(help: "New followers bootstrapped from a copy, one after another (the median is shown).") var bootstrapRuns = 1
+    @Flag(inversion: .prefixedNo, help: "Also time a new follower that replays the log event by event.") var replay = true
 
     func validate() throws {
         guard !rateList.isEmpty, rateList.allSatisfy({ (1...1_000_000).contains($0) }) else { throw ValidationError("--rates takes 1...1000000, e.g. 5000,20000") }
-        guard (1...600).contains(seconds), (1...100_000).contains(latencyWrites), (0...10_000_000).contains(copyEvents) else {
-            throw ValidationError("--seconds 1...600, --latency-writes 1...100000, --copy-events 0...10000000")
+        guard (1...600).contains(seconds), (1...100_000).contains(latencyWrites), (0...10_000_000).contains(copyEvents),
+              (1...20).contains(bootstrapRuns) else {
+            throw ValidationError("--seconds 1...600, --latency-writes 1...100000, --copy-events 0...10000000, --bootstrap-runs 1...20")
         }
     }
 
@@ -72,14 +78,37 @@ struct BenchReplicationCommand: AsyncParsableCommand {
             let progress = ProgressReporter(label: "filling the leader")
             let source = try await Pair.start(fill: copyEvents, progress: progress.report)
             progress.finish()
-            let (bootstrap, copy, bytes) = try await source.bootstrapNewFollower()
-            Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started (the copy %.2f s, %.0f MiB/s)",
-                                Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds, copy.seconds, Double(bytes) / 1_048_576 / copy.seconds))
-            let elapsed = try await source.copyToNewFollower()
-            Output.print(String(format: "replay: a new follower copied %d events one by one in %.1f s (%.0f events/s)",
-                                copyEvents, elapsed.seconds, Double(copyEvents) / elapsed.seconds))
+            var times: [Double] = []
+            for _ in 0..<bootstrapRuns {
+                let cpuBefore = Self.processCPUSeconds()
+                let (bootstrap, copy, bytes) = try await source.bootstrapNewFollower()
+                let cpu = Self.processCPUSeconds() - cpuBefore
+                times.append(bootstrap.seconds)
+                Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started (the copy %.2f s, %.0f MiB/s; %.2f s of CPU, leader and follower together)",
+                                    Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds, copy.seconds, Double(bytes) / 1_048_576 / copy.seconds, cpu))
+            }
+            if times.count > 1 {
+                let sorted = times.sorted()
+                let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+                Output.print(String(format: "bootstrap: median %.2f s of %d runs (%@)", median, times.count, times.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
+            }
+            if replay {
+                let elapsed = try await source.copyToNewFollower()
+                Output.print(String(format: "replay: a new follower copied %d events one by one in %.1f s (%.0f events/s)",
+                                    copyEvents, elapsed.seconds, Double(copyEvents) / elapsed.seconds))
+            }
             await source.stop()
         }
+    }
+}
+
+extension BenchReplicationCommand {
+    /// The CPU time (user and system) this process has used, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -14,21 +14,16 @@ public enum BackupPart: Sendable, Hashable {
 }
 
 extension BackupPart {
-    /// `chordstore.v1.BackupChunk { data = bytes }` (field 3) as the wire carries it,
-    /// written with ``ProtoWriter``: the bytes (never empty: a copy sends no empty block)
-    /// are copied once, where SwiftProtobuf would copy them into `Data` first.
-    public static func dataChunk(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var writer = ProtoWriter(capacity: bytes.count + 11)
-        bytes.withUnsafeBytes { writer.bytes(3, $0) }
-        return writer.bytes
-    }
+    /// `BackupChunk.data`'s field number: a data chunk is a message of this field alone.
+    public static let dataFieldNumber: UInt8 = 3
 
-    /// The bytes of a `BackupChunk` that holds only `data` (field 3), as ``dataChunk(_:)``
-    /// writes it, read in place (valid while `chunk` is); `nil` for any other chunk (decode
-    /// it with SwiftProtobuf). Throws `dataLoss` for a malformed chunk.
+    /// The bytes of a `BackupChunk` that holds only `data` (field 3), as a server writes
+    /// it (the tag, the length, the bytes), read in place (valid while `chunk` is); `nil`
+    /// for any other chunk (decode it with SwiftProtobuf). Throws `dataLoss` for a
+    /// malformed chunk.
     public static func dataField(of chunk: UnsafeRawBufferPointer) throws(ChordStoreError) -> UnsafeRawBufferPointer? {
         var reader = ProtoReader(chunk)
-        guard let (field, wireType) = try reader.next(), field == 3, wireType == 2 else { return nil }
+        guard let (field, wireType) = try reader.next(), field == Int(dataFieldNumber), wireType == 2 else { return nil }
         let bytes = try reader.lengthDelimited()
         return reader.isAtEnd ? bytes : nil
     }

@@ -67,7 +67,7 @@ struct RegistryService: RegistrableRPCService {
                 try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).runCancellable { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         do {
-                            try await writer.write(contentsOf: page)
+                            try await writer.write(contentsOf: page.map(\.serialized))
                         } catch {
                             throw WireError(.cancelled, "the client went away")
                         }

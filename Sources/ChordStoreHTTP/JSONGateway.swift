@@ -96,7 +96,7 @@ struct JSONGateway: Sendable {
                 try await bounds.run(cancelled: closed) { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         var buffer = ByteBuffer()
-                        for message in page { buffer.writeString("data: \(try Self.jsonText(message, as: messages.reply))\n\n") }
+                        for message in page { buffer.writeString("data: \(try Self.jsonText(message.serialized, as: messages.reply))\n\n") }
                         try await emit(buffer)
                     }
                 }

@@ -139,7 +139,7 @@ public struct CallRunner: Sendable {
                 let parsed = try parse(dispatcher, payload)
                 let committed = try await submit(parsed, context: context)
                 try await dispatcher.awaitDurability(parsed.context.durability, of: committed.recorded.logSequence)
-                return ReplyPayload.field1(committed.record).serialized  // a CommandReply
+                return ReplyPayload.field(1, committed.record[...]).serialized  // a CommandReply
             case .pointRead(let read):
                 try await dispatcher.waitForSequence(minSequence, context: context)
                 return try read(dispatcher, payload, context)

@@ -411,7 +411,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         _ callID: UInt64, token: UInt64, method: Method, durability: Chordstore_V1_Durability, result: Result<CommittedEvent, WireError>
     ) {
         guard case .success(let committed) = result, dispatcher.awaitsQuorum(durability), isActive(callID, token: token) else {
-            finished(callID, token: token, method: method, isStream: false, with: result.map { .field1($0.record) })
+            finished(callID, token: token, method: method, isStream: false, with: result.map { .field(1, $0.record[...]) })
             return
         }
         let loop = inbox.loop
@@ -421,7 +421,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let result: Result<ReplyPayload, WireError>
             do {
                 try await dispatcher.awaitDurability(durability, of: committed.recorded.logSequence)
-                result = .success(.field1(committed.record))
+                result = .success(.field(1, committed.record[...]))
             } catch {
                 result = .failure(WireError.wrapping(error))
             }
@@ -572,12 +572,12 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Writes a stream's messages (replies that do not end the call) in one buffer and
     /// flushes once.
-    func stream(_ callID: UInt64, messages: [[UInt8]]) {
+    func stream(_ callID: UInt64, messages: [ReplyPayload]) {
         guard let context, context.channel.isActive else { return }
         var buffer = context.channel.allocator.buffer(capacity: messages.reduce(0) { $0 + $1.count + 24 })
         do {
             for message in messages {
-                try ReplyFrame.write(callID: callID, payload: .bytes(message), status: nil, into: &buffer)
+                try ReplyFrame.write(callID: callID, payload: message, status: nil, into: &buffer)
             }
         } catch {
             logger.error("cannot encode a stream message", metadata: ["error": "\(error)"])

@@ -5,7 +5,10 @@ public import Foundation
 /// exactly one in ``ServiceDispatcher/registry``: adding a method is adding its entry.
 public enum MethodHandler: Sendable {
     /// Pages of a server stream: `emit` sends them (waiting while the client is slow).
-    public typealias Emit = ([[UInt8]]) async throws(WireError) -> Void
+    /// Each message is a ``ReplyPayload``: most are serialized messages (`.bytes`), a
+    /// backup's data chunks are slices of the copy's blocks written into the frame as
+    /// they are (`.field`).
+    public typealias Emit = ([ReplyPayload]) async throws(WireError) -> Void
 
     /// A change of the call's store: its request is parsed on the event loop, and the
     /// call is answered once the change is as durable as it asks (``ServiceDispatcher/command(_:_:)``).

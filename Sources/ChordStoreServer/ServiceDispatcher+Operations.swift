@@ -10,7 +10,7 @@ extension ServiceDispatcher {
     /// (``ChordStoreEngine/ChordStore/copyFiles(_:)``), each file announced, sent in
     /// chunks that fit a frame, and closed with its size and digest. At most
     /// ``maxBackups`` run at once.
-    func backup(payload: Data, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
+    func backup(payload: Data, emit: MethodHandler.Emit) async throws(WireError) {
         do {
             _ = try parse(Chordstore_V1_BackupRequest.self, payload, .backup)
             guard backups.enter() else {
@@ -18,7 +18,7 @@ extension ServiceDispatcher {
             }
             defer { backups.leave() }
             let format = ChordStore.dataFormat
-            try await emit([try Chordstore_V1_BackupChunk.with {
+            try await emit([.bytes(try Chordstore_V1_BackupChunk.with {
                 $0.header = .with {
                     $0.format = UInt32(format.format)
                     $0.viewsVersion = UInt32(format.viewsVersion)
@@ -27,28 +27,29 @@ extension ServiceDispatcher {
                     $0.logSequence = (try? store.lastLogSequence()) ?? 0
                     if let usage = store.storageUsage { $0.estimatedBytes = UInt64(usage.logBytes + usage.viewsBytes) }
                 }
-            }.serializedBytes()])
+            }.serializedBytes())])
             // A chunk and its framing fit in a frame of the server's (and the client's) limit.
             let chunk = min(BlockDigest.blockSize, limits.maxFrameSize - 256)
             try await store.copyFiles { part in
                 switch part {
                 case .file(let name):
-                    try await emit([try Chordstore_V1_BackupChunk.with { $0.file = .with { $0.name = name } }.serializedBytes()])
+                    try await emit([.bytes(try Chordstore_V1_BackupChunk.with { $0.file = .with { $0.name = name } }.serializedBytes())])
                 case .bytes(let bytes):
                     var start = 0
                     while start < bytes.count {
                         let end = min(start + chunk, bytes.count)
-                        try await emit([BackupPart.dataChunk(bytes[start..<end])])
+                        // BackupChunk.data, written into the frame from the block itself.
+                        try await emit([.field(BackupPart.dataFieldNumber, bytes[start..<end])])
                         start = end
                     }
                 case .fileEnd(let name, let size, let digest):
-                    try await emit([try Chordstore_V1_BackupChunk.with {
+                    try await emit([.bytes(try Chordstore_V1_BackupChunk.with {
                         $0.fileEnd = .with {
                             $0.name = name
                             $0.bytes = size
                             $0.digest = digest
                         }
-                    }.serializedBytes()])
+                    }.serializedBytes())])
                 }
             }
         } catch {

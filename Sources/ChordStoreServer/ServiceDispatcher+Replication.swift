@@ -24,7 +24,7 @@ extension ServiceDispatcher {
     /// (`PERMISSION_DENIED` otherwise).
     public func replicate(
         payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
-        emit: ([[UInt8]]) async throws(WireError) -> Void
+        emit: MethodHandler.Emit
     ) async throws(WireError) {
         let request: Chordstore_V1_ReplicateRequest
         do {
@@ -79,7 +79,7 @@ extension ServiceDispatcher {
                 batch.leaderLastSequence = try store.lastLogSequence()
             } catch {
                 // The records before a damaged one still reach the follower.
-                if !batch.records.isEmpty, let bytes = try? batch.serializedBytes() as [UInt8] { try await emit([bytes]) }
+                if !batch.records.isEmpty, let bytes = try? batch.serializedBytes() as [UInt8] { try await emit([.bytes(bytes)]) }
                 throw WireError.wrapping(error)
             }
             if !batch.records.isEmpty || ContinuousClock.now - lastSent >= Self.heartbeat {
@@ -87,7 +87,7 @@ extension ServiceDispatcher {
                 // leader is alive, and what it holds.
                 lastSent = ContinuousClock.now
                 do {
-                    try await emit([try batch.serializedBytes()])
+                    try await emit([.bytes(try batch.serializedBytes())])
                 } catch let error as WireError {
                     throw error
                 } catch {

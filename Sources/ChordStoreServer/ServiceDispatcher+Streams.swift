@@ -42,7 +42,7 @@ extension ServiceDispatcher {
     /// `isDraining()` turns true (the server is shutting down).
     public func subscribe(
         payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
-        emit: ([[UInt8]]) async throws(WireError) -> Void
+        emit: MethodHandler.Emit
     ) async throws(WireError) {
         let request: Chordstore_V1_SubscribeRequest
         let chordset: UUID?
@@ -87,11 +87,11 @@ extension ServiceDispatcher {
                 }
             } catch {
                 // The events before a damaged record are sent, then the status names it.
-                if !batch.isEmpty { try await emit(batch) }
+                if !batch.isEmpty { try await emit(batch.map(ReplyPayload.bytes)) }
                 throw WireError(error)
             }
             try checkStreamStore(storeID, context)  // the page was read from the store the stream started on
-            if !batch.isEmpty { try await emit(batch) }
+            if !batch.isEmpty { try await emit(batch.map(ReplyPayload.bytes)) }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             if scanned > 0 {
@@ -115,7 +115,7 @@ extension ServiceDispatcher {
     /// message tagged with the log position it reflects.
     public func watchQuery(
         payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
-        emit: ([[UInt8]]) async throws(WireError) -> Void
+        emit: MethodHandler.Emit
     ) async throws(WireError) {
         let query: ChordsetQuery
         do {
@@ -134,11 +134,11 @@ extension ServiceDispatcher {
         let storeID = try streamStore(context)
         do {
             var current = try store.query(query, store: context.store)
-            try await emit([try Chordstore_V1_QueryUpdate.with {
+            try await emit([.bytes(try Chordstore_V1_QueryUpdate.with {
                 $0.sequence = current.sequence
                 $0.isInitial = true
                 $0.initial = current.chordsets.map(\.proto)
-            }.serializedBytes()])
+            }.serializedBytes())])
             while true {
                 if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
                 if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
@@ -150,10 +150,10 @@ extension ServiceDispatcher {
                 let deltas = ListDelta.changes(from: current.chordsets, to: next.chordsets)
                 current = next
                 guard !deltas.isEmpty else { continue }
-                try await emit([try Chordstore_V1_QueryUpdate.with {
+                try await emit([.bytes(try Chordstore_V1_QueryUpdate.with {
                     $0.sequence = next.sequence
                     $0.deltas = deltas.map(\.proto)
-                }.serializedBytes()])
+                }.serializedBytes())])
             }
         } catch {
             throw WireError.wrapping(error)

@@ -123,7 +123,7 @@ public struct ServiceDispatcher: Sendable {
     /// Answers `ReadLog`: calls `emit` with pages of `EventEnvelope`s, in order, each sent
     /// as the bytes stored in the log (no decode and re-encode; the checksum chain can be
     /// checked by the client).
-    public func readLog(payload: Data, context: CallContext, emit: ([[UInt8]]) async throws(WireError) -> Void) async throws(WireError) {
+    public func readLog(payload: Data, context: CallContext, emit: MethodHandler.Emit) async throws(WireError) {
         let request: Chordstore_V1_ReadLogRequest
         do {
             request = try parse(Chordstore_V1_ReadLogRequest.self, payload, .readLog)
@@ -145,12 +145,12 @@ public struct ServiceDispatcher: Sendable {
                 }
             } catch {
                 // The records before a damaged one are sent, then the status names it.
-                if !batch.isEmpty { try await emit(batch) }
+                if !batch.isEmpty { try await emit(batch.map(ReplyPayload.bytes)) }
                 throw WireError(error)
             }
             if batch.isEmpty { return }
             try checkStreamStore(storeID, context)
-            try await emit(batch)
+            try await emit(batch.map(ReplyPayload.bytes))
             remaining -= UInt64(batch.count)
         }
     }

@@ -23,7 +23,7 @@ struct StreamWriter: Sendable {
     /// Writes a page of messages in one hop to the event loop and one flush, then waits,
     /// woken by the channel, while the client is behind (see
     /// ``ConnectionHandler/whenWritable(_:token:timeout:)``).
-    func send(_ messages: [[UInt8]]) async throws(WireError) {
+    func send(_ messages: [ReplyPayload]) async throws(WireError) {
         let callID = self.callID
         let token = self.token
         let handler = self.handler

@@ -8,17 +8,24 @@ public enum ReplyPayload: Sendable, Hashable {
     case none
     /// A serialized message.
     case bytes([UInt8])
-    /// A serialized message that is field 1 of the payload message: `CommandReply`'s
-    /// `event`, given as a log record (an `EventEnvelope`), sent without encoding it again.
-    case field1([UInt8])
+    /// A payload message that holds one length-delimited field, `number` (1...15), with
+    /// these bytes, written straight from them without building the message first:
+    /// `CommandReply`'s `event` (field 1) given as a log record (an `EventEnvelope`), or
+    /// `BackupChunk`'s `data` (field 3) given as a slice of a block of the copy.
+    case field(_ number: UInt8, _ bytes: ArraySlice<UInt8>)
 
     /// The payload message's bytes, for a transport that frames messages itself (gRPC).
     public var serialized: [UInt8] {
-        if case .bytes(let bytes) = self { return bytes }
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(count)
-        ReplyFrame.write(self, into: &buffer)
-        return buffer.readBytes(length: buffer.readableBytes) ?? []
+        switch self {
+        case .none: return []
+        case .bytes(let bytes): return bytes
+        case .field(let number, let bytes):
+            var message: [UInt8] = []
+            message.reserveCapacity(count)
+            ReplyFrame.fieldHeader(number, count: bytes.count) { message.append($0) }
+            message.append(contentsOf: bytes)
+            return message
+        }
     }
 
     /// The payload's size in bytes.
@@ -26,7 +33,7 @@ public enum ReplyPayload: Sendable, Hashable {
         switch self {
         case .none: 0
         case .bytes(let bytes): bytes.count
-        case .field1(let message): 1 + ReplyFrame.varintSize(UInt64(message.count)) + message.count
+        case .field(_, let bytes): 1 + ReplyFrame.varintSize(UInt64(bytes.count)) + bytes.count
         }
     }
 }
@@ -83,11 +90,19 @@ public enum ReplyFrame {
         switch payload {
         case .none: break
         case .bytes(let bytes): buffer.writeBytes(bytes)
-        case .field1(let message):
-            buffer.writeInteger(UInt8(0x0A))  // field 1, length-delimited
-            writeVarint(UInt64(message.count), into: &buffer)
-            buffer.writeBytes(message)
+        case .field(let number, let bytes):
+            fieldHeader(number, count: bytes.count) { buffer.writeInteger($0) }
+            buffer.writeBytes(bytes)
         }
+    }
+
+    /// Hands `byte` a length-delimited field's tag (one byte: fields 1...15), then its
+    /// length as a varint.
+    @inline(__always)
+    static func fieldHeader(_ number: UInt8, count: Int, _ byte: (UInt8) -> Void) {
+        precondition((1...15).contains(number), "a one-byte tag holds fields 1...15")
+        byte(number << 3 | 2)
+        varint(UInt64(count), byte)
     }
 
     /// The bytes a varint of `value` takes.
@@ -96,11 +111,17 @@ public enum ReplyFrame {
     }
 
     private static func writeVarint(_ value: UInt64, into buffer: inout ByteBuffer) {
+        varint(value) { buffer.writeInteger($0) }
+    }
+
+    /// Hands `byte` the bytes of `value` as a varint, low group first.
+    @inline(__always)
+    private static func varint(_ value: UInt64, _ byte: (UInt8) -> Void) {
         var value = value
         while value >= 0x80 {
-            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
+            byte(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
         }
-        buffer.writeInteger(UInt8(value))
+        byte(UInt8(value))
     }
 }

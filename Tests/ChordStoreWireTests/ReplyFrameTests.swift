@@ -1,5 +1,6 @@
 import ChordStoreProto
 import ChordStoreWire
+import Foundation
 import NIOCore
 import SwiftProtobuf
 import Testing
@@ -34,7 +35,11 @@ struct ReplyFrameTests {
         let messages: [[UInt8]] = [[], [0x08, 0x01], Array(repeating: 0xAB, count: 127), Array(repeating: 0x5A, count: 20_000)]
         for callID in callIDs {
             for message in messages {
-                for payload in [ReplyPayload.none, .bytes(message), .field1(message)] {
+                // A field's bytes as a slice from inside a larger array, as a backup's
+                // chunk is a slice of the copy's block.
+                let block = [0xEE] + message + [0xEE]
+                let slice = block[1..<(block.count - 1)]
+                for payload in [ReplyPayload.none, .bytes(message), .field(1, message[...]), .field(3, slice), .field(15, slice)] {
                     var buffer = ByteBuffer()
                     try ReplyFrame.write(callID: callID, payload: payload, status: status, into: &buffer)
                     let bytes = Self.bytes(of: payload)
@@ -49,21 +54,21 @@ struct ReplyFrameTests {
         }
     }
 
-    /// The payload's bytes, built apart from ``ReplyFrame``: a field-1 payload is tag
-    /// 0x0A, the length as a varint, then the message.
+    /// The payload's bytes, built apart from ``ReplyFrame``: a field payload is its tag
+    /// (the field's number shifted left by 3, or 2), the length as a varint, then the bytes.
     private static func bytes(of payload: ReplyPayload) -> [UInt8] {
         switch payload {
         case .none: return []
         case .bytes(let bytes): return bytes
-        case .field1(let message):
-            var out: [UInt8] = [0x0A]
+        case .field(let number, let message):
+            var out: [UInt8] = [number << 3 | 2]
             var length = UInt64(message.count)
             while length >= 0x80 {
                 out.append(UInt8(truncatingIfNeeded: length) | 0x80)
                 length >>= 7
             }
             out.append(UInt8(length))
-            return out + message
+            return out + Array(message)
         }
     }
 
@@ -75,7 +80,7 @@ struct ReplyFrameTests {
         envelope.chordsetRenamed = .with { $0.title = "Night" }
         let record: [UInt8] = try envelope.serializedBytes()
         var buffer = ByteBuffer()
-        try ReplyFrame.write(callID: 9, payload: .field1(record), status: .ok, into: &buffer)
+        try ReplyFrame.write(callID: 9, payload: .field(1, record[...]), status: .ok, into: &buffer)
         let frame = try #require(try frames(buffer).first)
         guard case .reply(let reply) = frame.kind else {
             Issue.record("not a reply: \(frame)")
@@ -84,6 +89,24 @@ struct ReplyFrameTests {
         #expect(reply.callID == 9)
         #expect(try Chordstore_V1_CommandReply(serializedBytes: reply.payload).event == envelope)
         #expect(reply.hasStatus && reply.status == .ok)
+    }
+
+    @Test("a field-3 payload is the BackupChunk whose data is the slice, for lengths around each varint size")
+    func field3IsBackupChunkData() throws {
+        for count in [1, 127, 128, 16_383, 16_384, 1 << 20] {
+            let block = (0..<(count + 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let slice = block[5..<(5 + count)]
+            var buffer = ByteBuffer()
+            try ReplyFrame.write(callID: 7, payload: .field(3, slice), status: nil, into: &buffer)
+            let frame = try #require(try frames(buffer).first)
+            guard case .reply(let reply) = frame.kind else {
+                Issue.record("not a reply: \(frame)")
+                return
+            }
+            let chunk = try Chordstore_V1_BackupChunk(serializedBytes: reply.payload)
+            #expect(chunk.data == Data(slice), "\(count) bytes")
+            #expect(ReplyPayload.field(3, slice).serialized == (try chunk.serializedBytes() as [UInt8]), "\(count) bytes")
+        }
     }
 
     @Test("frames written one after another into one buffer split back apart")

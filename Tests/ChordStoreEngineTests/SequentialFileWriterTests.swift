@@ -106,4 +106,32 @@ struct SequentialFileWriterTests {
         #expect(error?.code == .resourceExhausted)
         #expect(error?.message.contains(path) == true)
     }
+
+    @Test("a direct write that fails on the queue, with another in flight, is reported by the next call, and the writer ends cleanly",
+          .enabled(if: ScratchFilesystem.ext4IsAvailable, "an ext4 image on a loop device needs root, mkfs.ext4 and a loop device"))
+    func fullDiskWithWritesInFlight() throws {
+        let disk = try ScratchFilesystem(ext4Megabytes: 16)
+        defer { disk.unmount() }
+        let path = disk.directory.appendingPathComponent("file").path
+        let piece = Self.bytes(SequentialFileWriter.bufferSize)
+        var handedOff = 0
+        let error = try {
+            let writer = try SequentialFileWriter(creating: path)
+            #expect(writer.direct, "ext4 takes O_DIRECT writes")
+            // Twice the disk in full buffers: each append hands one to the queue, so the
+            // writes that fill the disk run two at a time, and one fails there.
+            return #expect(throws: ChordStoreError.self) {
+                for _ in 0..<8 {
+                    try piece.withUnsafeBytes { try writer.append($0) }
+                    handedOff += 1
+                }
+                try writer.finish()
+            }
+        }()
+        #expect(error?.code == .resourceExhausted, "\(String(describing: error))")
+        #expect(error?.message.contains(path) == true)
+        // The failure was the queue's, seen by a later append or by finish: the first
+        // appends only handed buffers on.
+        #expect(handedOff >= 2)
+    }
 }

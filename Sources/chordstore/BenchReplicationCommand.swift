@@ -42,7 +42,7 @@ struct BenchReplicationCommand: AsyncParsableCommand {
     @Option(help: "Seconds per lag measurement.") var seconds = 5
     @Option(help: "Sequential writes per latency round (two rounds each of local and quorum).") var latencyWrites = 300
     @Option(help: "Events a new follower copies (0: skip).") var copyEvents = 1_000_000
-    @Option(help: "New followers bootstrapped from a copy, one after another (the median is shown).") var bootstrapRuns = 1
+    @Option(help: "New followers bootstrapped from a copy, one after another (the median is shown: of an even count, the lower middle run).") var bootstrapRuns = 1
     @Flag(inversion: .prefixedNo, help: "Also time a new follower that replays the log event by event.") var replay = true
 
     func validate() throws {
@@ -78,19 +78,19 @@ struct BenchReplicationCommand: AsyncParsableCommand {
             let progress = ProgressReporter(label: "filling the leader")
             let source = try await Pair.start(fill: copyEvents, progress: progress.report)
             progress.finish()
-            var times: [Double] = []
+            var times = Latencies()
             for _ in 0..<bootstrapRuns {
                 let cpuBefore = Self.processCPUSeconds()
                 let (bootstrap, copy, bytes) = try await source.bootstrapNewFollower()
                 let cpu = Self.processCPUSeconds() - cpuBefore
-                times.append(bootstrap.seconds)
+                times.append(bootstrap)
                 Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started (the copy %.2f s, %.0f MiB/s; %.2f s of CPU, leader and follower together)",
                                     Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds, copy.seconds, Double(bytes) / 1_048_576 / copy.seconds, cpu))
             }
-            if times.count > 1 {
-                let sorted = times.sorted()
-                let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-                Output.print(String(format: "bootstrap: median %.2f s of %d runs (%@)", median, times.count, times.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
+            if bootstrapRuns > 1 {
+                // The nearest-rank median: the lower middle run of an even count.
+                Output.print(String(format: "bootstrap: median %.2f s of %d runs (%@)", times.percentile(50) / 1_000, bootstrapRuns,
+                                    times.samples.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ")))
             }
             if replay {
                 let elapsed = try await source.copyToNewFollower()

@@ -17,6 +17,7 @@ extension ChordStore {
     /// `failedPrecondition` for a store in memory.
     public func copyFiles(_ sink: (BackupPart) async throws -> Void) async throws {
         guard let lmdb = backend as? LMDBBackend else {
+            if let absence = backend.logAbsence { throw absence }
             throw ChordStoreError(.failedPrecondition, "a store in memory has no files to copy")
         }
         lmdb.growAheadOfCopy()

@@ -106,6 +106,22 @@ public final class ChordStore: Sendable {
         return ChordStore(backend: backend, directory: directory, options: options)
     }
 
+    /// Opens the views in `directory` (the `views/` of a copy of a store's files) alone,
+    /// read-only: what a new follower serves while its copy of the leader's log is still
+    /// arriving. Reads of the current state answer as the copy's views have it; as-of
+    /// reads, histories, event feeds of past events, `verify` and backups fail with
+    /// `unavailable` (the log is not there, ``logAbsence``), and commands are refused as
+    /// on a follower (``notLeaderRefusal``). Nothing is written to the files.
+    public static func openViews(at directory: URL, options: Options = Options()) throws(ChordStoreError) -> ChordStore {
+        let store = ChordStore(backend: try ViewsOnlyBackend(directory: directory), directory: nil, options: options)
+        store.acceptsCommands = false
+        return store
+    }
+
+    /// Why this store cannot read its log at all (a store over views alone, see
+    /// ``openViews(at:options:)``), or `nil`.
+    public var logAbsence: ChordStoreError? { backend.logAbsence }
+
     /// Creates an empty store that lives in memory only, with the same behaviour.
     public static func inMemory(options: Options = Options()) -> ChordStore {
         ChordStore(backend: InMemoryBackend(), directory: nil, options: options)
@@ -297,9 +313,10 @@ public final class ChordStore: Sendable {
     }
 
     /// Replays the log into a fresh state and compares it with the live views; see
-    /// ``Verifier``.
+    /// ``Verifier``. Fails with `unavailable` over views alone (``openViews(at:options:)``).
     public func verify(progress: (UInt64, UInt64) -> Void = { _, _ in }) throws(ChordStoreError) -> VerifyReport {
         let backend = self.backend
+        if let absence = backend.logAbsence { throw absence }
         return try backend.withStores { try Verifier.verify($0, backend: backend, progress: progress) }
     }
 

@@ -63,9 +63,21 @@ struct StoreDatabases: Sendable {
 
     /// Opens (creating) every database of both environments.
     init(log logEnvironment: Environment, views: Environment) throws {
+        try self.init(viewDatabases: Self.viewNames.map { try views.openDatabase($0) })
         log = try logEnvironment.openDatabase("log")
         logMeta = try logEnvironment.openDatabase("meta")
-        let opened = try Self.viewNames.map { try views.openDatabase($0) }
+    }
+
+    /// Opens the existing databases of a read-only views environment alone
+    /// (``ViewsOnlyBackend``): `log` and `logMeta` name no database, and any use of them
+    /// fails.
+    init(readOnlyViews views: Environment) throws {
+        try self.init(viewDatabases: views.existingDatabases(Self.viewNames))
+    }
+
+    /// The views' databases in ``viewNames``' order; `log` and `logMeta` name none.
+    private init(viewDatabases opened: [Database]) {
+        (log, logMeta) = (.unopened, .unopened)
         (chordsets, chords, order, positions, created, commands, meta) =
             (opened[0], opened[1], opened[2], opened[3], opened[4], opened[5], opened[6])
         (sessions, links, revisions, chordsetHistory, graveyard, titles) =
@@ -101,13 +113,14 @@ struct StoreDatabases: Sendable {
 struct LMDBStateView: StoreSnapshot, StateWriting {
     /// The views environment's transaction, scoped to the store.
     let scoped: ScopedTransaction
-    /// The log environment's transaction.
-    let logTxn: Transaction
+    /// The log environment's transaction; `nil` over views alone (``ViewsOnlyBackend``),
+    /// where reading the log fails (``logTransaction``).
+    let logTxn: Transaction?
     let dbs: StoreDatabases
     /// The store, as the registry had it when the view was made.
     let record: StoreRecord
 
-    init(txn: Transaction, logTxn: Transaction, dbs: StoreDatabases, store: StoreRecord) {
+    init(txn: Transaction, logTxn: Transaction?, dbs: StoreDatabases, store: StoreRecord) {
         self.scoped = ScopedTransaction(txn, prefix: store.prefix)
         self.logTxn = logTxn
         self.dbs = dbs
@@ -116,7 +129,15 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     func headChecksum() throws -> UInt64 {
         try logSequence(of: record.head)
-            .flatMap { try logTxn.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum) ?? 0
+            .flatMap { try logTransaction.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum) ?? 0
+    }
+
+    /// The log's transaction, or the refusal of a store that has none yet.
+    var logTransaction: Transaction {
+        get throws(ChordStoreError) {
+            guard let logTxn else { throw ViewsOnlyBackend.logArriving }
+            return logTxn
+        }
     }
 
     func chordset(_ id: UUID) throws -> Chordset? {
@@ -212,9 +233,10 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
             var previous: (logSequence: UInt64, checksum: UInt64)?
             while let current = entry {
+                let log = try logTransaction  // views alone have none: a read of nothing needs none
                 let sequence = try StoreKeys.sequence(current.key)
                 let logSequence = try StoreKeys.sequence(current.value)
-                guard let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence)) else {
+                guard let record = try log.get(dbs.log, key: StoreKeys.sequence(logSequence)) else {
                     throw Self.missing(logSequence, storeEvent: sequence, of: self.record.name)
                 }
                 let seed: UInt64
@@ -223,7 +245,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 } else if let previous, previous.logSequence == logSequence - 1 {
                     seed = previous.checksum
                 } else {
-                    guard let before = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence - 1)) else {
+                    guard let before = try log.get(dbs.log, key: StoreKeys.sequence(logSequence - 1)) else {
                         throw Self.missing(logSequence - 1, storeEvent: nil, of: self.record.name)
                     }
                     guard let checksum = RecordCodec.storedChecksum(before) else {
@@ -252,7 +274,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     /// The store's event `sequence`, decoded.
     func recordedEvent(_ sequence: UInt64) throws -> RecordedEvent? {
         guard let logSequence = try logSequence(of: sequence),
-              let record = try logTxn.get(dbs.log, key: StoreKeys.sequence(logSequence)) else { return nil }
+              let record = try logTransaction.get(dbs.log, key: StoreKeys.sequence(logSequence)) else { return nil }
         return try RecordCodec.decode(record, sequence: sequence, store: self.record.id, logSequence: logSequence)
     }
 
@@ -411,7 +433,8 @@ extension LMDBStateView: LogAppending {
 /// it; a snapshot reads through it.
 struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     let txn: Transaction
-    let logTxn: Transaction
+    /// `nil` over views alone (``ViewsOnlyBackend``): reads that need the log fail.
+    let logTxn: Transaction?
     let dbs: StoreDatabases
     var logHead: LogHead
     /// Whether records go to the log (`false` when the log holds them already and only the
@@ -421,7 +444,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     /// heads advanced by a batch are written once, by ``flush()``.
     private let cache = RegistryCache()
 
-    init(txn: Transaction, logTxn: Transaction, dbs: StoreDatabases, logHead: LogHead, storesRecords: Bool = true) {
+    init(txn: Transaction, logTxn: Transaction?, dbs: StoreDatabases, logHead: LogHead, storesRecords: Bool = true) {
         self.txn = txn
         self.logTxn = logTxn
         self.dbs = dbs
@@ -504,6 +527,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
 
     mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) throws {
         guard storesRecords else { return }
+        guard let logTxn else { throw ViewsOnlyBackend.logArriving }
         try logTxn.put(dbs.log, key: StoreKeys.sequence(logSequence), value: bytes, flags: .append)
     }
 

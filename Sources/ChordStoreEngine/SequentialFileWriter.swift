@@ -88,14 +88,15 @@ final class SequentialFileWriter {
         }
     }
 
-    /// Writes what is gathered and syncs the file (its data and size); then closes it.
-    func finish() throws(ChordStoreError) {
+    /// Writes what is gathered and syncs the file (its data and size), unless `sync` is
+    /// `false` (the caller syncs it later); then closes it.
+    func finish(sync: Bool = true) throws(ChordStoreError) {
         drain()
         try checkQueue()
         if direct, filled % Self.alignment != 0 { try leaveDirect() }
         if filled > 0 { try write(UnsafeRawBufferPointer(rebasing: filling.bytes[..<filled])) }
         filled = 0
-        guard fsync(file.fd) == 0 else { throw BackupReceiver.failure("sync", path) }
+        guard !sync || fsync(file.fd) == 0 else { throw BackupReceiver.failure("sync", path) }
         file.close()
     }
 

@@ -134,6 +134,12 @@ protocol StorageBackend: AnyObject, Sendable {
     /// `false`, including records the views have not folded yet (rebuild and verify read
     /// the log through this, bounded by the sequence they need).
     func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Why the log cannot be read at all (views alone, the log still arriving), or `nil`.
+    var logAbsence: ChordStoreError? { get }
+}
+
+extension StorageBackend {
+    var logAbsence: ChordStoreError? { nil }
 }
 
 extension StoreSnapshot {

@@ -13,12 +13,17 @@ public enum BackupDownload {
 
     /// Copies the files of the server `client` reaches into `directory` (new or empty)
     /// and writes their manifest; `progress(received, expected)` reports bytes (expected
-    /// is an estimate: the compacted copy is usually smaller). On failure the files
-    /// written so far stay: remove `directory`.
+    /// is an estimate: the compacted copy is usually smaller), and `arrived(name)` each
+    /// file of ``BackupFiles/all`` once it is whole and checked, before the next one is
+    /// taken. Each file is synced as it ends; with `cachedViews`, the views' file is
+    /// written through the page cache instead, to be read at once, and synced at the end
+    /// (``BackupReceiver/init(directory:cachedViews:)``). On failure the files written so
+    /// far stay: remove `directory`.
     public static func download(
-        from client: Client, into directory: URL, progress: (UInt64, UInt64) -> Void = { _, _ in }
+        from client: Client, into directory: URL, cachedViews: Bool = false, progress: (UInt64, UInt64) -> Void = { _, _ in },
+        arrived: (String) async -> Void = { _ in }
     ) async throws -> BackupManifest {
-        let receiver = try BackupReceiver(directory: directory)
+        let receiver = try BackupReceiver(directory: directory, cachedViews: cachedViews)
         let stream = try await client.stream(.backup, Chordstore_V1_BackupRequest(), as: Chordstore_V1_BackupChunk.self)
         var header: Chordstore_V1_BackupHeader?
         var chunks = stream.makeAsyncIterator()
@@ -61,6 +66,7 @@ public enum BackupDownload {
                 progress(receiver.bytesWritten, max(receiver.bytesWritten, header?.estimatedBytes ?? 0))
             case .fileEnd(let end):
                 try receiver.take(.fileEnd(end.name, bytes: end.bytes, digest: end.digest))
+                await arrived(end.name)
             case nil:
                 throw ChordStoreError(.dataLoss, "the backup stream sent a chunk of no known kind")
             }

@@ -14,9 +14,20 @@ public import Logging
 /// The files arrive in `DATA/bootstrap.partial/`, each checked against its digest, and
 /// are moved into place only once whole (the log last); a crash before that leaves a
 /// directory without a log, which bootstraps again on the next start.
+///
+/// The views come first, and they are all that reads of the current state need: once
+/// they are whole, `serveViews` may serve them (``ChordStore/openViews(at:options:)``)
+/// while the log, about a third of the bytes, is still arriving. They are then written
+/// through the page cache, to be read from memory at once, and synced with the rest at
+/// the end. The server is stopped before the files move into place.
 public enum FollowerBootstrap {
     /// The staging directory inside the data directory.
     public static let staging = "bootstrap.partial"
+
+    /// Starts serving reads from the views in the directory it is given (the copy's
+    /// `views/`, whole and checked against its digest) and returns what stops that,
+    /// which the bootstrap calls before the files move into place, the copy whole or not.
+    public typealias ViewsServer = @Sendable (_ views: URL) async throws -> @Sendable () async -> Void
 
     /// Whether `directory` holds no log yet (a new data directory, or one whose bootstrap
     /// was interrupted).
@@ -28,8 +39,11 @@ public enum FollowerBootstrap {
     /// showing `credentials` (a cluster member's, or an admin token), trying again with a
     /// backoff for up to `patience`. Returns the copied log's last event. Throws the last
     /// failure when `patience` runs out: the caller then replays the log instead.
+    /// With `serveViews`, reads are served from the copy's views while its log arrives
+    /// (a failure to start that is logged, and the copy goes on).
     public static func run(
-        leader: String, into directory: URL, credentials: ClientCredentials, patience: Duration = .seconds(30), logger: Logger
+        leader: String, into directory: URL, credentials: ClientCredentials, patience: Duration = .seconds(30), logger: Logger,
+        serveViews: ViewsServer? = nil
     ) async throws -> LogPosition {
         let stage = directory.appendingPathComponent(staging)
         let deadline = ContinuousClock.now + patience
@@ -38,7 +52,8 @@ public enum FollowerBootstrap {
             clearLeftovers(in: directory)
             let began = ContinuousClock.now
             do {
-                let (head, bytes) = try await copy(from: leader, into: directory, staging: stage, credentials: credentials)
+                let (head, bytes) = try await copy(
+                    from: leader, into: directory, staging: stage, credentials: credentials, serveViews: serveViews, logger: logger)
                 logger.notice("bootstrapped from a copy of the leader's files", metadata: [
                     "leader": "\(leader)", "events": "\(head.sequence)", "epoch": "\(head.epoch)",
                     "bytes": "\(bytes)", "took": "\(ContinuousClock.now - began)",
@@ -60,18 +75,32 @@ public enum FollowerBootstrap {
     /// One attempt: the leader's files into `staging`, then into `directory`, opened and
     /// checked. Returns the log's last event and the bytes copied.
     private static func copy(
-        from leader: String, into directory: URL, staging: URL, credentials: ClientCredentials
+        from leader: String, into directory: URL, staging: URL, credentials: ClientCredentials, serveViews: ViewsServer?,
+        logger: Logger
     ) async throws -> (LogPosition, UInt64) {
         guard let client = Client(address: leader, retry: .once, credentials: credentials) else {
             throw ChordStoreError(.invalidArgument, "\(leader) is not HOST:PORT")
         }
+        var stopServing: (@Sendable () async -> Void)?
         let manifest: BackupManifest
         do {
-            manifest = try await BackupDownload.download(from: client, into: staging)
+            manifest = try await BackupDownload.download(from: client, into: staging, cachedViews: serveViews != nil, arrived: { name in
+                guard name == BackupFiles.views, let serveViews else { return }
+                do {
+                    stopServing = try await serveViews(staging.appendingPathComponent("views"))
+                    logger.notice("serving reads from the copy of the leader's views while its log arrives", metadata: ["leader": "\(leader)"])
+                } catch {
+                    logger.warning("cannot serve reads from the copy of the leader's views; they wait for the log", metadata: [
+                        "leader": "\(leader)", "error": "\(error)",
+                    ])
+                }
+            })
         } catch {
-            await client.close()
+            await client.close()  // first: the leader's copy and its slot end at once
+            await stopServing?()
             throw error
         }
+        await stopServing?()
         await client.close()
         let head = try ChordStore.restore(backup: staging, into: directory, move: true, ignoring: leftovers)
         try? FileManager.default.removeItem(at: staging)

@@ -372,4 +372,23 @@ public final class ReplicationNode: Sendable {
     func setReplication(_ text: String) {
         state.withLock { $0.replication = text }
     }
+
+    /// What `GetNodeStatus` says replication is doing, on a node that is not started:
+    /// one that serves a new copy's views while the log arrives
+    /// (``FollowerBootstrap``) says so.
+    public static let receivingLogDescription = "receiving the leader's log; serving reads from the copy's views"
+
+    /// A node for a store over a new copy's views alone, never started: it knows no
+    /// leader yet, and its status says the log is arriving (``receivingLogDescription``).
+    public static func receivingLog(config: ReplicationConfig, store: ChordStore, logger: Logger) -> ReplicationNode {
+        let node = ReplicationNode(config: config, store: store, logger: logger)
+        node.setReplication(receivingLogDescription)
+        return node
+    }
+
+    /// Closes the connections a node that was never started opened to ask its peers
+    /// (`GetClusterStatus`); ``stop()`` does this for a started one, and more.
+    public func closePeerConnections() async {
+        await probe.close()
+    }
 }

@@ -133,6 +133,9 @@ public final class Server: Sendable {
         CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics, logger: logger)
     }
 
+    /// Its place in a cluster (`nil`: a lone server).
+    var replication: ReplicationNode? { dispatcher.replication }
+
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
 

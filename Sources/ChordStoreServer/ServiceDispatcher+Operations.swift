@@ -13,6 +13,7 @@ extension ServiceDispatcher {
     func backup(payload: Data, emit: MethodHandler.Emit) async throws(WireError) {
         do {
             _ = try parse(Chordstore_V1_BackupRequest.self, payload, .backup)
+            if let absence = store.logAbsence { throw absence }  // before the header: nothing to copy yet
             guard backups.enter() else {
                 throw WireError(.resourceExhausted, "\(Self.maxBackups) backups are running, the most at once; retry when one ends")
             }

@@ -6,6 +6,10 @@ public struct Database: Sendable, Hashable {
     let handle: MDB_dbi
     /// The database's name.
     public let name: String
+
+    /// A handle that names no database: for a slot that must hold one but is never used
+    /// (LMDB refuses it with `EINVAL`).
+    public static let unopened = Database(handle: MDB_dbi.max, name: "(unopened)")
 }
 
 /// Statistics of one database.

@@ -348,6 +348,25 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// The existing databases `names`, opened in a read-only transaction that is
+    /// committed, so the handles stay valid while the environment is open: how a
+    /// read-only environment (``Options/readOnly``) opens its databases once.
+    /// `MDB_NOTFOUND` if one is missing.
+    public func existingDatabases(_ names: [String]) throws -> [Database] {
+        try resizeLock.withShared {
+            let txn = try begin(flags: UInt32(MDB_RDONLY))
+            let opened: [Database]
+            do {
+                opened = try names.map { name throws(LMDBError) in try txn.existingDatabase(name) }
+            } catch {
+                mdb_txn_abort(txn.handle)
+                throw error
+            }
+            try check(mdb_txn_commit(txn.handle), "mdb_txn_commit")
+            return opened
+        }
+    }
+
     private func begin(flags: UInt32) throws(LMDBError) -> Transaction {
         if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
         try checkUsable()

@@ -29,8 +29,10 @@ struct BenchReplicationCommand: AsyncParsableCommand {
                        fill, then sync(2), as a leader that synced each commit has its
                        pages on the disk), then times a new follower started on an empty
                        directory until it serves a read of them all: bootstrapped from a
-                       copy of the leader's files (serve's default; the copy and the
-                       start are shown apart, with the CPU this process used meanwhile,
+                       copy of the leader's files (serve's default), first from the
+                       copy's views while the log still arrives, then from the whole
+                       copy (the copy and the start are shown apart, with the CPU this
+                       process used meanwhile,
                        leader and follower together; --bootstrap-runs new followers in
                        turn, each on an empty directory, and their median), then
                        replaying the log event by event (--bootstrap replay;
@@ -78,19 +80,23 @@ struct BenchReplicationCommand: AsyncParsableCommand {
             let progress = ProgressReporter(label: "filling the leader")
             let source = try await Pair.start(fill: copyEvents, progress: progress.report)
             progress.finish()
-            var times = Latencies()
+            var fromViews = Latencies(), whole = Latencies()
             for _ in 0..<bootstrapRuns {
                 let cpuBefore = Self.processCPUSeconds()
-                let (bootstrap, copy, bytes) = try await source.bootstrapNewFollower()
+                let run = try await source.bootstrapNewFollower()
                 let cpu = Self.processCPUSeconds() - cpuBefore
-                times.append(bootstrap)
-                Output.print(String(format: "bootstrap: a new follower copied the leader's files (%.0f MiB) and served a read of all %d events %.2f s after it started (the copy %.2f s, %.0f MiB/s; %.2f s of CPU, leader and follower together)",
-                                    Double(bytes) / 1_048_576, copyEvents, bootstrap.seconds, copy.seconds, Double(bytes) / 1_048_576 / copy.seconds, cpu))
+                fromViews.append(run.servedFromViews)
+                whole.append(run.servedWhole)
+                let mib = Double(run.bytes) / 1_048_576
+                Output.print(String(format: "bootstrap: a new follower served a read of all %d events from the copy's views %.2f s after it started, and from its whole copy (%.0f MiB) after %.2f s (the copy %.2f s, %.0f MiB/s; %.2f s of CPU, leader and follower together)",
+                                    copyEvents, run.servedFromViews.seconds, mib, run.servedWhole.seconds, run.copy.seconds, mib / run.copy.seconds, cpu))
             }
             if bootstrapRuns > 1 {
                 // The nearest-rank median: the lower middle run of an even count.
-                Output.print(String(format: "bootstrap: median %.2f s of %d runs (%@)", times.percentile(50) / 1_000, bootstrapRuns,
-                                    times.samples.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ")))
+                for (what, times) in [("from the views", fromViews), ("from the whole copy", whole)] {
+                    Output.print(String(format: "bootstrap: reads %@, median %.2f s of %d runs (%@)", what, times.percentile(50) / 1_000, bootstrapRuns,
+                                        times.samples.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ")))
+                }
             }
             if replay {
                 let elapsed = try await source.copyToNewFollower()
@@ -260,31 +266,77 @@ private final class Pair: Sendable {
         return latencies
     }
 
+    /// What one new follower's bootstrap took.
+    struct Bootstrap {
+        /// From its start to its first read of the leader's last event, served from the
+        /// copy's views while the log still arrived.
+        var servedFromViews: Duration
+        /// From its start to that read served by the follower on its whole copy.
+        var servedWhole: Duration
+        /// The copy's part of `servedWhole`.
+        var copy: Duration
+        var bytes: UInt64
+    }
+
     /// Bootstraps a follower on an empty directory from a copy of the leader's files (as
-    /// `serve --follow` does), starts it, and times until it answers a read of the
-    /// leader's last event; returns that time, the part of it the copy took, and the
-    /// bytes copied.
-    func bootstrapNewFollower() async throws -> (Duration, Duration, UInt64) {
+    /// `serve --follow` does, serving the copy's views while the log arrives), starts it,
+    /// and times until it answers a read of the leader's last event, first from the
+    /// views, then from the whole copy.
+    func bootstrapNewFollower() async throws -> Bootstrap {
         let target = try leader.store.lastLogSequence()
         let port = try LoopbackPorts.free(1)[0]
         let directory = Self.directory()
         var logger = Logger(label: "bootstrap")
         logger.logLevel = .error
+        let serve = Server.servingViews(host: "127.0.0.1", port: port) { [logger] views in
+            Server(store: views, node: "bootstrapping", security: .loopbackOnly, logger: logger)
+        }
+        let servedFromViews = Mutex<Duration?>(nil)
         let began = ContinuousClock.now
-        _ = try await FollowerBootstrap.run(leader: leader.address, into: directory, credentials: ClientCredentials(), logger: logger)
-        let copied = ContinuousClock.now - began
+        _ = try await FollowerBootstrap.run(
+            leader: leader.address, into: directory, credentials: ClientCredentials(), logger: logger,
+            serveViews: { views in
+                let stop = try await serve(views)
+                // Read here, while the download waits: the server is surely up, and a
+                // read takes milliseconds of the copy's seconds.
+                do {
+                    try await Self.readLast(port: port, target: target)
+                } catch {
+                    await stop()
+                    throw error
+                }
+                servedFromViews.withLock { $0 = $0 ?? ContinuousClock.now - began }
+                return stop
+            })
+        let copy = ContinuousClock.now - began
         let member = try await Member.start(name: "bootstrapped", port: port, peer: ports[0], follow: ports[0], directory: directory)
-        let client = Client(host: "127.0.0.1", port: port)
-        let profile: Chordstore_V1_Profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(30))
-        let elapsed = ContinuousClock.now - began
-        await client.close()
+        try await Self.readLast(port: port, target: target)
+        let servedWhole = ContinuousClock.now - began
         let last = try member.store.lastLogSequence()
         let bytes = member.store.storageUsage.map { UInt64($0.logBytes + $0.viewsBytes) } ?? 0
         await member.stop()
-        guard last >= target, profile.lastSequence >= target else {
-            throw ChordStoreError(.dataLoss, "the bootstrapped follower holds \(last) events of \(target)")
+        guard last >= target else { throw ChordStoreError(.dataLoss, "the bootstrapped follower holds \(last) events of \(target)") }
+        // A failure to serve the views is logged below .error: say it here.
+        guard let servedFromViews = servedFromViews.withLock({ $0 }) else {
+            throw ChordStoreError(.internal, "the bootstrap served no reads from the copy's views")
         }
-        return (elapsed, copied, bytes)
+        return Bootstrap(servedFromViews: servedFromViews, servedWhole: servedWhole, copy: copy, bytes: bytes)
+    }
+
+    /// Reads the profile from the server on `port`; throws unless it holds `target` events.
+    static func readLast(port: Int, target: UInt64) async throws {
+        let client = Client(host: "127.0.0.1", port: port)
+        let profile: Chordstore_V1_Profile
+        do {
+            profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(30))
+        } catch {
+            await client.close()
+            throw error
+        }
+        await client.close()
+        guard profile.lastSequence >= target else {
+            throw ChordStoreError(.dataLoss, "the bootstrapping follower served \(profile.lastSequence) events of \(target)")
+        }
     }
 
     /// Starts an empty follower and waits until it holds the leader's whole log.

@@ -108,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "HOST:PORT"))
     var advertise: String?
     @Option(help: ArgumentHelp(
-        "How a member started with --follow on a data directory with no log gets its first copy: copy (the leader's files, as a backup: seconds for a million events) or replay (every event of the leader's log, one by one).",
+        "How a member started with --follow on a data directory with no log gets its first copy: copy (the leader's files, as a backup: seconds for a million events; reads are served from the copy's views while its log arrives) or replay (every event of the leader's log, one by one).",
         valueName: "HOW"))
     var bootstrap = "copy"
     @Option(help: "The durability of writes that ask for none: local (the leader's disk) or quorum (a majority's disks).")
@@ -321,8 +321,19 @@ struct ServeCommand: AsyncParsableCommand {
             firstLeader = leader == config.address ? nil : leader
         }
         if let follow = firstLeader, bootstrap == "copy", FollowerBootstrap.isNew(directory) {
+            // Reads are served from the copy's views as soon as they are whole, on the
+            // framed port alone, while the log arrives (docs/REPLICATION.md).
+            let (fixedConfig, node) = (config, self.node)
+            var viewsLogger = logger
+            viewsLogger[metadataKey: "serving"] = "the copy's views"
+            let serveViews = Server.servingViews(host: host, port: port) { [limits, security, viewsLogger] views in
+                Server(
+                    store: views, limits: limits, node: node,
+                    replication: .receivingLog(config: fixedConfig, store: views, logger: viewsLogger), security: security, logger: viewsLogger)
+            }
             do {
-                _ = try await FollowerBootstrap.run(leader: follow, into: directory, credentials: config.credentials, logger: logger)
+                _ = try await FollowerBootstrap.run(
+                    leader: follow, into: directory, credentials: config.credentials, logger: logger, serveViews: serveViews)
             } catch {
                 logger.warning("cannot copy the leader's files: replaying its log from the start instead", metadata: [
                     "leader": "\(follow)", "error": "\(error)",

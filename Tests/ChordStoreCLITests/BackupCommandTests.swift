@@ -121,6 +121,11 @@ struct BackupCommandTests {
         ])
         defer { follower.stopIfRunning() }
         #expect(follower.log.text.contains("bootstrapped from a copy of the leader's files"), "\(follower.log.text)")
+        // Its port served the copy's views before the log had arrived (docs/REPLICATION.md).
+        let text = follower.log.text
+        let interim = text.range(of: "serving reads from the copy of the leader's views while its log arrives")
+        let whole = text.range(of: "bootstrapped from a copy of the leader's files")
+        #expect(interim != nil && whole != nil && interim!.lowerBound < whole!.lowerBound, "\(text)")
         let count = try await runChordstore(["--server", "127.0.0.1:\(follower.port)", "list", "--count"])
         #expect(count.stdout == "500\n", "\(count.stdout)\(count.stderr)")
         _ = try await connection.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "after" }, as: Chordstore_V1_CommandReply.self)

@@ -39,14 +39,16 @@ final class ViewsOnlyBackend: StorageBackend {
         }
         do {
             let dbs = try StoreDatabases(readOnlyViews: viewsEnv)
-            let version = try viewsEnv.withReadTransaction { txn in try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init) }
+            let (version, head) = try viewsEnv.withReadTransaction { txn in
+                (try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init), try AppliedHead.read(txn, dbs))
+            }
             guard version == [LMDBBackend.viewsVersion] else {
                 throw ChordStoreError(
                     .failedPrecondition,
                     "the views in \(directory.path) have layout \(version.map { "\($0)" } ?? "none"), not this chordstore's (\(LMDBBackend.viewsVersion))")
             }
             self.dbs = dbs
-            head = try viewsEnv.withReadTransaction { txn in try AppliedHead.read(txn, dbs) }
+            self.head = head
         } catch {
             viewsEnv.close()
             throw ChordStoreError.wrapping(error)

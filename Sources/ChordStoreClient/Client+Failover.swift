@@ -57,7 +57,7 @@ extension Client {
                 group.addTask {
                     try? await Self.bounded(timeout) {
                         let connection = try await Connection.connect(
-                            host: host, port: port, store: store, credentials: credentials, connectTimeout: timeout)
+                            host: host, port: port, store: store, credentials: credentials.shown(to: address), connectTimeout: timeout)
                         defer { Task { await connection.close() } }
                         return try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: timeout, as: Chordstore_V1_HealthReply.self)
                     }

@@ -150,6 +150,7 @@ public final class Client: Sendable {
                 // off) is noticed by a health check instead of waiting for the deadline.
                 return knownServers.count > 1 && retry.failover > .zero ? try await Self.watched(connection, call) : try await call()
             } catch {
+                let error = explained(error)
                 var named = error.code == .failedPrecondition ? error.leader.flatMap { Self.split($0) == nil ? nil : $0 } : nil
                 // A leader this call already lost (frozen, say) is not gone back to on a
                 // follower's word: the followers name it until its lease lapses.
@@ -189,6 +190,17 @@ public final class Client: Sendable {
                 attempt += 1
             }
         }
+    }
+
+    /// `error`, saying so when it asks for a token this client holds but kept from the
+    /// server it called (``ClientCredentials/tokenServers``).
+    private func explained(_ error: ClientError) -> ClientError {
+        let address = self.address
+        guard error.code == .unauthenticated, error.isServerReply, credentials.withholdsToken(from: address) else { return error }
+        var explained = error
+        let kept = (credentials.tokenServers ?? []).sorted().joined(separator: ", ")
+        explained.message = "\(error.message) (this client's token is shown only to \(kept), not to \(address))"
+        return explained
     }
 
     /// How long past a call's deadline the client waits for the server's answer before it
@@ -264,7 +276,8 @@ public final class Client: Sendable {
         if let connection = current.withLock({ $0 }) { return connection }
         let (host, port) = target.withLock { $0 }
         let fresh = try await Connection.connect(
-            host: host, port: port, localAddress: localAddress, store: store, credentials: credentials, connectTimeout: retry.connectTimeout)
+            host: host, port: port, localAddress: localAddress, store: store, credentials: credentials.shown(to: "\(host):\(port)"),
+            connectTimeout: retry.connectTimeout)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
             current = fresh

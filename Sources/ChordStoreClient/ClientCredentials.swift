@@ -10,12 +10,35 @@ public struct ClientCredentials: Sendable {
     public var clusterSecret: String?
     /// TLS for the connection (`nil`: plaintext).
     public var tls: ClientTLS?
+    /// The only servers (`HOST:PORT`) ``token`` is shown to (`nil`: every server the
+    /// client calls, leaders that its servers name included). A token found on this
+    /// machine (a server's own `DATA/admin.token`) is kept for the loopback server it was
+    /// found for, so that a redirect to another machine never carries it there
+    /// (docs/SECURITY.md).
+    public var tokenServers: Set<String>?
 
     /// Credentials; none by default.
-    public init(token: String? = nil, clusterSecret: String? = nil, tls: ClientTLS? = nil) {
+    public init(token: String? = nil, clusterSecret: String? = nil, tls: ClientTLS? = nil, tokenServers: Set<String>? = nil) {
         self.token = token
         self.clusterSecret = clusterSecret
         self.tls = tls
+        self.tokenServers = tokenServers
+    }
+
+    /// Whether the token is kept from `address` (`HOST:PORT`): it has one, and
+    /// ``tokenServers`` leaves that server out.
+    public func withholdsToken(from address: String) -> Bool {
+        guard let tokenServers, let token, !token.isEmpty else { return false }
+        return !tokenServers.contains(address)
+    }
+
+    /// The credentials shown to the server at `address`: these, without the token if it
+    /// is kept from that server.
+    func shown(to address: String) -> ClientCredentials {
+        guard withholdsToken(from: address) else { return self }
+        var shown = self
+        shown.token = nil
+        return shown
     }
 
     /// The metadata the credentials add to every call.

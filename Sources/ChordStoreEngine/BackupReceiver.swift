@@ -38,11 +38,7 @@ public final class BackupReceiver {
         self.directory = directory
         self.cachedViews = cachedViews
         try Self.prepareEmpty(directory)
-        do {
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent("views"), withIntermediateDirectories: true)
-        } catch {
-            throw ChordStoreError(.unavailable, "cannot create \(directory.path)/views: \(error.localizedDescription)")
-        }
+        try PrivateDirectory.create(directory.appendingPathComponent("views"))
     }
 
     /// Refuses a directory that exists and holds anything (or a file); returns whether it
@@ -62,11 +58,7 @@ public final class BackupReceiver {
     /// Refuses a directory that exists and holds anything; creates it otherwise.
     static func prepareEmpty(_ directory: URL, ignoring: Set<String> = []) throws(ChordStoreError) {
         if try checkEmpty(directory, ignoring: ignoring) { return }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ChordStoreError(.unavailable, "cannot create \(directory.path): \(error.localizedDescription)")
-        }
+        try PrivateDirectory.create(directory)
     }
 
     /// Takes the stream's next part.
@@ -127,6 +119,7 @@ public final class BackupReceiver {
         let url = directory.appendingPathComponent(BackupFiles.manifest)
         do {
             try manifest.encoded().write(to: url, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         } catch let error as ChordStoreError {
             throw error
         } catch {

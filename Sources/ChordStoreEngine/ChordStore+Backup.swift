@@ -67,11 +67,7 @@ extension ChordStore {
             throw ChordStoreError(.dataLoss, "the backup's manifest lists \(manifest.files.map(\.name)), not \(BackupFiles.all)")
         }
         try BackupReceiver.prepareEmpty(target, ignoring: ignoring)
-        do {
-            try FileManager.default.createDirectory(at: target.appendingPathComponent("views"), withIntermediateDirectories: true)
-        } catch {
-            throw ChordStoreError(.unavailable, "cannot create \(target.path)/views: \(error.localizedDescription)")
-        }
+        try PrivateDirectory.create(target.appendingPathComponent("views"))
         let total = manifest.files.reduce(UInt64(0)) { $0 + $1.bytes }
         var done: UInt64 = 0
         var placed: [(partial: URL, destination: URL)] = []
@@ -120,7 +116,7 @@ extension ChordStore {
     private static func copyChecked(
         _ file: BackupManifest.File, from source: URL, to destination: URL, progress: (UInt64) -> Void
     ) throws(ChordStoreError) {
-        let writer = try SequentialFileWriter(creating: destination.path, mode: 0o644)
+        let writer = try SequentialFileWriter(creating: destination.path, mode: 0o600)
         var digest = BlockDigest()
         try readBlocks(source.path) { (block: UnsafeRawBufferPointer) throws(ChordStoreError) in
             try writer.append(block)

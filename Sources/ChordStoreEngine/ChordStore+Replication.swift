@@ -169,7 +169,7 @@ public struct ParkedSuffix: Sendable, Hashable {
         guard let first else { return nil }
         let file = directory.appendingPathComponent("parked-epoch\(epoch)-events\(first)-\(last)-\(Int(Date().timeIntervalSince1970)).jsonl")
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateDirectory.create(directory)
             let handle = try FileHandle(forWritingTo: Self.created(file))
             defer { try? handle.close() }
             try handle.write(contentsOf: lines)
@@ -181,7 +181,7 @@ public struct ParkedSuffix: Sendable, Hashable {
     }
 
     private static func created(_ file: URL) throws -> URL {
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw ChordStoreError(.unavailable, "cannot create \(file.path)")
         }
         return file

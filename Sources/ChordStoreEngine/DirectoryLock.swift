@@ -16,7 +16,7 @@ public final class DirectoryLock: Sendable {
     /// (given the owner's pid, if known) while another process holds it.
     public init(directory: URL, inUse: ((Int?) -> String)? = nil) throws(ChordStoreError) {
         let path = directory.appendingPathComponent(Self.fileName).path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw ChordStoreError(.unavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
         }

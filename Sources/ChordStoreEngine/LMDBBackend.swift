@@ -59,11 +59,9 @@ final class LMDBBackend: StorageBackend {
     /// again once space is freed (see ``writeRefusal``).
     init(directory: URL, options: ChordStore.Options, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         let viewsDirectory = directory.appendingPathComponent("views")
-        do {
-            try FileManager.default.createDirectory(at: viewsDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw ChordStoreError(.unavailable, "cannot create \(viewsDirectory.path): \(error.localizedDescription)", cause: error)
-        }
+        try PrivateDirectory.create(directory)
+        try PrivateDirectory.checkWritableByOwnerOnly(directory)
+        try PrivateDirectory.create(viewsDirectory)
         lock = try DirectoryLock(directory: directory)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)

@@ -84,10 +84,10 @@ final class SnapshotFiles: Sendable {
     @discardableResult
     func write(_ snapshot: any StoreSnapshot) throws -> (sequence: UInt64, chordsets: Int) {
         let sequence = snapshot.record.head
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateDirectory.create(directory)
         let final = directory.appendingPathComponent(Self.fileName(sequence))
         let temporary = directory.appendingPathComponent(Self.fileName(sequence) + ".\(UUID().uuidString).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw ChordStoreError(.unavailable, "cannot create \(temporary.path)")
         }
         let handle = try FileHandle(forWritingTo: temporary)

@@ -66,7 +66,7 @@ struct ViewsMarker {
         var bytes = Array(text.utf8.prefix(Self.length - 1))
         bytes += Array(repeating: UInt8(ascii: " "), count: Self.length - 1 - bytes.count) + [UInt8(ascii: "\n")]
         let existed = FileManager.default.fileExists(atPath: file.path)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("open", file.path) }
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }

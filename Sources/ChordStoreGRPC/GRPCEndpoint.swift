@@ -89,6 +89,9 @@ private struct EndpointService: Service {
     let onListening: @Sendable (String) -> Void
 
     func run() async throws {
+        // Without authentication every method is served to whoever reaches the port: it
+        // starts only on loopback (docs/SECURITY.md).
+        if !endpoint.runner.requiresCredentials { try HostAddress.checkUnauthenticated(endpoint.host, "--host") }
         let shutdown = OneShotSignal()
         var config = HTTP2ServerTransport.Posix.Config.defaults
         config.rpc.maxRequestPayloadSize = endpoint.limits.maxFrameSize

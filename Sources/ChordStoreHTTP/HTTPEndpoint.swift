@@ -105,7 +105,10 @@ public struct HTTPEndpoint: Sendable {
                 if let address = channel.localAddress { onListening(address) }
             },
             logger: logger)
-        return ShutdownSignalling(service: application, signal: shutdown, graceOver: graceOver, grace: callLimits.grace)
+        let service = ShutdownSignalling(service: application, signal: shutdown, graceOver: graceOver, grace: callLimits.grace)
+        // Without authentication every method is served to whoever reaches the endpoint:
+        // it starts only on loopback (docs/SECURITY.md).
+        return UnauthenticatedLoopbackCheck(service: service, host: node.server.callRunner.requiresCredentials ? nil : host)
     }
 
     /// A JSON answer of `value`, its keys in snake case.

@@ -115,16 +115,18 @@ struct JSONGateway: Sendable {
     /// send `Origin` with every cross-origin POST, and the console's own calls carry this
     /// server's (`https://` too, behind a TLS proxy). Without authentication
     /// (`--auth none`), a page could also reach the endpoint under a name of its own that
-    /// resolves to 127.0.0.1 (DNS rebinding), so then the `Host` must be an address or
-    /// `localhost`.
+    /// resolves to 127.0.0.1 (DNS rebinding), so then the `Host` must name this machine's
+    /// loopback: `localhost`, a 127.x.x.x address or `[::1]` (the endpoint listens on
+    /// nothing else then).
     private func checkSameOrigin(_ headers: HTTPFields, authority host: String) throws(WireError) {
         if let origin = headers[Header.origin], origin != "http://\(host)", origin != "https://\(host)" {
             throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused")
         }
         if !runner.requiresCredentials {
             let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
-            guard name == "localhost" || HostAddress.isLoopback(name) || name.allSatisfy({ $0.isNumber || $0 == "." }) else {
-                throw WireError(.permissionDenied, "without authentication, calls must name the server by address (Host: \(host))")
+            guard HostAddress.isLoopback(name) else {
+                throw WireError(
+                    .permissionDenied, "without authentication, calls must name the server by its loopback address or localhost (Host: \(host.prefix(200)))")
             }
         }
     }

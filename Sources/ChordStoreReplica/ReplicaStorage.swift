@@ -67,7 +67,7 @@ final class ReplicaStorage: @unchecked Sendable {
                 throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
             }
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw ReplicaError(.storage, "cannot create \(directory.path): \(error.localizedDescription)")
             }

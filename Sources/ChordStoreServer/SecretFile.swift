@@ -1,4 +1,5 @@
 import ChordStoreDomain
+import ChordStoreEngine
 public import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,7 @@ public enum SecretFile {
     /// one else may write. Returns the secret, whether it was made now, and when.
     public static func localAdminToken(in directory: URL) throws -> (secret: String, created: Bool, date: Date) {
         let file = directory.appendingPathComponent("admin.token").path
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateDirectory.create(directory)
         if let existing = try readAdminToken(file) { return (existing.secret, false, existing.date) }
         let secret = TokenSecret.make(id: TokenGrant.localAdminID)
         let temporary = directory.appendingPathComponent(".admin.token.\(getpid()).\(UInt32.random(in: .min ... .max))").path

@@ -69,11 +69,7 @@ public final class Server: Sendable {
     /// Binds and starts accepting connections; returns the bound address (port 0 picks a
     /// free port). Without authentication only a loopback address may be bound.
     public func start(host: String, port: Int) async throws -> SocketAddress {
-        if !authenticator.isEnabled, !HostAddress.isLoopback(host) {
-            throw WireError(
-                .failedPrecondition,
-                "--auth none serves anyone who can reach the port: it is accepted only on a loopback address (127.0.0.1, ::1, localhost), not \(host)")
-        }
+        if !authenticator.isEnabled { try HostAddress.checkUnauthenticated(host, "--host") }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -81,8 +77,19 @@ public final class Server: Sendable {
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.maxStreamBacklog / 2, high: limits.maxStreamBacklog))
             .childChannelInitializer { [self] channel in initialize(channel) }
         let listener = try await bootstrap.bind(host: host, port: port).get()
+        guard let address = listener.localAddress else {
+            try? await listener.close()
+            throw WireError(.internal, "the listener has no address")
+        }
+        if !authenticator.isEnabled {
+            do {
+                try HostAddress.checkUnauthenticated(bound: address, "--host \(host)")
+            } catch {
+                try? await listener.close()
+                throw error
+            }
+        }
         state.withLock { $0.listener = listener }
-        guard let address = listener.localAddress else { throw WireError(.internal, "the listener has no address") }
         logger.info("listening", metadata: ["address": "\(address)"])
         return address
     }

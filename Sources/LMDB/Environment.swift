@@ -85,7 +85,7 @@ public final class Environment: @unchecked Sendable {
             } else {
                 try Self.reserveLockFile(in: directory, readers: options.maxReaders)
             }
-            try check(mdb_env_open(env, directory.path, flags, 0o644), "mdb_env_open(\(directory.path))")
+            try check(mdb_env_open(env, directory.path, flags, 0o600), "mdb_env_open(\(directory.path))")
             var dead: Int32 = 0
             if !options.readOnly { try check(mdb_reader_check(env, &dead), "mdb_reader_check") }
             if options.writeMap { try Self.reserveShrinking(env, directory: directory) }
@@ -201,7 +201,7 @@ public final class Environment: @unchecked Sendable {
     /// `readers` slots (one 64-byte slot each, after two 64-byte header lines).
     private static func reserveLockFile(in directory: URL, readers: UInt32) throws(LMDBError) {
         let path = directory.appendingPathComponent("lock.mdb").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LMDBError(code: errno, operation: "open(\(path))") }
         #if canImport(Glibc)
         defer { _ = Glibc.close(fd) }  // the class's own close() hides close(2)

@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The `chordstore` command: works directly on a data directory.
 @main
@@ -31,6 +36,9 @@ struct ChordStoreCLI: AsyncParsableCommand {
     /// Accepts the global options before the verb too (`chordstore --data DIR list`), as
     /// the README writes them, by moving them after it.
     static func main() async {
+        // Everything the command writes (data directories, backups, exports, replicas,
+        // tokens) is its user's alone unless a mode is asked for (docs/SECURITY.md).
+        umask(0o077)
         await main(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
     }
 

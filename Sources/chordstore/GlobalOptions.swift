@@ -78,7 +78,11 @@ struct GlobalOptions: ParsableArguments {
     func credentials() throws(ChordStoreError) -> ClientCredentials {
         var credentials = ClientCredentials()
         do {
-            credentials.token = try resolvedToken()
+            let (token, found) = try resolvedToken()
+            credentials.token = token
+            // A token found in a data directory goes to the loopback servers it was found
+            // for and nowhere else, redirects included.
+            if found { credentials.tokenServers = Set(try serverAddresses(server)) }
             credentials.clusterSecret = try clusterSecretFile.map { try SecretFile.read($0, what: "the cluster secret") }
         } catch {
             throw ChordStoreError(.invalidArgument, "\(error)")
@@ -97,19 +101,21 @@ struct GlobalOptions: ParsableArguments {
     /// or, for a server on a loopback address, the admin token in the data directory
     /// (``dataDirectory``) while a server runs on it (it holds the directory's lock). A
     /// token read from the data directory is never sent to another machine, nor to a
-    /// loopback port while no server has that directory open.
-    private func resolvedToken() throws -> String? {
+    /// loopback port while no server has that directory open. `found` tells a token read
+    /// from the data directory from one given.
+    private func resolvedToken() throws -> (token: String?, found: Bool) {
         let environment = ProcessInfo.processInfo.environment
-        if let token { return token }
-        if let tokenFile { return try SecretFile.read(tokenFile, what: "a token") }
-        if let token = environment["CHORDSTORE_TOKEN"], !token.isEmpty { return token }
-        if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return try SecretFile.read(file, what: "a token") }
+        if let token { return (token, false) }
+        if let tokenFile { return (try SecretFile.read(tokenFile, what: "a token"), false) }
+        if let token = environment["CHORDSTORE_TOKEN"], !token.isEmpty { return (token, false) }
+        if let file = environment["CHORDSTORE_TOKEN_FILE"], !file.isEmpty { return (try SecretFile.read(file, what: "a token"), false) }
         guard let addresses = try? serverAddresses(server),
-              addresses.allSatisfy({ (try? serverAddress($0)).map { HostAddress.isLoopback($0.host) } ?? false }) else { return nil }
+              addresses.allSatisfy({ (try? serverAddress($0)).map { HostAddress.isLoopback($0.host) } ?? false }) else { return (nil, false) }
         let directory = URL(fileURLWithPath: dataDirectory)
         let local = directory.appendingPathComponent("admin.token").path
-        guard FileManager.default.isReadableFile(atPath: local), Self.isServed(directory) else { return nil }
-        return try? SecretFile.read(local, what: "a token")
+        guard FileManager.default.isReadableFile(atPath: local), Self.isServed(directory),
+              let token = try? SecretFile.read(local, what: "a token") else { return (nil, false) }
+        return (token, true)
     }
 
     /// Whether a process holds the lock of the data directory `directory` (a server runs on it).
@@ -244,6 +250,12 @@ struct Failure: Error, CustomStringConvertible {
     init(_ error: ChordStoreError) { self.error = error }
     var description: String {
         guard error.code == .unauthenticated, error.message.hasPrefix("this call needs a token") else { return "\(error.code): \(error.message)" }
+        if error.message.contains("this client's token is shown only to") {
+            return "\(error.code): \(error.message)\n"
+                + "The CLI found this machine's admin token in DATA/admin.token, and shows it only to the loopback server it was found for, "
+                + "never to another machine. To follow the leader there, give --token-file FILE or set CHORDSTORE_TOKEN (a token made with "
+                + "`chordstore token create`, which works on every member)."
+        }
         return "\(error.code): \(error.message)\n"
             + "The CLI found no token: give --token-file FILE, or set CHORDSTORE_TOKEN. A server keeps its own admin token in "
             + "DATA/admin.token, which the CLI reads by itself when --server is a loopback address and DATA is $CHORDSTORE_DATA or ./chordstore-data."

@@ -208,9 +208,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard (coordinatorCert == nil) == (coordinatorKey == nil) else { throw ValidationError("--coordinator-cert and --coordinator-key go together") }
         guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
         guard auth == "tokens" || auth == "none" else { throw ValidationError("--auth is tokens or none, not '\(auth)'") }
-        if auth == "none", !HostAddress.isLoopback(host) {
-            throw ValidationError(
-                "--auth none lets anyone who reaches the port read and change every store: it is accepted only with a loopback --host (127.0.0.1, ::1, localhost), not \(host). Use tokens (the default) and TLS on a network.")
+        if auth == "none" {
+            // Every listener serves the methods: the framed and gRPC ports on --host, the
+            // JSON calls on --http-host.
+            for (option, address) in [("--host", host), ("--http-host", http == nil ? nil : httpHost)] {
+                guard let address, !HostAddress.isLoopback(address) else { continue }
+                throw ValidationError(
+                    "--auth none lets anyone who reaches the server read and change every store: it is accepted only when every listener is on a loopback address (127.0.0.1, ::1, localhost), and \(option) is \(address). Use tokens (the default) and TLS on a network.")
+            }
         }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if tlsCert == nil, tlsClientCa != nil || tlsCa != nil {
@@ -365,6 +370,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = Server(
             store: store, limits: limits, node: node, replication: replication, security: security, logger: logger,
             metrics: endpoint.map { ServerMetrics(factory: $0.factory) })
+        if let exposure = PrivateDirectory.exposure(of: directory) { logger.warning("\(exposure)") }
         if let refusal = store.writeRefusal {
             logger.critical("the store refuses writes; reads are served", metadata: ["reason": "\(refusal)"])
         }

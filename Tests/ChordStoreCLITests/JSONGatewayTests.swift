@@ -132,6 +132,33 @@ struct JSONGatewayTests {
         #expect(reply.status == 503 && reply.body.contains("UNAVAILABLE"), "\(reply.status) \(reply.body)")
     }
 
+    @Test("with --auth none, a JSON call must name the server by its loopback address or localhost: any other Host, an IP literal included, is refused")
+    func unauthenticatedCallsNameLoopback() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, ["--auth", "none"], http: true)
+        defer { served.stopIfRunning() }
+        let port = try #require(served.httpPort)
+        func status(host: String) async throws -> String {
+            try await offPool {
+                let client = try RawClient(port: port)
+                client.send(Array("POST \(Self.api)GetProfile HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
+                var head = [UInt8](repeating: 0, count: 1_024)
+                let count = head.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+                return String(decoding: head[..<max(count, 0)], as: UTF8.self)
+            }
+        }
+        for host in ["localhost:\(port)", "127.0.0.1:\(port)", "127.8.9.10", "[::1]:\(port)"] {
+            let answer = try await status(host: host)
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(host): \(answer)")
+        }
+        for host in ["192.0.2.1:\(port)", "10.0.0.1", "evil.example:\(port)", "localhost.evil.example", "[2001:db8::1]:\(port)"] {
+            let answer = try await status(host: host)
+            #expect(answer.hasPrefix("HTTP/1.1 403") && answer.contains("PERMISSION_DENIED"), "\(host): \(answer)")
+        }
+        #expect(try await served.terminate() == 0)
+    }
+
     @Test("the console's files come with a content security policy; / leads to them")
     func consoleFiles() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")

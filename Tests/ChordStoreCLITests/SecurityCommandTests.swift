@@ -1,3 +1,4 @@
+import ChordStoreClient
 import Foundation
 import TestSupport
 import Testing
@@ -8,7 +9,11 @@ struct SecurityCommandTests {
     @Test("serve refuses --auth none off loopback, TLS halves, and a cluster without a secret, saying why")
     func unsafeSetUpsAreRefused() async throws {
         for (arguments, message) in [
-            (["--host", "0.0.0.0", "--auth", "none"], "--auth none lets anyone who reaches the port read and change every store"),
+            (["--host", "0.0.0.0", "--auth", "none"], "--auth none lets anyone who reaches the server read and change every store"),
+            // Every listener counts: the JSON calls of the HTTP endpoint too (issue 39).
+            (["--auth", "none", "--http-host", "192.0.2.1", "--http-port", "17421"], "and --http-host is 192.0.2.1"),
+            (["--auth", "none", "--http-host", "0.0.0.0"], "and --http-host is 0.0.0.0"),
+            (["--auth", "none", "--host", "::", "--grpc-port", "0", "--http-port", "none"], "and --host is ::"),
             (["--auth", "maybe"], "--auth is tokens or none"),
             (["--tls-cert", "x.pem"], "--tls-cert and --tls-key go together"),
             (["--tls-client-ca", "ca.pem"], "--tls-client-ca and --tls-ca need TLS"),
@@ -84,6 +89,87 @@ struct SecurityCommandTests {
         let after = try await runChordstore(server_ + ["--token-file", readOnly.path, "--store", "a", "list"], environment: nowhere)
         #expect(after.status == 1)
         #expect(after.stderr.contains("UNAUTHENTICATED"), "\(after.stderr)")
+    }
+
+    @Test("the admin token the CLI finds on this machine never follows a follower's redirect to a leader elsewhere; a token given explicitly does")
+    func foundTokenStaysWithItsServer() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("security-redirect-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        let secret = base.appendingPathComponent("cluster.secret")
+        try Data((String(repeating: "5e", count: 32) + "\n").utf8).write(to: secret)
+        chmod(secret.path, 0o600)
+        let (leaderData, followerData) = (base.appendingPathComponent("leader"), base.appendingPathComponent("follower"))
+        let ports = try LoopbackPorts.free(2)
+        // The leader is advertised by a host name: to the CLI, another machine.
+        let leaderName = "localhost:\(ports[0])"
+        let leader = try await ServedChordstore.start(leaderData, [
+            "--advertise", leaderName, "--peer", "127.0.0.1:\(ports[1])", "--port", "\(ports[0])", "--cluster-secret-file", secret.path,
+        ])
+        defer { leader.stopIfRunning() }
+        let onLeader = ["CHORDSTORE_DATA": leaderData.path]
+        #expect(await eventually { (try? await runChordstore(["--server", "127.0.0.1:\(ports[0])", "add", "first"], environment: onLeader))?.status == 0 })
+        let follower = try await ServedChordstore.start(followerData, [
+            "--follow", leaderName, "--advertise", "127.0.0.1:\(ports[1])", "--peer", leaderName, "--port", "\(ports[1])",
+            "--cluster-secret-file", secret.path,
+        ])
+        defer { follower.stopIfRunning() }
+        let toFollower = ["--server", "127.0.0.1:\(ports[1])"]
+
+        let found = try await runChordstore(toFollower + ["add", "redirected"], environment: ["CHORDSTORE_DATA": followerData.path])
+        #expect(found.status == 1)
+        #expect(found.stderr.contains("UNAUTHENTICATED") && found.stderr.contains("shown only to 127.0.0.1:\(ports[1]), not to \(leaderName)"), "\(found.stderr)")
+        #expect(found.stderr.contains("--token-file"), "\(found.stderr)")
+        #expect(!leader.log.text.contains("authentication failed"), "the leader was shown no token: \(leader.log.text)")
+
+        // A token given explicitly is the user's to send: it follows the redirect.
+        let created = try await runChordstore(["--server", "127.0.0.1:\(ports[0])", "token", "create", "--role", "admin"], environment: onLeader)
+        #expect(created.status == 0, "\(created.stderr)")
+        let token = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(await eventually {  // once the token has replicated to the follower
+            (try? await runChordstore(toFollower + ["--token", token, "add", "explicit"]))?.status == 0
+        })
+        #expect(try await follower.terminate() == 0)
+        #expect(try await leader.terminate() == 0)
+    }
+
+    @Test("what serve, backup, export and replica write is their user's alone; a data directory others may write to is refused, one they may read is warned of")
+    func filesAreTheOwners() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("security-modes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        func mode(_ url: URL) -> Int? { (try? FileManager.default.attributesOfItem(atPath: url.path))?[.posixPermissions] as? Int }
+        let data = base.appendingPathComponent("data")
+        let served = try await ServedChordstore.start(data, [])
+        defer { served.stopIfRunning() }
+        let local = ["CHORDSTORE_DATA": data.path]
+        let server = ["--server", "127.0.0.1:\(served.port)"]
+        #expect(try await runChordstore(server + ["add", "Mine"], environment: local).status == 0)
+        let backup = base.appendingPathComponent("backup"), export = base.appendingPathComponent("export.jsonl")
+        #expect(try await runChordstore(server + ["backup", "--to", backup.path], environment: local).status == 0)
+        #expect(try await runChordstore(server + ["export", "--out", export.path], environment: local).status == 0)
+        let replica = base.appendingPathComponent("replica")
+        #expect(try await runChordstore(["replica", "--dir", replica.path, "--store", "default", "add", "Offline"]).status == 0)
+        for directory in [data, data.appendingPathComponent("views"), backup, backup.appendingPathComponent("views"), replica] {
+            #expect(mode(directory) == 0o700, "\(directory.path): \(String(mode(directory) ?? 0, radix: 8))")
+        }
+        for file in ["data.mdb", "lock.mdb", "views/data.mdb", "views/lock.mdb", "admin.token", "chordstore.lock"].map({ data.appendingPathComponent($0) })
+            + ["data.mdb", "views/data.mdb"].map({ backup.appendingPathComponent($0) }) + [export] {
+            #expect(mode(file) == 0o600, "\(file.path): \(String(mode(file) ?? 0, radix: 8))")
+        }
+        #expect(!served.log.text.contains("other users may read"), "\(served.log.text)")
+        #expect(try await served.terminate() == 0)
+
+        chmod(data.path, 0o777)
+        let refused = try await runChordstore(["serve", "--data", data.path, "--port", "0", "--http-port", "none"])
+        #expect(refused.status != 0 && refused.stderr.contains("other users may write to the data directory"), "\(refused.stderr)")
+        let direct = try await runChordstore(["--data", data.path, "list"])
+        #expect(direct.status == 1 && direct.stderr.contains("chmod 700"), "\(direct.stderr)")
+
+        chmod(data.path, 0o755)
+        let readable = try await ServedChordstore.start(data, [])
+        defer { readable.stopIfRunning() }
+        #expect(readable.log.text.contains("other users may read \(data.path)"), "\(readable.log.text)")
+        #expect(try await readable.terminate() == 0)
     }
 
     @Test("a TLS server accepts the CLI with --tls-ca and refuses a plaintext CLI")

@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 import ChordStoreServer
 public import ChordStoreWire
+public import CoreMetrics
 public import Prometheus
 public import ServiceLifecycle
 
@@ -25,21 +26,22 @@ public struct HTTPEndpoint: Sendable {
     /// The factory that records into ``registry``: give it to the engine
     /// (``ChordStoreEngine/ChordStore/Options/metrics``) and the server
     /// (``ChordStoreServer/ServerMetrics``).
-    public let factory: PrometheusMetricsFactory
+    public let factory: any MetricsFactory
 
-    /// An endpoint with a registry of its own, and histogram buckets suited to calls
-    /// (50 µs … 10 s) and commit batches (1 … 1,024 events).
+    /// An endpoint with a registry of its own, every metric described (`# HELP`), and
+    /// histogram buckets suited to calls (50 µs … 10 s) and commit batches (1 … 1,024
+    /// events).
     public init() {
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-            .milliseconds(2) + .microseconds(500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10),
-        ]
-        factory.valueHistogramBuckets["chordstore_commit_events"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024]
         self.registry = registry
-        self.factory = factory
+        self.factory = DescribedMetricsFactory(
+            registry: registry,
+            durationBuckets: [
+                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+                .milliseconds(2) + .microseconds(500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10),
+            ],
+            valueBuckets: ["chordstore_commit_events": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024]])
     }
 
     /// What a client of the JSON calls may make the endpoint hold.

@@ -77,6 +77,48 @@ struct OperationsTests {
         #expect(lines.contains { $0.contains("\"message\":\"shutting down: draining\"") })
     }
 
+    @Test("/metrics of a leader and its follower passes Prometheus's lint (promtool check metrics): every metric has HELP and TYPE")
+    func metricsPassPromtool() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("operations-lint-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let ports = try LoopbackPorts.free(2)
+        let leader = try await Self.serve(base.appendingPathComponent("leader"), [
+            "--advertise", "127.0.0.1:\(ports[0])", "--peer", "127.0.0.1:\(ports[1])", "--port", "\(ports[0])",
+        ])
+        defer { leader.stopIfRunning() }
+        #expect(await eventually { (try? await runChordstore(["--server", "127.0.0.1:\(ports[0])", "add", "Verse"]))?.status == 0 })
+        let follower = try await Self.serve(base.appendingPathComponent("follower"), [
+            "--follow", "127.0.0.1:\(ports[0])", "--advertise", "127.0.0.1:\(ports[1])", "--peer", "127.0.0.1:\(ports[0])", "--port", "\(ports[1])",
+        ])
+        defer { follower.stopIfRunning() }
+        // A stream open during the scrape, and the follower's lag reported on both sides.
+        let watch = Task { try await runChordstore(["--server", "127.0.0.1:\(ports[0])", "watch", "--now", "--count", "1"]) }
+        var scrapes: [String] = []
+        #expect(await eventually {
+            scrapes = []
+            for served in [leader, follower] {
+                guard let port = served.httpPort, let scrape = try? await httpGet(port: port, path: "/metrics").body else { return false }
+                scrapes.append(scrape)
+            }
+            return scrapes[0].contains("chordstore_replication_lag_events{") && scrapes[0].contains("chordstore_streams{")
+                && scrapes[1].contains("chordstore_follower_lag_events ")
+        }, "\(scrapes)")
+        #expect(try await runChordstore(["--server", "127.0.0.1:\(ports[0])", "add", "Chorus"]).status == 0)
+        _ = try await watch.value
+        for (name, scrape) in zip(["leader", "follower"], scrapes) {
+            let file = base.appendingPathComponent("\(name).metrics")
+            try Data(scrape.utf8).write(to: file)
+            let lint = try await offPool { try runExecutable(URL(fileURLWithPath: "/bin/sh"), ["-c", "promtool check metrics < '\(file.path)'"], timeout: 60) }
+            #expect(lint.status == 0, "\(name): promtool says \(lint.stdout)\(lint.stderr)")
+            let lines = scrape.split(separator: "\n")
+            let typed = Set(lines.filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] })
+            let described = Set(lines.filter { $0.hasPrefix("# HELP ") }.map { $0.split(separator: " ")[2] })
+            #expect(typed.count >= 15 && typed == described, "\(name): without HELP: \(typed.subtracting(described))")
+        }
+        #expect(try await follower.terminate() == 0)
+        #expect(try await leader.terminate() == 0)
+    }
+
     @Test("SIGTERM under load: exit 0, no call hangs, streams end with UNAVAILABLE, nothing acknowledged is lost")
     func sigtermUnderLoad() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")

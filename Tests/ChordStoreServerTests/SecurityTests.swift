@@ -234,8 +234,13 @@ struct SecurityTests {
             }
         }
         #expect(codes == Array(repeating: .unauthenticated, count: 5))
-        // The sixth failure closes the connection, with a GoAway saying why.
-        _ = try? await guesser.call(.getProfile, Chordstore_V1_GetProfileRequest(), as: Chordstore_V1_Profile.self)
+        // The sixth failure is answered, then the connection is closed, with a GoAway
+        // saying why (docs/PROTOCOL.md §2: a client that reads no GoAway learns of it
+        // when it sends a seventh).
+        let sixth = await #expect(throws: ClientError.self) {
+            _ = try await guesser.call(.getProfile, Chordstore_V1_GetProfileRequest(), as: Chordstore_V1_Profile.self)
+        }
+        #expect(sixth?.code == .unauthenticated && sixth?.isServerReply == true, "\(String(describing: sixth))")
         let goAway = await guesser.closed()
         #expect(goAway?.status.code == UInt32(StatusCode.unauthenticated.rawValue))
         #expect(server.server.failedAuthentications == 6)

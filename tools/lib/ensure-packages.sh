@@ -66,6 +66,20 @@ ensure_etcd() {
   apt_install etcd-server etcd-client
 }
 
+# promtool (Debian's prometheus package, without its recommended node exporter), for
+# the lint of /metrics (`promtool check metrics`): when missing. A package install may
+# start a system Prometheus on 9090; the tests never use it.
+ensure_promtool() {
+  if command -v promtool >/dev/null; then
+    return 0
+  fi
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "chordstore: installing prometheus (for promtool)" >&2
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >&2
+}
+
 # iproute2, for the failover check's network partitions (network namespaces and veth
 # pairs; root only): when missing.
 ensure_iproute() {

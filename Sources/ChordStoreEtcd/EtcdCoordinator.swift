@@ -115,13 +115,16 @@ public final class EtcdCoordinator: Coordinator {
         }
     }
 
-    /// Takes the leader key (see ``Coordinator/campaign(address:node:floor:ttl:)``): reads
+    /// Takes the leader key (see ``Coordinator/campaign(address:node:floor:ttl:granted:)``): reads
     /// the keys, grants a lease, and puts `leader` and `epoch` in one transaction that
     /// holds only if `leader` is absent and `epoch` unchanged since the read. When `epoch`
     /// changed meanwhile (another member won and gave the key up again), it tries again,
     /// at most five times with a short backoff, then fails with `aborted`. An answer lost
     /// after the transaction applied is found out by reading the key: the win stands.
-    public func campaign(address: String, node: String, floor: UInt64, ttl: Duration) async throws(ChordStoreError) -> CampaignWin? {
+    public func campaign(
+        address: String, node: String, floor: UInt64, ttl: Duration,
+        granted: @Sendable (_ lease: Int64, _ sentAt: ContinuousClock.Instant, _ ttl: Duration) -> Void
+    ) async throws(ChordStoreError) -> CampaignWin? {
         var backoff = Backoff(first: .milliseconds(20), limit: .milliseconds(200), jitter: 0.5)
         for attempt in 0..<5 {
             if attempt > 0 { try? await Task.sleep(for: backoff.next()) }
@@ -136,6 +139,7 @@ public final class EtcdCoordinator: Coordinator {
             let epoch = highest + 1
             let sentAt = ContinuousClock.now
             let lease = try await client.grantLease(ttl: max(1, ttl.components.seconds), timeout: callTimeout)
+            granted(lease.id, sentAt, .seconds(lease.ttl))
             let record = try Self.json(Chordstore_V1_LeaderRecord.with {
                 $0.address = address
                 $0.node = node

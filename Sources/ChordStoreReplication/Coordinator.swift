@@ -26,8 +26,14 @@ public protocol Coordinator: Sendable {
 
     /// Takes the leader key for `claim` (its address and node) if no one holds it, with an
     /// epoch above both `floor` and every epoch taken before, under a new lease of `ttl`.
-    /// `nil` when another member holds the key.
-    func campaign(address: String, node: String, floor: UInt64, ttl: Duration) async throws(ChordStoreError) -> CampaignWin?
+    /// `nil` when another member holds the key. Each lease granted for the key is handed
+    /// to `granted` (its id, when its grant was asked, the time to live granted) before
+    /// the key is written with it, so that the caller can tell the key its own process
+    /// took from one an earlier run left, even when the campaign's answer is lost.
+    func campaign(
+        address: String, node: String, floor: UInt64, ttl: Duration,
+        granted: @Sendable (_ lease: Int64, _ sentAt: ContinuousClock.Instant, _ ttl: Duration) -> Void
+    ) async throws(ChordStoreError) -> CampaignWin?
 
     /// Renews lease `id`: its time to live from now, or `nil` when the coordinator no longer
     /// knows it (it lapsed). The caller times the request.
@@ -50,4 +56,11 @@ public protocol Coordinator: Sendable {
 
     /// Closes the coordinator's connections.
     func close() async
+}
+
+extension Coordinator {
+    /// ``campaign(address:node:floor:ttl:granted:)``, not told of the leases granted.
+    public func campaign(address: String, node: String, floor: UInt64, ttl: Duration) async throws(ChordStoreError) -> CampaignWin? {
+        try await campaign(address: address, node: node, floor: floor, ttl: ttl) { _, _, _ in }
+    }
 }

@@ -75,7 +75,11 @@ extension ReplicationNode {
         guard let coordinator = config.coordinator else { return }
         let outcome: RoleMachine.CampaignOutcome
         do {
-            if let won = try await coordinator.campaign(address: config.address, node: config.node, floor: floor, ttl: config.lease.ttl) {
+            let timing = config.lease
+            let granted: @Sendable (Int64, ContinuousClock.Instant, Duration) -> Void = { [self] id, sentAt, ttl in
+                handle(.leaseGranted(HeldLease(id: id, validUntil: timing.validUntil(sentAt: sentAt, granted: ttl))))
+            }
+            if let won = try await coordinator.campaign(address: config.address, node: config.node, floor: floor, ttl: timing.ttl, granted: granted) {
                 let lease = HeldLease(id: won.lease, validUntil: config.lease.validUntil(sentAt: won.sentAt, granted: won.granted))
                 outcome = .won(epoch: won.epoch, lease: lease)
             } else {

@@ -15,9 +15,12 @@ extension RoleMachine {
         case let claim? where claim.address == me:
             if phase == .campaigning { return actions }  // this member's own win, seen before its answer
             if let lease, lease.id == claim.lease { return actions }
-            // A claim of this address under a lease this process does not hold: an earlier
-            // run of this member, killed while it led. The lease would lapse by itself;
-            // revoking it starts the election now.
+            if let own = grantedLeases.firstIndex(where: { $0.id == claim.lease }) {
+                return actions + ownLateWin(claim, lease: grantedLeases.remove(at: own), at: now)
+            }
+            // A claim of this address under a lease this process was never granted: an
+            // earlier run of this member, killed while it led. The lease would lapse by
+            // itself; revoking it starts the election now.
             actions.append(.revokeStale(claim))
             if isLeadingOrTakingOver { return actions + stepDown(to: nil, reason: "the leader key is held under another lease") }
             return actions + switchLeader(to: nil, reason: "an earlier run of this node held the leader key; it is revoked")
@@ -33,6 +36,25 @@ extension RoleMachine {
             guard case .following = phase else { return actions }
             return actions + (mayVote ? startElection(at: now) : switchLeader(to: nil, reason: "no member leads"))
         }
+    }
+
+    /// The key under `lease`, which this process was granted for a campaign it gave up on
+    /// (its answer was lost or came late): taken over if this member may lead now, as a
+    /// won campaign would be, else given up. Either way no earlier run is blamed, and a
+    /// key won is not thrown away for another epoch.
+    private mutating func ownLateWin(_ claim: LeaderClaim, lease: HeldLease, at now: ContinuousClock.Instant) -> [Action] {
+        let free = phase == .following(leader: nil) || { if case .electing = phase { return true } else { return false } }()
+        guard free, mayVote, notBefore.map({ now >= $0 }) ?? true, now < lease.validUntil else {
+            return [.resign(lease: claim.lease), .log(LogLine(.notice, "gave up the leader key this node's own campaign took after it had moved on", ["epoch": "\(claim.epoch)"]))]
+        }
+        grantedLeases.removeAll()
+        self.lease = lease
+        phase = .takingOver(epoch: claim.epoch)
+        generation += 1
+        return [
+            .stopFollowing, .renewLease(id: lease.id), .takeOver(epoch: claim.epoch, generation: generation),
+            .log(LogLine(.notice, "took the leader key (its campaign's answer was lost)", ["epoch": "\(claim.epoch)"])),
+        ]
     }
 
     /// The key is free: a member ranks itself among the others (or waits out a refusal).
@@ -106,6 +128,7 @@ extension RoleMachine {
         }
         switch outcome {
         case .won(let won, let lease):
+            grantedLeases.removeAll()
             self.lease = lease
             phase = .takingOver(epoch: won)
             self.generation += 1

@@ -134,6 +134,9 @@ public struct RoleMachine: Sendable {
         case membersProbed(own: PeerView?, [PeerView], generation: UInt64)
         /// Coordinated election: a timer set by ``Action/after(_:_:)`` came due.
         case electionDue(generation: UInt64)
+        /// Coordinated: the coordinator granted this process `lease` for a campaign, about
+        /// to write the key with it.
+        case leaseGranted(HeldLease)
         /// Coordinated: the attempt to take the leader key started with `generation` ended.
         case campaignEnded(CampaignOutcome, generation: UInt64)
         /// Coordinated: the takeover started with `generation` ended.
@@ -245,6 +248,11 @@ public struct RoleMachine: Sendable {
     public internal(set) var cluster: ClusterView?
     /// Coordinated: the lease it holds (while campaigning won, taking over, leading).
     public internal(set) var lease: HeldLease?
+    /// Coordinated: leases this process was granted for campaigns whose outcome it has not
+    /// taken (at most ``maxGrantedLeases``, the newest): a key seen under one of them is
+    /// this process's own, not an earlier run's.
+    var grantedLeases: [HeldLease] = []
+    static let maxGrantedLeases = 8
     /// The epoch it granted by a fence (or took), and to whom: each epoch goes to one
     /// leader only.
     public internal(set) var granted: (epoch: UInt64, leader: String)?
@@ -343,6 +351,10 @@ public struct RoleMachine: Sendable {
             return [.log(LogLine(.warning, "cannot reach the coordinator", ["reason": reason]))]
         case .membersProbed(let own, let answered, let generation): return membersProbed(own: own, answered, generation: generation)
         case .electionDue(let generation): return electionDue(generation: generation, at: now)
+        case .leaseGranted(let granted):
+            grantedLeases.append(granted)
+            if grantedLeases.count > Self.maxGrantedLeases { grantedLeases.removeFirst() }
+            return []
         case .campaignEnded(let outcome, let generation): return campaignEnded(outcome, generation: generation)
         case .takeoverEnded(let outcome, let generation): return takeoverEnded(outcome, generation: generation, at: now)
         case .leaseRenewed(let id, let validUntil): return leaseRenewed(id: id, validUntil: validUntil)

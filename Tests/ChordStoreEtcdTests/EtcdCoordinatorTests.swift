@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreEtcd
 import ChordStoreReplication
 import ChordStoreTesting
+import Synchronization
 import TestSupport
 import Testing
 
@@ -43,7 +44,11 @@ struct EtcdCoordinatorTests {
         let coordinator = try coordinator(etcd)
         defer { Task { await coordinator.close() } }
         _ = try await coordinator.join(initial: Membership(["a:1", "b:2"]))
-        let won = try #require(try await coordinator.campaign(address: "a:1", node: "a", floor: 7, ttl: .seconds(30)))
+        let grants = Mutex<[Int64]>([])
+        let won = try #require(try await coordinator.campaign(address: "a:1", node: "a", floor: 7, ttl: .seconds(30)) { lease, _, _ in
+            grants.withLock { $0.append(lease) }
+        })
+        #expect(grants.withLock { $0 } == [won.lease], "the lease is told before the key is written with it")
         #expect(won.epoch == 8)
         #expect(won.granted == .seconds(30))
         #expect(try await coordinator.campaign(address: "b:2", node: "b", floor: 0, ttl: .seconds(30)) == nil)

@@ -32,4 +32,11 @@ extension ChordStore {
     /// Grows whenever the stores or tokens may have changed: a cache of ``tokens()``
     /// reloads when it differs from the value it was loaded at (read before loading).
     public var accessVersion: UInt64 { notifier.serverVersion }
+
+    /// Returns once ``accessVersion`` has moved past `version` (a token or store was
+    /// created, revoked or deleted, here or by replication), the store closed, or the task
+    /// was cancelled: a wake-up for whoever must act on a revocation at once.
+    public func waitForAccessChange(after version: UInt64) async {
+        await notifier.waitForServerChange(after: version)
+    }
 }

@@ -11,6 +11,9 @@ final class CommitNotifier: Sendable {
 
     private let state: Mutex<State>
     private let waiters = Waiters<UInt64, Void>()
+    /// Waits for the stores or tokens to change past a version (a server ending the calls
+    /// of a revoked token).
+    private let accessWaiters = Waiters<UInt64, Void>()
     /// Counts the commits that changed the stores or tokens (or might have: a replicated
     /// batch, a cut of the log), so that caches of them know to reload.
     private let serverChanges = Atomic<UInt64>(0)
@@ -24,7 +27,16 @@ final class CommitNotifier: Sendable {
 
     /// Called after a commit that changed the stores or tokens, before its callers learn of it.
     func serverChanged() {
-        serverChanges.add(1, ordering: .releasing)
+        let now = serverChanges.add(1, ordering: .releasing).newValue
+        accessWaiters.resume { $0 < now ? () : nil }
+    }
+
+    /// Returns when the stores or tokens changed past `version` (``serverVersion``), when
+    /// the store closes, or when the task is cancelled.
+    func waitForServerChange(after version: UInt64) async {
+        await accessWaiters.wait(for: version, timeout: nil, otherwise: ()) { version in
+            serverVersion > version || state.withLock { $0.closed } ? () : nil
+        }
     }
 
     /// The last log position published.
@@ -50,6 +62,7 @@ final class CommitNotifier: Sendable {
     func close() {
         state.withLock { $0.closed = true }
         waiters.resumeAll(with: ())
+        accessWaiters.resumeAll(with: ())
     }
 
     /// Returns when the log holds an event after `sequence`, after `timeout`, when the

@@ -21,9 +21,10 @@ public struct CallBounds: Sendable {
     }
 
     /// `work`'s result, or the status of whichever end came first. `cancelled` fires
-    /// when the client cancels the call (a transport's cancellation handler fires it).
+    /// when the client cancels the call (a transport's cancellation handler fires it);
+    /// `ended` when the server ends it (its token revoked) with the status it is given.
     public func run<T: Sendable>(
-        cancelled: OneShotSignal? = nil, _ work: @escaping @Sendable () async throws(WireError) -> T
+        cancelled: OneShotSignal? = nil, ended: EndSignal? = nil, _ work: @escaping @Sendable () async throws(WireError) -> T
     ) async throws(WireError) -> T {
         let (timeout, shutdown) = (self.timeout, self.shutdown)
         let deadline = timeout.map { started + $0 }
@@ -51,6 +52,12 @@ public struct CallBounds: Sendable {
                         return .failure(WireError(.deadlineExceeded, "the deadline of \(timeout ?? .zero) passed"))
                     }
                     return .failure(WireError(.cancelled, "the client cancelled the call"))
+                }
+            }
+            if let ended {
+                group.addTask {
+                    guard let error = await ended.wait(), !Task.isCancelled else { return nil }
+                    return .failure(error)
                 }
             }
             if let shutdown {

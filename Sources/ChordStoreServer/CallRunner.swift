@@ -85,7 +85,10 @@ public struct CallRunner: Sendable {
         activity.callStarted(method, stream: false)
         defer { activity.callEnded(method, stream: false) }
         do {
-            let reply = try await run(entry, payload: payload, context: context, minSequence: entry.permission == .anyone ? 0 : minSequence)
+            let minSequence = entry.permission == .anyone ? 0 : minSequence
+            let reply = try await registered(method, context: context, unless: entry.handler.isCommand) { [self] () async throws(WireError) -> [UInt8] in
+                try await run(entry, payload: payload, context: context, minSequence: minSequence)
+            }
             metrics?.callEnded(method, code: .ok, duration: ContinuousClock.now - started)
             return reply
         } catch {
@@ -107,15 +110,36 @@ public struct CallRunner: Sendable {
         guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
         activity.callStarted(method, stream: true)
         defer { activity.callEnded(method, stream: true) }
-        let activity = self.activity
+        let (activity, dispatcher) = (self.activity, self.dispatcher)
+        // The stream runs in a child task only so that a revocation can end it; `emit` is
+        // called from that one task, as it would be from this one.
         do {
-            try await run(dispatcher, payload, context, { activity.isDraining }, emit)
+            try await withoutActuallyEscaping(emit) { (emit) async throws(WireError) in
+                let sender = UncheckedSend(emit)
+                try await registered(method, context: context) { () async throws(WireError) in
+                    try await run(dispatcher, payload, context, { activity.isDraining }, sender.value)
+                }
+            }
             metrics?.callEnded(method, code: .ok, duration: nil)
         } catch {
             metrics?.callEnded(method, code: error.code, duration: nil)
             logIfServerFault(error, method)
             throw error
         }
+    }
+
+    /// Runs `work` as a call of ``LiveCalls`` (unless `unless`): in its slot of the
+    /// token's and the store's quota (`RESOURCE_EXHAUSTED` past it), ended with
+    /// `UNAUTHENTICATED` the moment its token is revoked, as on the framed port.
+    private func registered<T: Sendable>(
+        _ method: Method, context: CallContext, unless: Bool = false, _ work: @escaping @Sendable () async throws(WireError) -> T
+    ) async throws(WireError) -> T {
+        guard !unless else { return try await work() }
+        let ended = EndSignal()
+        let ticket = try dispatcher.liveCalls.enter(method, principal: context.principal, store: context.store) { ended.fire($0) }
+        guard ticket != nil else { return try await work() }
+        defer { dispatcher.liveCalls.leave(ticket) }
+        return try await CallBounds(timeout: nil).run(ended: ended, work)
     }
 
     /// Logs an `INTERNAL` or `DATA_LOSS` end, as the framed port does.
@@ -161,4 +185,10 @@ public struct CallRunner: Sendable {
         }
         return try result.get()
     }
+}
+
+/// A value handed to one child task that alone uses it (the compiler cannot see that).
+private struct UncheckedSend<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -47,6 +47,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let activity: ServerActivity
     private var logger: Logger
     private let session: String
+    /// The connection's number, by which the server's admission knows it.
+    private let connection: Int
+    /// Whether a call of this connection showed a valid credential: until then it holds
+    /// one of the few slots of unauthenticated connections, for a short while.
+    private var authenticated = false
+    private var unauthenticatedTimer: Scheduled<Void>?
     /// A call not yet answered.
     private struct InFlight {
         /// Tells a reused call id's calls apart.
@@ -91,8 +97,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     init(
         dispatcher: ServiceDispatcher, authenticator: Authenticator, limits: WireLimits, activity: ServerActivity, logger: Logger,
-        session: String, inbox: LoopInbox, metrics: ServerMetrics?
+        session: String, connection: Int, inbox: LoopInbox, metrics: ServerMetrics?
     ) {
+        self.connection = connection
         self.metrics = metrics
         self.dispatcher = dispatcher
         self.authenticator = authenticator
@@ -107,6 +114,26 @@ final class ConnectionHandler: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         peerAddress = context.channel.remoteAddress?.ipAddress ?? ""
+        authenticated = !authenticator.isEnabled  // no credential to wait for
+        guard !authenticated else { return }
+        let (bound, timeout) = (NIOLoopBound(self, eventLoop: context.eventLoop), limits.unauthenticatedTimeout)
+        unauthenticatedTimer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            bound.value.goAway(WireError(.unauthenticated, "no call on this connection showed a valid credential within \(timeout)"))
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        unauthenticatedTimer?.cancel()
+    }
+
+    /// A call showed a valid credential (or the server asks for none): the connection
+    /// keeps its slot for good.
+    private func noteAuthenticated(_ principal: Principal) {
+        guard !authenticated, principal != .anonymous else { return }
+        authenticated = true
+        unauthenticatedTimer?.cancel()
+        unauthenticatedTimer = nil
+        activity.connectionAuthenticated(connection)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -152,6 +179,11 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         if case ServerDrain.endClientStreams = event {
             endClientStreams()
+            return
+        }
+        if case ServerDrain.evict = event {
+            goAway(WireError(
+                .unavailable, "a newer connection took this one's slot: no call on it showed a valid credential (the server keeps few such connections)"))
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -294,6 +326,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         switch authenticate(call.metadata) {
         case .success(let proved):
             principal = proved
+            noteAuthenticated(proved)
         case .failure(let error) where error.code == .unauthenticated:
             metrics?.authenticationFailed()
             refuse(callID, method, error, penalty: authenticator.failed(from: ConnectionAdmission.key(for: peerAddress), method: method, error: error))
@@ -336,6 +369,19 @@ final class ConnectionHandler: ChannelInboundHandler {
         let payload = call.payload
         nextToken += 1
         let token = nextToken
+        // A call that may run for long holds its slot of the token's and the store's
+        // quota, and is ended at once if its token is revoked meanwhile.
+        var ticket: LiveCalls.Ticket?
+        if !handler.isCommand {
+            do {
+                ticket = try dispatcher.liveCalls.enter(method, principal: principal, store: call.store) { error in
+                    loop.execute { bound.value.end(callID, token: token, with: .failure(error)) }
+                }
+            } catch {
+                answer(callID, method, started: started, status: .init(error))
+                return
+            }
+        }
         running += 1
         let isStream = handler.isStream
         activity.callStarted(method, stream: isStream)
@@ -375,6 +421,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
+                dispatcher.liveCalls.leave(ticket)
                 loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         case .pointRead(let read):
@@ -386,6 +433,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
+                dispatcher.liveCalls.leave(ticket)
                 loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         case .unary(let run):
@@ -397,6 +445,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 } catch {
                     result = .failure(WireError.wrapping(error))
                 }
+                dispatcher.liveCalls.leave(ticket)
                 loop.execute { bound.value.finished(callID, token: token, method: method, isStream: isStream, with: result) }
             }
         }

@@ -27,4 +27,10 @@ public enum MethodHandler: Sendable {
         if case .serverStream = self { return true }
         return false
     }
+
+    /// Whether it is a change of the call's store.
+    public var isCommand: Bool {
+        if case .command = self { return true }
+        return false
+    }
 }

@@ -35,7 +35,9 @@ public final class Server: Sendable {
 
     private struct State {
         var listener: (any Channel)?
-        var connections: [ObjectIdentifier: any Channel] = [:]
+        /// Ends the calls of revoked tokens as the tokens change.
+        var revocations: Task<Void, Never>?
+        var connections: [Int: any Channel] = [:]
         var nextConnection = 0
     }
 
@@ -64,6 +66,24 @@ public final class Server: Sendable {
         var inboxes: [ObjectIdentifier: LoopInbox] = [:]
         for loop in group.makeIterator() { inboxes[ObjectIdentifier(loop)] = LoopInbox(loop: loop) }
         self.inboxes = inboxes
+        if authenticator.isEnabled {
+            let calls = dispatcher.liveCalls
+            state.withLock { $0.revocations = Task { await Self.endRevokedCalls(calls, store: store, authenticator: authenticator) } }
+        }
+    }
+
+    /// Each time the tokens or stores change (here, or by replication), ends the calls
+    /// of the tokens no longer live, whether or not those calls have anything to send;
+    /// returns when the store closes or the task is cancelled.
+    private static func endRevokedCalls(_ calls: LiveCalls, store: ChordStore, authenticator: Authenticator) async {
+        var version = store.accessVersion
+        while !Task.isCancelled {
+            await store.waitForAccessChange(after: version)
+            let now = store.accessVersion
+            guard now > version else { return }  // closed, or cancelled
+            version = now
+            calls.endRevoked { authenticator.isLive($0) }
+        }
     }
 
     /// Binds and starts accepting connections; returns the bound address (port 0 picks a
@@ -129,6 +149,7 @@ public final class Server: Sendable {
         // Cancelled tasks hop back to their event loop when they end: let them, briefly,
         // before the loops stop.
         _ = await activity.waitForCalls(streams: true, timeout: .seconds(2))
+        state.withLock { $0.revocations?.cancel() }
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }
@@ -165,24 +186,35 @@ public final class Server: Sendable {
 
     private func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
         let peer = ConnectionAdmission.key(for: channel.remoteAddress?.ipAddress ?? "unknown")
-        if let refusal = activity.admitConnection(from: peer) {
+        let number = state.withLock { state -> Int in
+            state.nextConnection += 1
+            return state.nextConnection
+        }
+        switch activity.admitConnection(number, from: peer) {
+        case .refused(let refusal):
             refusals.note(refusal, from: peer, limits: limits)
             return channel.close()
-        }
-        let (id, number) = state.withLock { state -> (ObjectIdentifier, Int) in
-            state.nextConnection += 1
-            state.connections[ObjectIdentifier(channel)] = channel
-            return (ObjectIdentifier(channel), state.nextConnection)
+        case .admitted(let evicting):
+            // Without authentication every connection is as good as proven.
+            if !authenticator.isEnabled { activity.connectionAuthenticated(number) }
+            let evicted = state.withLock { state -> (any Channel)? in
+                state.connections[number] = channel
+                return evicting.flatMap { state.connections[$0] }
+            }
+            evicted?.pipeline.fireUserInboundEventTriggered(ServerDrain.evict)
+            // Evicted by a newer connection between its admission and its registration:
+            // it was given no event to close on.
+            if !activity.holdsConnection(number) { return channel.close() }
         }
         channel.closeFuture.whenComplete { [self] _ in
-            state.withLock { _ = $0.connections.removeValue(forKey: id) }
-            activity.connectionClosed(from: peer)
+            state.withLock { _ = $0.connections.removeValue(forKey: number) }
+            activity.connectionClosed(number)
             activity.trimmer.released()
         }
         let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
             dispatcher: dispatcher, authenticator: authenticator, limits: limits, activity: activity, logger: logger,
-            session: "connection-\(number)",
+            session: "connection-\(number)", connection: number,
             inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop), metrics: metrics)
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
@@ -198,4 +230,6 @@ public final class Server: Sendable {
 enum ServerDrain {
     /// End the clients' streams now (replication streams go on until the connections close).
     case endClientStreams
+    /// Close the connection: it showed no credential, and a new connection needs its slot.
+    case evict
 }

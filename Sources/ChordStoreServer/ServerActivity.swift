@@ -24,7 +24,9 @@ final class ServerActivity: Sendable {
     let maxBufferedBytes: Int
 
     init(limits: WireLimits) {
-        admission = Mutex(ConnectionAdmission(maxConnections: limits.maxConnections, maxPerAddress: limits.maxConnectionsPerAddress))
+        admission = Mutex(ConnectionAdmission(
+            maxConnections: limits.maxConnections, maxPerAddress: limits.maxConnectionsPerAddress,
+            maxUnauthenticated: limits.unauthenticatedConnections))
         maxBufferedBytes = limits.maxBufferedBytes
     }
 
@@ -44,13 +46,20 @@ final class ServerActivity: Sendable {
         unary.load(ordering: .sequentiallyConsistent) == 0 && (!streams || streamCount.load(ordering: .sequentiallyConsistent) == 0)
     }
 
-    /// Takes a connection slot for `address`, or says why not.
-    func admitConnection(from address: String) -> ConnectionAdmission.Refusal? {
-        admission.withLock { $0.admit(address) }
+    /// Takes a slot for connection `id` from `address` (perhaps closing an
+    /// unauthenticated one for it), or says why not.
+    func admitConnection(_ id: Int, from address: String) -> ConnectionAdmission.Admission {
+        admission.withLock { $0.admit(address, id: id) }
     }
 
-    /// Gives back the slot of a connection from `address`.
-    func connectionClosed(from address: String) { admission.withLock { $0.release(address) } }
+    /// Whether connection `id` still holds its slot (it was not evicted).
+    func holdsConnection(_ id: Int) -> Bool { admission.withLock { $0.holds(id) } }
+
+    /// Connection `id` showed a valid credential.
+    func connectionAuthenticated(_ id: Int) { admission.withLock { $0.authenticated(id) } }
+
+    /// Gives back the slot of connection `id`.
+    func connectionClosed(_ id: Int) { admission.withLock { $0.release(id) } }
 
     /// A call of `method` started; `stream` tells a server stream from a unary call.
     func callStarted(_ method: Method, stream: Bool) {

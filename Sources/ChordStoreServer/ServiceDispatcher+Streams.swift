@@ -112,7 +112,8 @@ extension ServiceDispatcher {
 
     /// Answers `WatchQuery`: the query's first page (at most `maxLiveQuerySize`), then,
     /// after commits, the deltas that turn the previous result into the new one, each
-    /// message tagged with the log position it reflects.
+    /// message tagged with the log position it reflects. Its slot among the live queries
+    /// is the call's (``LiveCalls``), taken before it starts.
     public func watchQuery(
         payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: MethodHandler.Emit
@@ -127,10 +128,6 @@ extension ServiceDispatcher {
         } catch {
             throw WireError(.invalidArgument, "the payload of WatchQuery is not a valid QueryRequest: \(error)")
         }
-        guard liveQueries.enter() else {
-            throw WireError(.resourceExhausted, "the server runs \(limits.maxLiveQueries) live queries, its limit")
-        }
-        defer { liveQueries.leave() }
         let storeID = try streamStore(context)
         do {
             var current = try store.query(query, store: context.store)

@@ -13,8 +13,9 @@ public struct ServiceDispatcher: Sendable {
     let store: ChordStore
     let limits: WireLimits
     let node: String
-    /// Live queries running now, over all connections.
-    let liveQueries: ConcurrencyLimit
+    /// The calls that may run for long, by token and store: their quota, and the calls
+    /// to end when their token is revoked.
+    let liveCalls: LiveCalls
     /// Backups running now: each holds two threads and a read transaction for its copy.
     let backups = ConcurrencyLimit(ServiceDispatcher.maxBackups)
     /// Most backups at once.
@@ -34,7 +35,7 @@ public struct ServiceDispatcher: Sendable {
         self.node = node
         self.replication = replication
         self.authenticator = authenticator
-        self.liveQueries = ConcurrencyLimit(limits.maxLiveQueries)
+        self.liveCalls = LiveCalls(limits: limits)
     }
 
     // MARK: Reads of the call's store (see ``registry``)

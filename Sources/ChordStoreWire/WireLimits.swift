@@ -40,6 +40,25 @@ public struct WireLimits: Sendable, Hashable {
     /// Most live queries (`WatchQuery`) a server runs at once, over all connections:
     /// each re-runs its query after commits.
     public var maxLiveQueries = 256
+    /// Most live queries one token runs at once (over every connection and transport).
+    public var maxLiveQueriesPerToken = 32
+    /// Most live queries on one store at once, whoever runs them.
+    public var maxLiveQueriesPerStore = 128
+    /// Most server streams (`Subscribe`, `ReadLog`, `WatchQuery`) one token holds open.
+    public var maxStreamsPerToken = 256
+    /// Most server streams open on one store, whoever holds them.
+    public var maxStreamsPerStore = 1_024
+    /// Most connections of the framed port that have not yet shown a valid credential
+    /// (`nil`: an eighth of ``maxConnections``, at least 1). A new connection past it
+    /// closes the oldest of them, so strangers cannot hold the slots that clients with a
+    /// token need.
+    public var maxUnauthenticatedConnections: Int?
+    /// Time a connection of the framed port has to make a call with a valid credential
+    /// before it is closed (`Health` alone does not count).
+    public var unauthenticatedTimeout: Duration = .seconds(10)
+
+    /// ``maxUnauthenticatedConnections``, or its default.
+    public var unauthenticatedConnections: Int { max(1, maxUnauthenticatedConnections ?? maxConnections / 8) }
     /// Least time between two delta messages of one live query: commits in between are
     /// folded into one message (reflecting the latest of them).
     public var liveQueryInterval: Duration = .milliseconds(20)

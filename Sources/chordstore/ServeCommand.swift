@@ -78,6 +78,16 @@ struct ServeCommand: AsyncParsableCommand {
     var maxConnections = WireLimits().maxConnections
     @Option(help: "Most open connections from one IP address.") var maxConnectionsPerAddress = WireLimits().maxConnectionsPerAddress
     @Option(help: "Most calls in flight on one connection.") var maxCalls = WireLimits().maxCallsPerConnection
+    @Option(help: ArgumentHelp("Most connections that have not shown a valid credential yet (default: an eighth of --max-connections); a new one past it closes the oldest of them.", valueName: "N"))
+    var maxUnauthenticatedConnections: Int?
+    @Option(help: ArgumentHelp("Seconds a connection has to make a call with a valid credential before it is closed (Health alone does not count).", valueName: "SECONDS"))
+    var unauthenticatedTimeout = Int(WireLimits().unauthenticatedTimeout.components.seconds)
+    @Option(help: "Most server streams (Subscribe, ReadLog, WatchQuery) one token holds open, over every connection and endpoint.")
+    var maxStreamsPerToken = WireLimits().maxStreamsPerToken
+    @Option(help: "Most server streams open on one store, whoever holds them.") var maxStreamsPerStore = WireLimits().maxStreamsPerStore
+    @Option(help: "Most live queries (WatchQuery) the server runs at once.") var maxLiveQueries = WireLimits().maxLiveQueries
+    @Option(help: "Most live queries one token runs at once.") var maxLiveQueriesPerToken = WireLimits().maxLiveQueriesPerToken
+    @Option(help: "Most live queries on one store at once, whoever runs them.") var maxLiveQueriesPerStore = WireLimits().maxLiveQueriesPerStore
     @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
     @Option(help: "Seconds a new connection has to send its first complete frame.") var handshakeTimeout = 10
     @Option(help: "Seconds a frame may take from its first byte to its last.") var frameTimeout = 10
@@ -155,6 +165,12 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections and --max-calls must be positive, --idle-timeout 1...86400, --grace 0...3600")
         }
         guard maxConnectionsPerAddress >= 1 else { throw ValidationError("--max-connections-per-address must be positive") }
+        guard (maxUnauthenticatedConnections ?? 1) >= 1, (1...3_600).contains(unauthenticatedTimeout) else {
+            throw ValidationError("--max-unauthenticated-connections must be positive, --unauthenticated-timeout 1...3600")
+        }
+        guard [maxStreamsPerToken, maxStreamsPerStore, maxLiveQueries, maxLiveQueriesPerToken, maxLiveQueriesPerStore].allSatisfy({ $0 >= 1 }) else {
+            throw ValidationError("--max-streams-per-token, --max-streams-per-store, --max-live-queries, --max-live-queries-per-token and --max-live-queries-per-store must be positive")
+        }
         guard (1...3_600).contains(handshakeTimeout), (1...3_600).contains(frameTimeout) else {
             throw ValidationError("--handshake-timeout and --frame-timeout must be 1...3600")
         }
@@ -268,6 +284,13 @@ struct ServeCommand: AsyncParsableCommand {
         limits.handshakeTimeout = .seconds(handshakeTimeout)
         limits.frameTimeout = .seconds(frameTimeout)
         limits.maxBufferedBytes = maxBufferedBytes
+        limits.maxUnauthenticatedConnections = maxUnauthenticatedConnections
+        limits.unauthenticatedTimeout = .seconds(unauthenticatedTimeout)
+        limits.maxStreamsPerToken = maxStreamsPerToken
+        limits.maxStreamsPerStore = maxStreamsPerStore
+        limits.maxLiveQueries = maxLiveQueries
+        limits.maxLiveQueriesPerToken = maxLiveQueriesPerToken
+        limits.maxLiveQueriesPerStore = maxLiveQueriesPerStore
 
         let http = self.http
         let endpoint = http == nil ? nil : HTTPEndpoint()

@@ -1,4 +1,5 @@
 @testable import ChordStoreServer
+import ChordStoreWire
 import NIOCore
 import Testing
 
@@ -8,22 +9,70 @@ import Testing
 struct ConnectionLimitsUnitTests {
     @Test("one address cannot take more than its share, and the reserve is kept for addresses that hold none")
     func admission() {
-        var admission = ConnectionAdmission(maxConnections: 32, maxPerAddress: 8)
+        var admission = ConnectionAdmission(maxConnections: 32, maxPerAddress: 8, maxUnauthenticated: 32)
+        var next = 0
+        func admit(_ address: String) -> ConnectionAdmission.Admission {
+            next += 1
+            let result = admission.admit(address, id: next)
+            if result == .admitted(evicting: nil) { admission.authenticated(next) }  // each proves itself at once
+            return result
+        }
+        let taken = ConnectionAdmission.Admission.admitted(evicting: nil)
         #expect(admission.reserve == 2)
-        for _ in 0..<8 { #expect(admission.admit("10.0.0.1") == nil) }
-        #expect(admission.admit("10.0.0.1") == .perAddress)
-        for host in 2...3 { for _ in 0..<8 { #expect(admission.admit("10.0.0.\(host)") == nil) } }
-        for _ in 0..<6 { #expect(admission.admit("10.0.0.4") == nil) }
+        for _ in 0..<8 { #expect(admit("10.0.0.1") == taken) }
+        #expect(admit("10.0.0.1") == .refused(.perAddress))
+        for host in 2...3 { for _ in 0..<8 { #expect(admit("10.0.0.\(host)") == taken) } }
+        for _ in 0..<6 { #expect(admit("10.0.0.4") == taken) }
         // 30 taken: the last 2 go only to addresses with no connection.
-        #expect(admission.admit("10.0.0.4") == .reserved)
-        #expect(admission.admit("10.0.0.5") == nil)
-        #expect(admission.admit("10.0.0.6") == nil)
-        #expect(admission.admit("10.0.0.7") == .full)
-        admission.release("10.0.0.1")
+        #expect(admit("10.0.0.4") == .refused(.reserved))
+        #expect(admit("10.0.0.5") == taken)
+        #expect(admit("10.0.0.6") == taken)
+        #expect(admit("10.0.0.7") == .refused(.full))
+        admission.release(1)  // a connection of 10.0.0.1
         #expect(admission.total == 31)
-        #expect(admission.admit("10.0.0.1") == .reserved)
-        #expect(admission.admit("10.0.0.8") == nil)
-        admission.release("10.0.0.99")  // never admitted: nothing changes
+        #expect(admit("10.0.0.1") == .refused(.reserved))
+        #expect(admit("10.0.0.8") == taken)
+        admission.release(999)  // never admitted: nothing changes
+        admission.release(1)  // released already: nothing changes
+        #expect(admission.total == 32)
+    }
+
+    @Test("connections without a credential hold a small share: a new one past it, or past any limit, closes the oldest of them; proven ones are never closed")
+    func unauthenticatedShare() {
+        var admission = ConnectionAdmission(maxConnections: 32, maxPerAddress: 32, maxUnauthenticated: 4)
+        // Strangers from six addresses, keeping their connections open with Health.
+        var id = 0
+        var strangers: [Int] = []
+        for round in 0..<5 {
+            for host in 1...6 {
+                id += 1
+                let result = admission.admit("10.9.9.\(host)", id: id)
+                strangers.append(id)
+                if round == 0, host <= 4 { #expect(result == .admitted(evicting: nil)) }
+            }
+        }
+        #expect(admission.total == 4 && admission.unauthenticated == Array(strangers.suffix(4)), "strangers hold 4 slots at most")
+        // A client with a token connects: it gets in, closing the oldest stranger, and
+        // keeps its slot once its first call proves it.
+        id += 1
+        #expect(admission.admit("10.0.0.1", id: id) == .admitted(evicting: strangers[strangers.count - 4]))
+        admission.authenticated(id)
+        for more in 1...10 {
+            #expect(admission.admit("10.9.9.1", id: id + more) != .refused(.full))
+        }
+        #expect(admission.holds(id) && admission.unauthenticated.count == 4)
+        // Proven connections fill the server: a newcomer still gets in while a stranger
+        // is left to close, and is refused once none is.
+        var admin = id + 100
+        func prove() -> ConnectionAdmission.Admission {
+            admin += 1
+            let result = admission.admit("10.1.\(admin / 250).\(admin % 250)", id: admin)
+            if case .admitted = result { admission.authenticated(admin) }
+            return result
+        }
+        while admission.total < 32 { _ = prove() }
+        while let oldest = admission.unauthenticated.first { #expect(prove() == .admitted(evicting: oldest)) }
+        #expect(prove() == .refused(.full))
         #expect(admission.total == 32)
     }
 
@@ -103,5 +152,42 @@ struct ConnectionLimitsUnitTests {
         #expect(progress.observe(taken: 200, waiting: false, at: start + .seconds(9)) == .zero)
         #expect(progress.observe(taken: 200, waiting: true, at: start + .seconds(10)) == .zero)
         #expect(progress.observe(taken: 200, waiting: true, at: start + .seconds(16)) == .seconds(6))
+    }
+}
+
+/// The quota of streams and live queries per token and per store.
+@Suite("Call quota (pure)")
+struct CallQuotaTests {
+    @Test("one token cannot take every live query or stream, nor one store's tokens; slots come back")
+    func quota() {
+        var limits = WireLimits()
+        limits.maxLiveQueries = 10
+        limits.maxLiveQueriesPerToken = 3
+        limits.maxLiveQueriesPerStore = 5
+        limits.maxStreamsPerToken = 4
+        limits.maxStreamsPerStore = 7
+        var quota = CallQuota(limits: limits)
+        for _ in 0..<3 { #expect(quota.take(.liveQuery, token: "t1", store: "a") == nil) }
+        #expect(quota.take(.liveQuery, token: "t1", store: "a")?.message.contains("--max-live-queries-per-token") == true)
+        #expect(quota.take(.stream, token: "t1", store: "a") == nil)
+        #expect(quota.take(.stream, token: "t1", store: "a")?.message.contains("--max-streams-per-token") == true, "4 streams, live queries included")
+        for _ in 0..<2 { #expect(quota.take(.liveQuery, token: "t2", store: "a") == nil) }
+        #expect(quota.take(.liveQuery, token: "t3", store: "a")?.message.contains("--max-live-queries-per-store") == true)
+        #expect(quota.take(.stream, token: "t3", store: "a") == nil, "the store's 7th stream")
+        #expect(quota.take(.stream, token: "t4", store: "a")?.message.contains("--max-streams-per-store") == true)
+        // Another store's token is not locked out by store a.
+        #expect(quota.take(.liveQuery, token: "admin", store: "b") == nil)
+        #expect(quota.take(.liveQuery, token: nil, store: "c") == nil)
+        quota.release(.liveQuery, token: "t1", store: "a")
+        #expect(quota.take(.liveQuery, token: "t2", store: "a") == nil, "a released slot is taken again")
+        for store in ["d", "e", "f"] { #expect(quota.take(.liveQuery, token: nil, store: store) == nil) }
+        #expect(quota.take(.liveQuery, token: nil, store: "g")?.message.contains("--max-live-queries)") == true, "10 in all")
+        let held: [(String, CallQuota.Kind)] = [
+            ("t1", .liveQuery), ("t1", .liveQuery), ("t1", .stream), ("t2", .liveQuery), ("t2", .liveQuery), ("t2", .liveQuery), ("t3", .stream),
+        ]
+        for (token, kind) in held { quota.release(kind, token: token, store: "a") }
+        #expect(quota.streamsByToken["t1"] == nil && quota.streamsByToken["t2"] == nil && quota.streamsByToken["t3"] == nil)
+        #expect(quota.liveQueriesByStore["a"] == nil && quota.streamsByStore["a"] == nil && quota.liveQueries == 5)
+        #expect(CallQuota.kind(of: .watchQuery) == .liveQuery && CallQuota.kind(of: .subscribe) == .stream && CallQuota.kind(of: .replicate) == nil)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Checks `condition` every 20 ms until it holds or `timeout` passes; returns whether it
 /// held. For conditions no event announces (a server's counters, a child's memory).
@@ -26,4 +27,41 @@ public func damage(_ text: String, in file: URL, atOffset offset: Int = 3) throw
     }
     try data.write(to: file)
     return flipped
+}
+
+/// `body`'s result, or a ``RawClientError`` once `limit` passes first: a test that
+/// waits for something the server must do bounds the wait, so a regression fails it
+/// instead of hanging the suite. `body` is cancelled then, but not waited for (a wait on
+/// another task's value does not end when cancelled).
+public func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let outcome = FirstOutcome<T>()
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        outcome.set(continuation)
+        let work = Task {
+            do {
+                outcome.resume(with: .success(try await body()))
+            } catch {
+                outcome.resume(with: .failure(error))
+            }
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            if outcome.resume(with: .failure(RawClientError("nothing happened within \(limit)"))) { work.cancel() }
+        }
+    }
+}
+
+/// A continuation resumed by whichever outcome comes first.
+private final class FirstOutcome<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) { self.continuation.withLock { $0 = continuation } }
+
+    /// Resumes with `result` unless an outcome came first; whether it did.
+    @discardableResult
+    func resume(with result: Result<T, any Error>) -> Bool {
+        guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+        continuation.resume(with: result)
+        return true
+    }
 }

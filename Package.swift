@@ -46,6 +46,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", exact: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", exact: "2.9.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -153,6 +154,8 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -317,6 +320,7 @@ let package = Package(
             name: "ChordStoreServerTests",
             dependencies: [
                 "ChordStoreServer",
+                "ChordStoreGRPC",
                 "ChordStoreReplica",
                 "ChordStoreReplication",
                 "ChordStoreClient",

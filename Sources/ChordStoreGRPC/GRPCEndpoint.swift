@@ -61,10 +61,14 @@ public struct GRPCEndpoint: Sendable {
     }
 
     /// The endpoint as a service of the server's `ServiceGroup`: `onListening` gets the
-    /// bound `HOST:PORT`. On graceful shutdown it takes no new call, ends its streams
-    /// with `UNAVAILABLE` and lets unary calls in flight finish.
+    /// bound `HOST:PORT`. When the server drains (or the endpoint shuts down) it takes no
+    /// new call and ends its streams with `UNAVAILABLE`; unary calls in flight get the
+    /// grace period, then end with `UNAVAILABLE` (``ChordStoreServer/EndpointShutdown``).
     public func service(onListening: @escaping @Sendable (String) -> Void = { _ in }) -> some Service {
-        EndpointService(endpoint: self, onListening: onListening)
+        let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
+        return EndpointShutdown(
+            EndpointService(endpoint: self, shutdown: shutdown, graceOver: graceOver, onListening: onListening),
+            runner: runner, shutdown: shutdown, graceOver: graceOver, grace: grace)
     }
 
     var transportSecurity: HTTP2ServerTransport.Posix.TransportSecurity {
@@ -86,22 +90,29 @@ public struct GRPCEndpoint: Sendable {
 /// Runs a `GRPCServer` until the group shuts down.
 private struct EndpointService: Service {
     let endpoint: GRPCEndpoint
+    /// Fired when streams must end; `graceOver`, when unary calls must.
+    let shutdown: OneShotSignal
+    let graceOver: OneShotSignal
     let onListening: @Sendable (String) -> Void
 
     func run() async throws {
         // Without authentication every method is served to whoever reaches the port: it
         // starts only on loopback (docs/SECURITY.md).
         if !endpoint.runner.requiresCredentials { try HostAddress.checkUnauthenticated(endpoint.host, "--host") }
-        let shutdown = OneShotSignal()
         var config = HTTP2ServerTransport.Posix.Config.defaults
         config.rpc.maxRequestPayloadSize = endpoint.limits.maxFrameSize
         config.http2.maxConcurrentStreams = endpoint.limits.maxCallsPerConnection
         config.connection.maxIdleTime = endpoint.limits.idleTimeout
         config.connection.maxGraceTime = endpoint.grace  // a shutdown never waits on a client longer
+        // A client's reset of a stream (its cancel of a call) ends that stream only, up to
+        // the endpoint's own limit (StreamResetHandler).
+        let maxResets = endpoint.limits.maxStreamResets
+        config.channelDebuggingCallbacks.onAcceptTCPConnection = { StreamResetHandler.install(on: $0, maxResets: maxResets) }
+        config.channelDebuggingCallbacks.onAcceptHTTP2Stream = { StreamResetHandler.track($0) }
         let server = GRPCServer(
             transport: .http2NIOPosix(address: endpoint.address, transportSecurity: endpoint.transportSecurity, config: config),
             services: [
-                RegistryService(runner: endpoint.runner, shutdown: shutdown, requestTimeout: endpoint.limits.frameTimeout),
+                RegistryService(runner: endpoint.runner, shutdown: shutdown, graceOver: graceOver, requestTimeout: endpoint.limits.frameTimeout),
                 HealthService(runner: endpoint.runner, shutdown: shutdown),
                 ReflectionService(),
             ])
@@ -115,7 +126,6 @@ private struct EndpointService: Service {
                 }
             }
         } onGracefulShutdown: {
-            shutdown.fire()
             server.beginGracefulShutdown()
         }
     }

@@ -9,7 +9,10 @@ import GRPCCore
 /// the registry adds it here.
 struct RegistryService: RegistrableRPCService {
     let runner: CallRunner
+    /// Fired when streams must end (the server drains); `graceOver`, when unary calls
+    /// still running must (its grace period is over).
     let shutdown: OneShotSignal
+    let graceOver: OneShotSignal
     /// How long a client has to send its whole request (the framed port's frame timeout).
     let requestTimeout: Duration
 
@@ -25,7 +28,7 @@ struct RegistryService: RegistrableRPCService {
         _ method: Method, _ request: StreamingServerRequest<[UInt8]>, _ context: ServerContext
     ) async -> StreamingServerResponse<[UInt8]> {
         let started = ContinuousClock.now
-        let (runner, shutdown) = (self.runner, self.shutdown)
+        let (runner, shutdown, graceOver) = (self.runner, self.shutdown, self.graceOver)
         let peer = GRPCCallMetadata.address(ofPeer: context.remotePeer)
         let call: GRPCCallMetadata
         do {
@@ -53,7 +56,7 @@ struct RegistryService: RegistrableRPCService {
         let timeout = CallBounds.timeout(in: request.metadata)
         guard CallRunner.isStream(method) else {
             do {
-                let reply = try await CallBounds(timeout: timeout, started: started).runCancellable {
+                let reply = try await CallBounds(timeout: timeout, shutdown: graceOver, started: started).runCancellable {
                     () async throws(WireError) -> [UInt8] in
                     try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
                 }

@@ -31,6 +31,13 @@ public struct CallRunner: Sendable {
     /// Whether the server is shutting down (it refuses new calls).
     public var isDraining: Bool { activity.isDraining }
 
+    /// Fires when the server starts draining: streams end with `UNAVAILABLE`.
+    public var drainStarted: OneShotSignal { activity.drainStarted }
+
+    /// Fires when the server's grace period at shutdown is over: unary calls still running
+    /// end with `UNAVAILABLE`.
+    public var graceOver: OneShotSignal { activity.graceOver }
+
     /// Whether calls need a credential (false with `--auth none`).
     public var requiresCredentials: Bool { authenticator.isEnabled }
 

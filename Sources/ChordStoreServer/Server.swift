@@ -125,6 +125,7 @@ public final class Server: Sendable {
         logger.notice("shutting down: draining", metadata: ["calls": "\(activity.callsInFlight)", "grace": "\(grace)"])
         try? await listener?.close()
         activity.startDraining()
+        activity.drainStarted.fire()
         // Taken now: a connection accepted before the listener closed is among them.
         for connection in state.withLock({ Array($0.connections.values) }) {
             connection.pipeline.fireUserInboundEventTriggered(ServerDrain.endClientStreams)
@@ -136,6 +137,7 @@ public final class Server: Sendable {
                 "calls": "\(activity.callsInFlight)", "grace": "\(grace)",
             ])
         }
+        activity.graceOver.fire()  // the gRPC and HTTP endpoints' calls still running end now
         let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down"))
         // Never wait on a client that does not read: write the GoAway without waiting,
         // then close (the close does not wait for the write either).

@@ -18,6 +18,11 @@ final class ServerActivity: Sendable {
     private let slowReaders = Atomic(0)
     private let socketWaits = Atomic(0)
     private let buffered = Atomic(0)
+    /// Fired when the server starts draining: the streams of every endpoint end.
+    let drainStarted = OneShotSignal()
+    /// Fired when the drain's grace period is over: the unary calls of every endpoint
+    /// still running end.
+    let graceOver = OneShotSignal()
     /// Gives memory back to the system after connections close and streams end.
     let trimmer = MemoryTrimmer()
     /// The most request bytes that partial frames may hold, over all connections.

@@ -57,6 +57,11 @@ public struct WireLimits: Sendable, Hashable {
     /// before it is closed (`Health` alone does not count).
     public var unauthenticatedTimeout: Duration = .seconds(10)
 
+    /// Streams a client of the gRPC endpoint may reset (cancel) on one connection within
+    /// 30 s; past it (and 200 more) the connection is closed with `GOAWAY
+    /// ENHANCE_YOUR_CALM` (a "rapid reset" flood).
+    public var maxStreamResets = 10_000
+
     /// ``maxUnauthenticatedConnections``, or its default.
     public var unauthenticatedConnections: Int { max(1, maxUnauthenticatedConnections ?? maxConnections / 8) }
     /// Least time between two delta messages of one live query: commits in between are

@@ -78,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxConnections = WireLimits().maxConnections
     @Option(help: "Most open connections from one IP address.") var maxConnectionsPerAddress = WireLimits().maxConnectionsPerAddress
     @Option(help: "Most calls in flight on one connection.") var maxCalls = WireLimits().maxCallsPerConnection
-    @Option(help: ArgumentHelp("Most connections that have not shown a valid credential yet (default: an eighth of --max-connections); a new one past it closes the oldest of them.", valueName: "N"))
+    @Option(help: ArgumentHelp("Most connections that have not shown a valid credential yet; a new one past it closes the oldest of them. Default: an eighth of the connections allowed.", valueName: "N"))
     var maxUnauthenticatedConnections: Int?
     @Option(help: ArgumentHelp("Seconds a connection has to make a call with a valid credential before it is closed (Health alone does not count).", valueName: "SECONDS"))
     var unauthenticatedTimeout = Int(WireLimits().unauthenticatedTimeout.components.seconds)
@@ -88,6 +88,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most live queries (WatchQuery) the server runs at once.") var maxLiveQueries = WireLimits().maxLiveQueries
     @Option(help: "Most live queries one token runs at once.") var maxLiveQueriesPerToken = WireLimits().maxLiveQueriesPerToken
     @Option(help: "Most live queries on one store at once, whoever runs them.") var maxLiveQueriesPerStore = WireLimits().maxLiveQueriesPerStore
+    @Option(help: ArgumentHelp("The gRPC endpoint: most streams a client may reset (cancel) on one connection within 30 s before the connection is closed (a reset flood).", valueName: "N"))
+    var maxStreamResets = WireLimits().maxStreamResets
     @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
     @Option(help: "Seconds a new connection has to send its first complete frame.") var handshakeTimeout = 10
     @Option(help: "Seconds a frame may take from its first byte to its last.") var frameTimeout = 10
@@ -171,6 +173,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard [maxStreamsPerToken, maxStreamsPerStore, maxLiveQueries, maxLiveQueriesPerToken, maxLiveQueriesPerStore].allSatisfy({ $0 >= 1 }) else {
             throw ValidationError("--max-streams-per-token, --max-streams-per-store, --max-live-queries, --max-live-queries-per-token and --max-live-queries-per-store must be positive")
         }
+        guard maxStreamResets >= 0 else { throw ValidationError("--max-stream-resets must not be negative") }
         guard (1...3_600).contains(handshakeTimeout), (1...3_600).contains(frameTimeout) else {
             throw ValidationError("--handshake-timeout and --frame-timeout must be 1...3600")
         }
@@ -291,6 +294,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxLiveQueries = maxLiveQueries
         limits.maxLiveQueriesPerToken = maxLiveQueriesPerToken
         limits.maxLiveQueriesPerStore = maxLiveQueriesPerStore
+        limits.maxStreamResets = maxStreamResets
 
         let http = self.http
         let endpoint = http == nil ? nil : HTTPEndpoint()

@@ -65,4 +65,59 @@ struct GRPCEndpointTests {
         #expect(try await served.terminate() == 0)
         #expect(served.log.text.contains("serving gRPC"))
     }
+
+    /// Runs a scenario of Tests/grpc/grpc_scenarios.py against `served`'s gRPC port and
+    /// returns the JSON object it prints.
+    static func scenario(_ arguments: [String], _ served: ServedChordstore, directory: URL) async throws -> [String: Any] {
+        let line = try await scenarioLine(arguments, served, directory: directory)
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    /// The JSON line a scenario prints.
+    static func scenarioLine(_ arguments: [String], _ served: ServedChordstore, directory: URL) async throws -> String {
+        let grpcPort = try #require(served.grpcPort)
+        let run = try await offPool {
+            try runExecutable(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["python3", root.appendingPathComponent("Tests/grpc/grpc_scenarios.py").path,
+                 "--target", "127.0.0.1:\(grpcPort)", "--token-file", directory.appendingPathComponent("admin.token").path,
+                 "--proto", root.appendingPathComponent("proto").path] + arguments,
+                environment: [:], timeout: 120)
+        }
+        #expect(run.status == 0, "grpc_scenarios.py failed: \(run.stderr)")
+        return String(try #require(run.stdout.split(separator: "\n").last, "no output: \(run.stderr)"))
+    }
+
+    @Test("300 streams cancelled by the client on one gRPC connection leave it open: the stream held meanwhile still gets events, unary calls still work")
+    func cancelsKeepTheConnection() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, [], grpc: true)
+        defer { served.stopIfRunning() }
+        let result = try await Self.scenario(["cancels", "300"], served, directory: directory)
+        #expect(result["cancelled"] as? Int == 300)
+        #expect(result["unary_after"] as? String == "OK", "\(result)")
+        #expect(result["held_stream_got"] as? Int == result["added_sequence"] as? Int, "the held stream lived on: \(result)")
+        #expect(try await served.terminate() == 0)
+    }
+
+    @Test("at shutdown a gRPC call waiting for min-sequence ends with UNAVAILABLE at --grace, and the server exits right after")
+    func shutdownEndsWaitingCalls() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, ["--grace", "2"], http: true, grpc: true)
+        defer { served.stopIfRunning() }
+        let waiting = Task { try await Self.scenarioLine(["wait"], served, directory: directory) }
+        #expect(await eventually(timeout: .seconds(60)) {
+            guard let port = served.httpPort, let metrics = try? await httpGet(port: port, path: "/metrics").body else { return false }
+            return metrics.split(separator: "\n").contains { $0.hasPrefix("chordstore_calls_in_flight ") && !$0.hasSuffix(" 0") && !$0.hasSuffix(" 0.0") }
+        })
+        let stopping = ContinuousClock.now
+        #expect(try await served.terminate() == 0)
+        let exited = ContinuousClock.now - stopping
+        #expect(exited >= .seconds(2) && exited < .milliseconds(3_500), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
+        let line = try await waiting.value
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(result["code"] as? String == "UNAVAILABLE", "\(result)")
+    }
 }

@@ -101,6 +101,17 @@ struct GRPCEndpointTests {
         #expect(try await served.terminate() == 0)
     }
 
+    @Test("a flood of cancels past --max-stream-resets (and swift-nio-http2's 200 after it) still closes its connection")
+    func resetFloodClosesTheConnection() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let served = try await ServedChordstore.start(directory, ["--max-stream-resets", "20"], grpc: true)
+        defer { served.stopIfRunning() }
+        let result = try await Self.scenario(["cancels", "300"], served, directory: directory)
+        #expect(result["held_stream_got"] as? String == "UNAVAILABLE", "the held stream ended with its connection: \(result)")
+        #expect(try await served.terminate() == 0)
+    }
+
     @Test("at shutdown a gRPC call waiting for min-sequence ends with UNAVAILABLE at --grace, and the server exits right after")
     func shutdownEndsWaitingCalls() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")

@@ -315,6 +315,14 @@ struct ServeCommand: AsyncParsableCommand {
             config.cluster = cluster
             config.lease = LeaseTiming(ttl: .seconds(leaseTtl ?? 2))
         }
+        // Before anything is written there (the admin token first): a directory others
+        // may write to is refused.
+        do {
+            try PrivateDirectory.create(URL(fileURLWithPath: data))
+            try PrivateDirectory.checkWritableByOwnerOnly(URL(fileURLWithPath: data))
+        } catch {
+            throw Failure(error)
+        }
         let security: ServerSecurity
         do {
             let clusterSecret = try clusterSecretFile.map { path in

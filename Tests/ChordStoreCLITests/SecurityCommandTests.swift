@@ -162,6 +162,13 @@ struct SecurityCommandTests {
         chmod(data.path, 0o777)
         let refused = try await runChordstore(["serve", "--data", data.path, "--port", "0", "--http-port", "none"])
         #expect(refused.status != 0 && refused.stderr.contains("other users may write to the data directory"), "\(refused.stderr)")
+        let open = base.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        chmod(open.path, 0o777)
+        let untouched = try await runChordstore(["serve", "--data", open.path, "--port", "0", "--http-port", "none"])
+        let written = try FileManager.default.contentsOfDirectory(atPath: open.path)
+        #expect(untouched.status != 0 && written.isEmpty,
+                "nothing, the admin token least of all, is written into a directory others may write to: \(untouched.stderr)")
         let direct = try await runChordstore(["--data", data.path, "list"])
         #expect(direct.status == 1 && direct.stderr.contains("chmod 700"), "\(direct.stderr)")
 

@@ -306,6 +306,16 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "ChordStoreGRPCTests",
+            dependencies: [
+                "ChordStoreGRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "ChordStoreWireTests",
             dependencies: [
                 "ChordStoreWire",
@@ -320,7 +330,6 @@ let package = Package(
             name: "ChordStoreServerTests",
             dependencies: [
                 "ChordStoreServer",
-                "ChordStoreGRPC",
                 "ChordStoreReplica",
                 "ChordStoreReplication",
                 "ChordStoreClient",

@@ -63,12 +63,12 @@ public struct GRPCEndpoint: Sendable {
     /// The endpoint as a service of the server's `ServiceGroup`: `onListening` gets the
     /// bound `HOST:PORT`. When the server drains (or the endpoint shuts down) it takes no
     /// new call and ends its streams with `UNAVAILABLE`; unary calls in flight get the
-    /// grace period, then end with `UNAVAILABLE` (``ChordStoreServer/EndpointShutdown``).
+    /// grace period, then end with `UNAVAILABLE` (``ChordStoreServer/EndpointService``).
     public func service(onListening: @escaping @Sendable (String) -> Void = { _ in }) -> some Service {
         let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
-        return EndpointShutdown(
-            EndpointService(endpoint: self, shutdown: shutdown, graceOver: graceOver, onListening: onListening),
-            runner: runner, shutdown: shutdown, graceOver: graceOver, grace: grace)
+        return EndpointService(
+            GRPCServerService(endpoint: self, shutdown: shutdown, graceOver: graceOver, onListening: onListening),
+            runner: runner, host: host, shutdown: shutdown, graceOver: graceOver, grace: grace)
     }
 
     var transportSecurity: HTTP2ServerTransport.Posix.TransportSecurity {
@@ -88,7 +88,7 @@ public struct GRPCEndpoint: Sendable {
 }
 
 /// Runs a `GRPCServer` until the group shuts down.
-private struct EndpointService: Service {
+private struct GRPCServerService: Service {
     let endpoint: GRPCEndpoint
     /// Fired when streams must end; `graceOver`, when unary calls must.
     let shutdown: OneShotSignal
@@ -96,9 +96,6 @@ private struct EndpointService: Service {
     let onListening: @Sendable (String) -> Void
 
     func run() async throws {
-        // Without authentication every method is served to whoever reaches the port: it
-        // starts only on loopback (docs/SECURITY.md).
-        if !endpoint.runner.requiresCredentials { try HostAddress.checkUnauthenticated(endpoint.host, "--host") }
         var config = HTTP2ServerTransport.Posix.Config.defaults
         config.rpc.maxRequestPayloadSize = endpoint.limits.maxFrameSize
         config.http2.maxConcurrentStreams = endpoint.limits.maxCallsPerConnection

@@ -5,10 +5,11 @@ import NIOHTTP2
 /// resets itself, closing each one's stream channel (the server then sends its own
 /// `RST_STREAM`, which the client ignores), instead of passing the client's reset to
 /// swift-nio-http2, which would close the whole connection past 200 resets in 30 s
-/// (``StreamResetScanner`` says why). Past ``ChordStoreWire/WireLimits/maxStreamResets``
-/// resets within ``window``, resets pass to the HTTP/2 handler again, and its own
-/// defence closes the connection with `GOAWAY ENHANCE_YOUR_CALM`: a flood of resets
-/// still costs its client the connection.
+/// (``StreamResetScanner`` says why). While more than
+/// ``ChordStoreWire/WireLimits/maxStreamResets`` resets came within the last 30 s,
+/// resets pass to the HTTP/2 handler again, and its own defence closes the connection
+/// with `GOAWAY ENHANCE_YOUR_CALM` at its 200th: a flood of resets still costs its
+/// client the connection.
 final class StreamResetHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -24,9 +25,8 @@ final class StreamResetHandler: ChannelInboundHandler {
         self.maxResets = maxResets
     }
 
-    /// Registers a new stream's channel, until it closes.
-    func track(_ stream: any Channel) throws {
-        let id = try stream.syncOptions!.getOption(HTTP2StreamChannelOptions.streamID)
+    /// Registers the channel of new stream `id`, until it closes.
+    func track(_ stream: any Channel, id: HTTP2StreamID) {
         streams[id] = stream
         let bound = NIOLoopBound(self, eventLoop: stream.eventLoop)
         stream.closeFuture.whenComplete { _ in bound.value.streams[id] = nil }
@@ -48,14 +48,15 @@ final class StreamResetHandler: ChannelInboundHandler {
             }
             if passed.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(passed)) }
         }
-        for stream in output.resets { reset(stream) }
+        for reset in output.resets { self.reset(reset) }
     }
 
-    /// The client reset `stream`: its channel is closed (a stream that already ended has
-    /// none), and the reset counts towards the limit.
-    private func reset(_ stream: UInt32) {
-        if rate.count(at: .now()) > maxResets { scanner.takesResets = false }  // from now on, NIO's own defence
-        streams[HTTP2StreamID(Int32(truncatingIfNeeded: stream))]?.close(promise: nil)
+    /// The client reset a stream: taken out, its channel is closed (a stream that already
+    /// ended has none). Every reset counts towards the limit, which decides whether the
+    /// next ones are taken out.
+    private func reset(_ reset: StreamResetScanner.Reset) {
+        scanner.takesResets = rate.count(at: .now()) <= maxResets
+        if reset.taken { streams[HTTP2StreamID(Int32(truncatingIfNeeded: reset.stream))]?.close(promise: nil) }
     }
 }
 
@@ -72,35 +73,12 @@ extension StreamResetHandler {
     /// Registers a new stream of a connection that has a handler.
     static func track(_ stream: any Channel) -> EventLoopFuture<Void> {
         stream.eventLoop.makeCompletedFuture {
-            guard let parent = stream.parent else { return }
-            try parent.pipeline.syncOperations.handler(type: StreamResetHandler.self).track(stream)
+            guard let parent = stream.parent, let options = stream.syncOptions else { return }
+            let id = try options.getOption(HTTP2StreamChannelOptions.streamID)
+            try parent.pipeline.syncOperations.handler(type: StreamResetHandler.self).track(stream, id: id)
         }
     }
 }
 
 @available(*, unavailable)
 extension StreamResetHandler: Sendable {}
-
-/// Events of the last ``window`` (30 s), counted in 30 one-second buckets: what one
-/// more event makes, in constant room whatever the rate.
-struct ResetRate: Sendable {
-    static let window = 30
-    private var buckets = [Int](repeating: 0, count: window)
-    /// The second (since the clock's start) of the newest bucket.
-    private var newest: Int64 = 0
-
-    /// Counts one event at `now`; returns the events of the window, this one included.
-    mutating func count(at now: NIODeadline) -> Int {
-        let second = now.uptimeNanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000).quotient
-        let current = Int64(truncatingIfNeeded: second)
-        let elapsed = current - newest
-        if elapsed >= Int64(Self.window) {
-            buckets = [Int](repeating: 0, count: Self.window)
-        } else if elapsed > 0 {
-            for step in 1...Int(elapsed) { buckets[Int((newest + Int64(step)) % Int64(Self.window))] = 0 }
-        }
-        newest = max(newest, current)
-        buckets[Int(current % Int64(Self.window))] += 1
-        return buckets.reduce(0, +)
-    }
-}

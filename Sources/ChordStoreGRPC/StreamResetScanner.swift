@@ -4,6 +4,11 @@
 /// A pure state machine: bytes arrive in chunks split anywhere; ``scan(_:)`` says what
 /// to pass on and which streams the client reset.
 ///
+/// ```swift
+/// var scanner = StreamResetScanner()
+/// let output = chunk.withUnsafeReadableBytes { scanner.scan($0) }  // output.pass, output.resets
+/// ```
+///
 /// Why: swift-nio-http2 closes a connection whose client resets more than 200 streams
 /// in 30 s (its defence against "rapid reset" floods), and grpc-swift's transport offers
 /// no way to change that. A gRPC client cancels a call by resetting its stream, so an
@@ -19,12 +24,20 @@ struct StreamResetScanner: Sendable {
         case range(Range<Int>)
     }
 
+    /// A reset the client sent.
+    struct Reset: Equatable, Sendable {
+        /// The stream it resets.
+        var stream: UInt32
+        /// Whether it was taken out (else it passes on, to the HTTP/2 handler).
+        var taken: Bool
+    }
+
     /// What to do with a chunk of bytes.
     struct Output: Equatable, Sendable {
         /// What to pass on, in order: the bytes so far minus the resets taken out.
         var pass: [Segment] = []
-        /// The streams the client reset in this chunk, in order.
-        var resets: [UInt32] = []
+        /// The resets the client sent in this chunk, in order.
+        var resets: [Reset] = []
 
         mutating func append(_ range: Range<Int>) {
             if !range.isEmpty { pass.append(.range(range)) }
@@ -43,8 +56,8 @@ struct StreamResetScanner: Sendable {
         case header(held: [UInt8])
         /// Passing a frame's payload: the bytes left.
         case payload(left: Int)
-        /// Taking out the payload of a reset of `stream`: the bytes left.
-        case reset(stream: UInt32, left: Int)
+        /// Reading the payload of a reset of `stream` (taken out, or passed on): the bytes left.
+        case reset(stream: UInt32, taken: Bool, left: Int)
     }
 
     private var phase = Phase.preface(left: prefaceLength)
@@ -68,15 +81,15 @@ struct StreamResetScanner: Sendable {
                 let taken = min(left, bytes.count - index)
                 index += taken
                 phase = taken == left ? .header(held: []) : .payload(left: left - taken)
-            case .reset(let stream, let left):
-                let taken = min(left, bytes.count - index)
-                index += taken
-                runStart = index
-                if taken == left {
-                    output.resets.append(stream)
+            case .reset(let stream, let takenOut, let left):
+                let read = min(left, bytes.count - index)
+                index += read
+                if takenOut { runStart = index }
+                if read == left {
+                    output.resets.append(Reset(stream: stream, taken: takenOut))
                     phase = .header(held: [])
                 } else {
-                    phase = .reset(stream: stream, left: left - taken)
+                    phase = .reset(stream: stream, taken: takenOut, left: left - read)
                 }
             case .header(let held):
                 let needed = Self.headerLength - held.count
@@ -92,11 +105,15 @@ struct StreamResetScanner: Sendable {
                 let start = index
                 index += needed
                 let length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
-                if takesResets, header[3] == Self.resetType, length == Self.resetLength {
+                if header[3] == Self.resetType, length == Self.resetLength {
                     let stream = (UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])) & 0x7fff_ffff
-                    output.append(runStart..<start)
-                    runStart = index
-                    phase = .reset(stream: stream, left: Self.resetLength)
+                    if takesResets {
+                        output.append(runStart..<start)
+                        runStart = index
+                    } else if !held.isEmpty {
+                        output.pass.append(.held(held))
+                    }
+                    phase = .reset(stream: stream, taken: takesResets, left: Self.resetLength)
                 } else {
                     // A header held back began this chunk (`runStart` is 0): it goes first.
                     if !held.isEmpty { output.pass.append(.held(held)) }

@@ -107,11 +107,8 @@ public struct HTTPEndpoint: Sendable {
                 if let address = channel.localAddress { onListening(address) }
             },
             logger: logger)
-        let service = EndpointShutdown(
-            application, runner: node.server.callRunner, shutdown: shutdown, graceOver: graceOver, grace: callLimits.grace)
-        // Without authentication every method is served to whoever reaches the endpoint:
-        // it starts only on loopback (docs/SECURITY.md).
-        return UnauthenticatedLoopbackCheck(service: service, host: node.server.callRunner.requiresCredentials ? nil : host)
+        return EndpointService(
+            application, runner: node.server.callRunner, host: host, shutdown: shutdown, graceOver: graceOver, grace: callLimits.grace)
     }
 
     /// A JSON answer of `value`, its keys in snake case.

@@ -47,13 +47,18 @@ extension RoleMachine {
         guard free, mayVote, notBefore.map({ now >= $0 }) ?? true, now < lease.validUntil else {
             return [.resign(lease: claim.lease), .log(LogLine(.notice, "gave up the leader key this node's own campaign took after it had moved on", ["epoch": "\(claim.epoch)"]))]
         }
+        return takeKey(epoch: claim.epoch, lease: lease, note: "took the leader key (its campaign's answer was lost)")
+    }
+
+    /// The key is this member's with `epoch` under `lease`: fence the members and lead.
+    private mutating func takeKey(epoch: UInt64, lease: HeldLease, note: String) -> [Action] {
         grantedLeases.removeAll()
         self.lease = lease
-        phase = .takingOver(epoch: claim.epoch)
+        phase = .takingOver(epoch: epoch)
         generation += 1
         return [
-            .stopFollowing, .renewLease(id: lease.id), .takeOver(epoch: claim.epoch, generation: generation),
-            .log(LogLine(.notice, "took the leader key (its campaign's answer was lost)", ["epoch": "\(claim.epoch)"])),
+            .stopFollowing, .renewLease(id: lease.id), .takeOver(epoch: epoch, generation: generation),
+            .log(LogLine(.notice, note, ["epoch": "\(epoch)"])),
         ]
     }
 
@@ -120,7 +125,7 @@ extension RoleMachine {
         }
     }
 
-    mutating func campaignEnded(_ outcome: CampaignOutcome, generation: UInt64) -> [Action] {
+    mutating func campaignEnded(_ outcome: CampaignOutcome, generation: UInt64, at now: ContinuousClock.Instant) -> [Action] {
         guard generation == self.generation, phase == .campaigning else {
             // The machine moved on: a key won meanwhile is given up at once.
             if case .won(_, let lease) = outcome { return [.resign(lease: lease.id)] }
@@ -128,14 +133,7 @@ extension RoleMachine {
         }
         switch outcome {
         case .won(let won, let lease):
-            grantedLeases.removeAll()
-            self.lease = lease
-            phase = .takingOver(epoch: won)
-            self.generation += 1
-            return [
-                .stopFollowing, .renewLease(id: lease.id), .takeOver(epoch: won, generation: self.generation),
-                .log(LogLine(.notice, "took the leader key", ["epoch": "\(won)"])),
-            ]
+            return takeKey(epoch: won, lease: lease, note: "took the leader key")
         case .lost:
             let winner = cluster?.leader?.address
             phase = .following(leader: winner)
@@ -143,10 +141,13 @@ extension RoleMachine {
             return [.follow(winner)] + (winner == nil ? lookForLeader() : [])
         case .failed(let reason):
             phase = .electing(.yielding)
-            return [
-                .after(timing.recheck, .electionDue(generation: generation)),
-                .log(LogLine(.warning, "could not stand for leader", ["reason": reason])),
-            ]
+            let failed: [Action] = [.log(LogLine(.warning, "could not stand for leader", ["reason": reason]))]
+            // The watch showed this process's own key while the campaign ran (its answer
+            // was lost after the key was written): it is this member's after all.
+            if let claim = cluster?.leader, claim.address == me, let own = grantedLeases.firstIndex(where: { $0.id == claim.lease }) {
+                return failed + ownLateWin(claim, lease: grantedLeases.remove(at: own), at: now)
+            }
+            return [.after(timing.recheck, .electionDue(generation: generation))] + failed
         }
     }
 

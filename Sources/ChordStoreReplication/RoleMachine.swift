@@ -355,7 +355,7 @@ public struct RoleMachine: Sendable {
             grantedLeases.append(granted)
             if grantedLeases.count > Self.maxGrantedLeases { grantedLeases.removeFirst() }
             return []
-        case .campaignEnded(let outcome, let generation): return campaignEnded(outcome, generation: generation)
+        case .campaignEnded(let outcome, let generation): return campaignEnded(outcome, generation: generation, at: now)
         case .takeoverEnded(let outcome, let generation): return takeoverEnded(outcome, generation: generation, at: now)
         case .leaseRenewed(let id, let validUntil): return leaseRenewed(id: id, validUntil: validUntil)
         case .leaseGone(let id): return leaseGone(id: id)

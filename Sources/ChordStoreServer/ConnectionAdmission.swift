@@ -4,11 +4,13 @@
 /// connecting from elsewhere.
 ///
 /// A connection is *unauthenticated* until one of its calls shows a valid credential.
-/// At most `maxUnauthenticated` are: a new connection past that, or past any other
-/// limit, closes the oldest unauthenticated one instead of being refused. Strangers
-/// (who need no credential for `Health`) therefore hold a small share of the slots at
-/// most, and a client with a token always gets in: its connection is the newest until
-/// its first call proves it. A pure value: the server keeps it under a lock.
+/// At most `maxUnauthenticated` are: a new connection past that, or past the total or
+/// into the reserve, closes the oldest unauthenticated one instead of being refused (the
+/// limit per address still refuses). Strangers (who need no credential for `Health`)
+/// therefore hold a small share of the slots at most, and a client with a token gets
+/// in: its connection is the newest until its first call proves it, and only as many
+/// new strangers as that share, in that moment, could push it out. A pure value: the
+/// server keeps it under a lock.
 struct ConnectionAdmission: Sendable {
     /// Why a connection was refused.
     enum Refusal: Equatable, Sendable {

@@ -177,11 +177,11 @@ final class ConnectionHandler: ChannelInboundHandler {
             goAway(WireError(.unavailable, "the connection was idle for \(limits.idleTimeout)"))
             return
         }
-        if case ServerDrain.endClientStreams = event {
+        if case ConnectionEvent.endClientStreams = event {
             endClientStreams()
             return
         }
-        if case ServerDrain.evict = event {
+        if case ConnectionEvent.evict = event {
             goAway(WireError(
                 .unavailable, "a newer connection took this one's slot: no call on it showed a valid credential (the server keeps few such connections)"))
             return

@@ -32,9 +32,12 @@ final class LiveCalls: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Whether a token still works (`nil`: no authentication, nothing is revoked).
+    private let isLive: (@Sendable (TokenGrant) -> Bool)?
 
-    init(limits: WireLimits) {
+    init(limits: WireLimits, isLive: (@Sendable (TokenGrant) -> Bool)?) {
         state = Mutex(State(quota: CallQuota(limits: limits)))
+        self.isLive = isLive
     }
 
     /// Registers a call of `method` by `principal` on `store` (empty: `default`), which
@@ -50,12 +53,24 @@ final class LiveCalls: Sendable {
         guard grant != nil || kind != nil else { return nil }
         let resolved = StoreName.resolved(store)
         let tokenID: String? = if case .token(let grant) = principal { grant.id } else { nil }
-        return try state.withLock { state throws(WireError) -> Ticket in
+        let ticket = try state.withLock { state throws(WireError) -> Ticket in
             if let kind, let refusal = state.quota.take(kind, token: tokenID, store: resolved) { throw refusal }
             state.next += 1
             state.calls[state.next] = Entry(tokenID: tokenID, grant: grant, kind: kind, store: resolved, end: end)
             return Ticket(id: state.next)
         }
+        // Checked once registered: a revocation committed since the call was admitted is
+        // seen here, and one committed later finds the call in ``endRevoked(isLive:)``.
+        if let grant, let isLive, !isLive(grant) {
+            leave(ticket)
+            throw Self.revoked(grant)
+        }
+        return ticket
+    }
+
+    /// The end of a call whose token was revoked.
+    private static func revoked(_ grant: TokenGrant) -> WireError {
+        WireError(.unauthenticated, "token \(grant.id) was revoked while this call ran")
     }
 
     /// Forgets a call whose work ended, giving its slot back.
@@ -67,10 +82,10 @@ final class LiveCalls: Sendable {
         }
     }
 
-    /// Ends, with `UNAUTHENTICATED`, every call whose token `isLive` no longer accepts
-    /// (revoked, or scoped to a store that was deleted). Their slots come back as their
-    /// work ends.
-    func endRevoked(isLive: (TokenGrant) -> Bool) {
+    /// Ends, with `UNAUTHENTICATED`, every call whose token is no longer live (revoked, or
+    /// scoped to a store that was deleted). Their slots come back as their work ends.
+    func endRevoked() {
+        guard let isLive else { return }
         // Judged outside the lock: a token's check may read the store.
         let revocable = state.withLock { state in state.calls.values.filter { $0.grant != nil } }
         var verdicts: [String: Bool] = [:]
@@ -79,7 +94,7 @@ final class LiveCalls: Sendable {
             if verdicts[grant.id] == nil { verdicts[grant.id] = isLive(grant) }
         }
         for entry in revocable where verdicts[entry.grant?.id ?? ""] == false {
-            entry.end(WireError(.unauthenticated, "token \(entry.grant?.id ?? "") was revoked while this call ran"))
+            if let grant = entry.grant { entry.end(Self.revoked(grant)) }
         }
     }
 

@@ -68,21 +68,21 @@ public final class Server: Sendable {
         self.inboxes = inboxes
         if authenticator.isEnabled {
             let calls = dispatcher.liveCalls
-            state.withLock { $0.revocations = Task { await Self.endRevokedCalls(calls, store: store, authenticator: authenticator) } }
+            state.withLock { $0.revocations = Task { await Self.endRevokedCalls(calls, store: store) } }
         }
     }
 
     /// Each time the tokens or stores change (here, or by replication), ends the calls
     /// of the tokens no longer live, whether or not those calls have anything to send;
     /// returns when the store closes or the task is cancelled.
-    private static func endRevokedCalls(_ calls: LiveCalls, store: ChordStore, authenticator: Authenticator) async {
+    private static func endRevokedCalls(_ calls: LiveCalls, store: ChordStore) async {
         var version = store.accessVersion
         while !Task.isCancelled {
             await store.waitForAccessChange(after: version)
             let now = store.accessVersion
             guard now > version else { return }  // closed, or cancelled
             version = now
-            calls.endRevoked { authenticator.isLive($0) }
+            calls.endRevoked()
         }
     }
 
@@ -128,7 +128,7 @@ public final class Server: Sendable {
         activity.drainStarted.fire()
         // Taken now: a connection accepted before the listener closed is among them.
         for connection in state.withLock({ Array($0.connections.values) }) {
-            connection.pipeline.fireUserInboundEventTriggered(ServerDrain.endClientStreams)
+            connection.pipeline.fireUserInboundEventTriggered(ConnectionEvent.endClientStreams)
         }
         // (The wait also ends early when this task is cancelled, a failed start say: warn
         // only of calls that are really still there.)
@@ -203,7 +203,7 @@ public final class Server: Sendable {
                 state.connections[number] = channel
                 return evicting.flatMap { state.connections[$0] }
             }
-            evicted?.pipeline.fireUserInboundEventTriggered(ServerDrain.evict)
+            evicted?.pipeline.fireUserInboundEventTriggered(ConnectionEvent.evict)
             // Evicted by a newer connection between its admission and its registration:
             // it was given no event to close on.
             if !activity.holdsConnection(number) { return channel.close() }
@@ -228,8 +228,8 @@ public final class Server: Sendable {
     }
 }
 
-/// What a draining server tells its connections (a user event through each pipeline).
-enum ServerDrain {
+/// What the server tells one of its connections (a user event through its pipeline).
+enum ConnectionEvent {
     /// End the clients' streams now (replication streams go on until the connections close).
     case endClientStreams
     /// Close the connection: it showed no credential, and a new connection needs its slot.

@@ -35,7 +35,9 @@ public struct ServiceDispatcher: Sendable {
         self.node = node
         self.replication = replication
         self.authenticator = authenticator
-        self.liveCalls = LiveCalls(limits: limits)
+        var isLive: (@Sendable (TokenGrant) -> Bool)?
+        if let authenticator { isLive = { authenticator.isLive($0) } }
+        self.liveCalls = LiveCalls(limits: limits, isLive: isLive)
     }
 
     // MARK: Reads of the call's store (see ``registry``)

@@ -48,7 +48,7 @@ struct EtcdCoordinatorTests {
         let won = try #require(try await coordinator.campaign(address: "a:1", node: "a", floor: 7, ttl: .seconds(30)) { lease, _, _ in
             grants.withLock { $0.append(lease) }
         })
-        #expect(grants.withLock { $0 } == [won.lease], "the lease is told before the key is written with it")
+        #expect(grants.withLock { $0 } == [won.lease], "the campaign told the lease it then won the key with")
         #expect(won.epoch == 8)
         #expect(won.granted == .seconds(30))
         #expect(try await coordinator.campaign(address: "b:2", node: "b", floor: 0, ttl: .seconds(30)) == nil)

@@ -207,6 +207,19 @@ struct RoleMachineCoordinatedTests {
         #expect(led.contains(.setWritable(true)) && machine.isLeading && machine.epoch == 4)
     }
 
+    @Test("the watch shows this process's own key while its campaign runs, then the campaign fails (its answer lost): the key is taken over, not left to lapse")
+    func ownKeySeenBeforeTheFailure() {
+        var machine = machine()
+        guard let (_, generation) = campaigning(&machine) else { return }
+        let granted = HeldLease(id: 58, validUntil: timing.validUntil(sentAt: t0, granted: .seconds(2)))
+        _ = machine.handle(.leaseGranted(granted), at: t0)
+        let own = LeaderClaim(address: "a:1", node: "a", epoch: 4, lease: 58)
+        #expect(machine.handle(.clusterSeen(view(leader: own)), at: t0).isEmpty, "while campaigning, its own key waits for the answer")
+        let failed = machine.handle(.campaignEnded(.failed("the answer was lost"), generation: generation), at: t0 + .milliseconds(50))
+        #expect(failed.contains(.renewLease(id: 58)) && failed.contains { if case .takeOver(4, _) = $0 { true } else { false } }, "\(failed)")
+        #expect(machine.lease == granted && machine.phase == .takingOver(epoch: 4))
+    }
+
     @Test("a key won under this process's lease after the machine moved on to follow another is given up, not blamed on an earlier run; after a restart the same key is an earlier run's")
     func ownLateWinGivenUpWhenFollowing() {
         var machine = machine()
@@ -217,11 +230,13 @@ struct RoleMachineCoordinatedTests {
         #expect(machine.phase == .following(leader: "b:2"))
         // Not a state a cluster reaches (the key has one holder), but the order of watch
         // events is the coordinator's: this member follows b, so its own key goes.
-        _ = machine.handle(.leaseGranted(HeldLease(id: 57, validUntil: t0)), at: t0)  // expired already
+        _ = machine.handle(.leaseGranted(HeldLease(id: 57, validUntil: t0 + .seconds(2))), at: t0)  // valid: only following keeps it out
         let own = LeaderClaim(address: "a:1", node: "a", epoch: 6, lease: 57)
         let seen = machine.handle(.clusterSeen(view(leader: own)), at: t0 + .milliseconds(10))
         #expect(seen.contains(.resign(lease: 57)) && !seen.contains { if case .revokeStale = $0 { true } else { false } }, "\(seen)")
         #expect(machine.lease == nil)
+
+        #expect(machine.phase == .following(leader: "b:2"))
 
         var restarted = self.machine()  // a new process: it was granted nothing
         _ = restarted.handle(.start, at: t0)

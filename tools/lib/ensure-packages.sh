@@ -73,11 +73,7 @@ ensure_promtool() {
   if command -v promtool >/dev/null; then
     return 0
   fi
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  echo "chordstore: installing prometheus (for promtool)" >&2
-  $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >&2
+  apt_install --no-install-recommends prometheus
 }
 
 # iproute2, for the failover check's network partitions (network namespaces and veth

@@ -30,7 +30,7 @@ struct StreamResetScannerTests {
                 case .range(let range): passed += chunk[range]
                 }
             }
-            resets += output.resets
+            resets += output.resets.filter(\.taken).map(\.stream)
             offset += size
         }
         return (passed, resets)
@@ -54,8 +54,10 @@ struct StreamResetScannerTests {
             #expect(passed == expected, "split \(chunks)")
             #expect(resets == [1, 3], "split \(chunks)")
         }
-        let (all, none) = Self.scan(connection, chunks: [10, 13, 50], takesResets: false)
-        #expect(all == connection && none.isEmpty, "with resets passed on, every byte passes")
+        for chunks in splits.prefix(50) {
+            let (all, none) = Self.scan(connection, chunks: chunks, takesResets: false)
+            #expect(all == connection && none.isEmpty, "with resets passed on, every byte passes: split \(chunks)")
+        }
     }
 
     @Test("the rate of resets counts the last 30 seconds only")

@@ -100,7 +100,9 @@ struct OperationsTests {
                 guard let port = served.httpPort, let scrape = try? await httpGet(port: port, path: "/metrics").body else { return false }
                 scrapes.append(scrape)
             }
-            return scrapes[0].contains("chordstore_replication_lag_events{") && scrapes[0].contains("chordstore_streams{")
+            // The watch's own stream, not the follower's Replicate: an event added before
+            // the watch subscribed would never reach it.
+            return scrapes[0].contains("chordstore_replication_lag_events{") && scrapes[0].contains("chordstore_streams{method=\"Subscribe\"} 1")
                 && scrapes[1].contains("chordstore_follower_lag_events ")
         }, "\(scrapes)")
         #expect(try await runChordstore(["--server", "127.0.0.1:\(ports[0])", "add", "Chorus"]).status == 0)

@@ -73,10 +73,23 @@ let package = Package(
             name: "ChordStoreProto",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
+        // The API's edge: every method of the service declared once (its messages, kind and
+        // permission), and the one mapping between protobuf messages and domain values.
+        // What apps, the server and the tools share; no I/O, no engine.
+        .target(
+            name: "ChordStoreAPI",
+            dependencies: [
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The engine: event log (LMDB or in memory), group-committing writer, projections.
         .target(
             name: "ChordStoreEngine",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "CSystemExtras",
@@ -101,6 +114,7 @@ let package = Package(
         .target(
             name: "ChordStoreServer",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreReplication",
                 "ChordStoreWire",
                 "ChordStoreEngine",
@@ -123,6 +137,7 @@ let package = Package(
         .target(
             name: "ChordStoreHTTP",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreServer",
                 "ChordStoreReplication",
                 "ChordStoreEngine",
@@ -149,6 +164,7 @@ let package = Package(
         .target(
             name: "ChordStoreGRPC",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreServer",
                 "ChordStoreWire",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -167,6 +183,7 @@ let package = Package(
         .target(
             name: "ChordStoreClient",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreWire",
                 "ChordStoreProto",
                 "ChordStoreDomain",
@@ -181,6 +198,7 @@ let package = Package(
         .target(
             name: "ChordStoreReplica",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreClient",
                 "ChordStoreEngine",
                 "ChordStoreWire",
@@ -196,6 +214,7 @@ let package = Package(
         .target(
             name: "ChordStoreReplication",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreEngine",
                 "ChordStoreClient",
                 "ChordStoreWire",
@@ -226,6 +245,7 @@ let package = Package(
         .executableTarget(
             name: "chordstore",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreServer",
                 "ChordStoreHTTP",
                 "ChordStoreGRPC",
@@ -252,6 +272,7 @@ let package = Package(
         .executableTarget(
             name: "chordstore-check",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreClient",
                 "ChordStoreTesting",
                 "ChordStoreWire",
@@ -287,7 +308,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChordStoreEngineTests",
-            dependencies: ["ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB", "TestSupport"],
+            dependencies: ["ChordStoreAPI", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -329,6 +350,7 @@ let package = Package(
         .testTarget(
             name: "ChordStoreServerTests",
             dependencies: [
+                "ChordStoreAPI",
                 "ChordStoreServer",
                 "ChordStoreReplica",
                 "ChordStoreReplication",
@@ -348,6 +370,7 @@ let package = Package(
         .testTarget(
             name: "ChordStoreCLITests",
             dependencies: [
+                "ChordStoreAPI",
                 "chordstore", "chordstore-check", "ChordStoreReplica", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
                 "ChordStoreWire", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -361,12 +384,12 @@ let package = Package(
 // CHORDSTORE_FUZZ and builds with -sanitize=fuzzer,address in a scratch path of its own.
 if ProcessInfo.processInfo.environment["CHORDSTORE_FUZZ"] != nil {
     let harnesses: [(String, [Target.Dependency])] = [
-        ("fuzz-frame", ["ChordStoreWire", "ChordStoreProto", .product(name: "NIOCore", package: "swift-nio"),
+        ("fuzz-frame", ["ChordStoreAPI", "ChordStoreWire", "ChordStoreProto", .product(name: "NIOCore", package: "swift-nio"),
                         .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        ("fuzz-call", ["ChordStoreServer", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreWire", "ChordStoreProto",
+        ("fuzz-call", ["ChordStoreAPI", "ChordStoreServer", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreWire", "ChordStoreProto",
                        .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         ("fuzz-record", ["ChordStoreEngine"]),
-        ("fuzz-command", ["ChordStoreServer", "ChordStoreEngine", "ChordStoreWire"]),
+        ("fuzz-command", ["ChordStoreAPI", "ChordStoreServer", "ChordStoreEngine", "ChordStoreWire"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
     for (name, dependencies) in harnesses {

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreProto
 import ChordStoreDomain
 import ChordStoreWire
@@ -8,9 +9,7 @@ import Synchronization
 /// answering.
 extension Client {
     /// Whether `error` is a follower's refusal of a write.
-    static func isNotLeader(_ error: ClientError) -> Bool {
-        error.message.hasPrefix(ChordStoreError.notLeaderPrefix)
-    }
+    static func isNotLeader(_ error: ClientError) -> Bool { error.reason == .notLeader }
 
     /// Sends later calls to `leader`, remembering it among the known servers.
     func moveTo(_ leader: String) {
@@ -86,7 +85,8 @@ extension Client {
                                 try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: livenessInterval, as: Chordstore_V1_HealthReply.self)
                             }
                         } catch {
-                            throw ClientError(.unavailable, "the server stopped answering: no answer to a health check within \(livenessInterval)")
+                            throw ClientError(
+                                .unavailable, "the server stopped answering: no answer to a health check within \(livenessInterval)", reason: .connectionLost)
                         }
                     }
                 }

@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreDomain
 public import ChordStoreProto
 public import ChordStoreWire
@@ -160,23 +161,5 @@ extension Client {
     /// A store's description (`name` empty: the client's store).
     public func storeInfo(_ name: String = "", timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_StoreInfo {
         try await call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name }, timeout: timeout)
-    }
-}
-
-extension Method {
-    /// The method that carries `command`.
-    public init(command: Command) {
-        switch command {
-        case .addChordset: self = .addChordset
-        case .renameChordset: self = .renameChordset
-        case .deleteChordset: self = .deleteChordset
-        case .setChordColor: self = .setChordColor
-        case .setChordBPM: self = .setChordBPM
-        case .setControlsChord: self = .setControlsChord
-        case .moveChordset: self = .moveChordset
-        case .deleteAll: self = .deleteAll
-        case .undo: self = .undo
-        case .redo: self = .redo
-        }
     }
 }

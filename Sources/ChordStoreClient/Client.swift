@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreProto
 public import ChordStoreWire
 import ChordStoreDomain
@@ -200,6 +201,7 @@ public final class Client: Sendable {
         var explained = error
         let kept = (credentials.tokenServers ?? []).sorted().joined(separator: ", ")
         explained.message = "\(error.message) (this client's token is shown only to \(kept), not to \(address))"
+        explained.reason = .tokenWithheld
         return explained
     }
 

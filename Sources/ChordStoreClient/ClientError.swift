@@ -1,3 +1,4 @@
+public import ChordStoreDomain
 public import ChordStoreProto
 public import ChordStoreWire
 
@@ -7,6 +8,8 @@ public import ChordStoreWire
 public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status code.
     public var code: StatusCode
+    /// Why, for a machine: the server's reason, or the client's own (``ErrorReason``).
+    public var reason: ErrorReason
     /// What went wrong.
     public var message: String
     /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
@@ -18,9 +21,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `UNAVAILABLE` is reachable; one the client could not reach is not.
     public var isServerReply: Bool
 
-    /// Creates an error of the client's own.
-    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil, leader: String? = nil) {
+    /// Creates an error of the client's own; `reason` defaults to the code's name.
+    public init(_ code: StatusCode, _ message: String, reason: ErrorReason? = nil, currentRevision: UInt64? = nil, leader: String? = nil) {
         self.code = code
+        self.reason = reason ?? ErrorReason(code)
         self.message = message
         self.currentRevision = currentRevision
         self.leader = leader
@@ -29,8 +33,9 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error a failed call's status reports.
     public init(_ status: Chordstore_V1_Status) {
+        let code = StatusCode(rawValue: status.code) ?? .unknown
         self.init(
-            StatusCode(rawValue: status.code) ?? .unknown, status.message,
+            code, status.message, reason: status.reason.isEmpty ? nil : ErrorReason(rawValue: status.reason),
             currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil,
             leader: status.leader.isEmpty ? nil : status.leader)
         isServerReply = true

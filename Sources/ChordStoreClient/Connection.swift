@@ -1,4 +1,6 @@
+public import ChordStoreAPI
 public import ChordStoreProto
+public import ChordStoreDomain
 public import ChordStoreWire
 public import Foundation
 import NIOCore
@@ -77,7 +79,7 @@ public final class Connection: Sendable {
             }
             return Connection(channel: channel, router: router, store: store, credentials: credentials)
         } catch {
-            throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)")
+            throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)", reason: .cannotConnect)
         }
     }
 
@@ -148,7 +150,7 @@ public final class Connection: Sendable {
             try? await cancel(callID)
             throw ClientError(.cancelled, "the call was cancelled")
         }
-        throw ClientError(.unavailable, "the connection closed before the reply\(closedBecause)")
+        throw ClientError(.unavailable, "the connection closed before the reply\(closedBecause)", reason: .connectionLost)
     }
 
     /// Makes a server-streaming call; the sequence yields each message and ends with the
@@ -223,7 +225,7 @@ public final class Connection: Sendable {
             let body = try frame.body(allocator: channel.allocator)
             try await channel.writeAndFlush(body).get()
         } catch {
-            throw ClientError(.unavailable, "cannot send to the server: \(error)\(closedBecause)")
+            throw ClientError(.unavailable, "cannot send to the server: \(error)\(closedBecause)", reason: .connectionLost)
         }
     }
 }

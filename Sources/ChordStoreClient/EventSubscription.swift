@@ -1,3 +1,5 @@
+public import ChordStoreAPI
+import ChordStoreDomain
 public import ChordStoreProto
 import ChordStoreWire
 public import Foundation

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreProto
 import ChordStoreWire
 public import Foundation
@@ -43,7 +44,7 @@ public struct ServerStream<Message: SwiftProtobuf.Message>: AsyncSequence, Senda
                     done = true
                     call.finished()
                     if Task.isCancelled { throw ClientError(.cancelled, "the call was cancelled") }
-                    throw ClientError(.unavailable, "the connection closed during the stream")
+                    throw ClientError(.unavailable, "the connection closed during the stream", reason: .connectionLost)
                 }
                 call.consumed()
                 if reply.hasStatus {

@@ -21,7 +21,7 @@ extension Decider {
             switch try state.chordLocation(chordID) {
             case .chordset(let id, _): return try chordsetRevision(id, state: state, changes: changes)
             case .controls: return try changes.revision(.controls)?.last ?? 0
-            case nil: throw ChordStoreError(.notFound, "no chord has id \(chordID)")
+            case nil: throw ChordStoreError(.notFound, "no chord has id \(chordID)", reason: .chordNotFound)
             }
         case .setControlsChord:
             return try changes.revision(.controls)?.last ?? 0
@@ -56,7 +56,7 @@ extension Decider {
         session: String, state: some StateReading, changes: some ChangeReading, log: some ChangeLogReading
     ) throws -> Decision {
         guard let target = try changes.undoTop(session) else {
-            throw ChordStoreError(.failedPrecondition, "session \"\(session)\" has nothing to undo")
+            throw ChordStoreError(.failedPrecondition, "session \"\(session)\" has nothing to undo", reason: .nothingToUndo)
         }
         if let cap = validation.limits.maxUndoDepth, try changes.redoDepth(session, atMost: cap) >= cap {
             throw ChordStoreError(
@@ -72,7 +72,7 @@ extension Decider {
         session: String, state: some StateReading, changes: some ChangeReading, log: some ChangeLogReading
     ) throws -> Decision {
         guard let target = try changes.redoTop(session) else {
-            throw ChordStoreError(.failedPrecondition, "session \"\(session)\" has nothing to redo")
+            throw ChordStoreError(.failedPrecondition, "session \"\(session)\" has nothing to redo", reason: .nothingToRedo)
         }
         let change = try logged(target, log)
         try checkConflicts(change, session: session, changes: changes, verb: "redo")

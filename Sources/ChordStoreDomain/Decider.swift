@@ -52,7 +52,7 @@ public struct Decider: Sendable {
                 guard current == expectedRevision else {
                     throw ChordStoreError(
                         .aborted, "expected revision \(expectedRevision), but the \(revisionSubject(command)) is at revision \(current)",
-                        currentRevision: current)
+                        reason: .revisionMismatch, currentRevision: current)
                 }
             }
             switch command {
@@ -116,7 +116,7 @@ public struct Decider: Sendable {
             let previous = try state.controlsChord()
             let id = set.id ?? previous?.id ?? generator.nextID(at: timestamp)
             if id != previous?.id, try state.chordLocation(id) != nil {
-                throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use")
+                throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use", reason: .idInUse)
             }
             return .controlsChordSet(Chord(id: id, position: 0, bpm: set.bpm, color: set.color), previous: previous)
 
@@ -151,7 +151,7 @@ public struct Decider: Sendable {
         }
         let id = add.id ?? generator.nextID(at: timestamp)
         if try state.chordset(id) != nil {
-            throw ChordStoreError(.alreadyExists, "chordset \(id) already exists")
+            throw ChordStoreError(.alreadyExists, "chordset \(id) already exists", reason: .idInUse)
         }
 
         var specs = add.chords
@@ -176,10 +176,10 @@ public struct Decider: Sendable {
             if let color = spec.color { try validation.checkColor(color) }
             let chordID = spec.id ?? generator.nextID(at: timestamp)
             guard seenIDs.insert(chordID).inserted else {
-                throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset")
+                throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset", reason: .idInUse)
             }
             if try state.chordLocation(chordID) != nil {
-                throw ChordStoreError(.alreadyExists, "chord id \(chordID) is already in use")
+                throw ChordStoreError(.alreadyExists, "chord id \(chordID) is already in use", reason: .idInUse)
             }
             chords.append(Chord(
                 id: chordID,
@@ -195,7 +195,7 @@ public struct Decider: Sendable {
 
     func existingChordset(_ id: UUID, state: some StateReading) throws -> Chordset {
         guard let chordset = try state.chordset(id) else {
-            throw ChordStoreError(.notFound, "no chordset has id \(id)")
+            throw ChordStoreError(.notFound, "no chordset has id \(id)", reason: .chordsetNotFound)
         }
         return chordset
     }
@@ -213,7 +213,7 @@ public struct Decider: Sendable {
             }
             return (chord, nil)
         case nil:
-            throw ChordStoreError(.notFound, "no chord has id \(id)")
+            throw ChordStoreError(.notFound, "no chord has id \(id)", reason: .chordNotFound)
         }
     }
 }

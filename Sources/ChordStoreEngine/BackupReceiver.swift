@@ -165,7 +165,7 @@ public final class BackupReceiver {
 
     static func failure(_ action: String, _ path: String, code: Int32 = errno) -> ChordStoreError {
         let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
-        if code == ENOSPC || code == EDQUOT { return ChordStoreError(.resourceExhausted, "the disk is full: \(message)") }
+        if code == ENOSPC || code == EDQUOT { return ChordStoreError(.resourceExhausted, "the disk is full: \(message)", reason: .diskFull) }
         return ChordStoreError(.unavailable, message)
     }
 }

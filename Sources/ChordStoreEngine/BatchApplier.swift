@@ -122,7 +122,7 @@ struct BatchApplier: Sendable {
             return .decided(.failure(error))
         }
         guard let store = try space.store(named: name) else {
-            return .decided(.failure(ChordStoreError(.notFound, "there is no store named \(name)")))
+            return .decided(.failure(ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)))
         }
         let decider = self.decider
         return try space.withStore(store) { state, changes, log throws -> Outcome in
@@ -181,7 +181,7 @@ struct BatchApplier: Sendable {
                 return .failure(ChordStoreError(.failedPrecondition, "store default always exists; it cannot be deleted"))
             }
             guard let store = try space.store(named: name) else {
-                return .failure(ChordStoreError(.notFound, "there is no store named \(name)"))
+                return .failure(ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound))
             }
             return .success(.store(.deleted(id: store.id, name: name)))
         }
@@ -207,7 +207,7 @@ struct BatchApplier: Sendable {
             }
             if grant.role.isScoped {
                 guard let store = try space.store(named: grant.storeName) else {
-                    return .failure(ChordStoreError(.notFound, "there is no store named \(grant.storeName)"))
+                    return .failure(ChordStoreError(.notFound, "there is no store named \(grant.storeName)", reason: .storeNotFound))
                 }
                 grant.storeID = store.id
             } else {

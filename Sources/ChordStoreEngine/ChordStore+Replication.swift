@@ -92,8 +92,8 @@ extension ChordStore {
     /// it (tampered, reordered or from another log). Returns the new last position.
     @discardableResult
     ///
-    /// With `leaderEpoch`, the batch is refused (`failedPrecondition`, message starting
-    /// ``olderLeaderPrefix``) if this store's epoch rose above it meanwhile: checked in
+    /// With `leaderEpoch`, the batch is refused (`failedPrecondition`, reason
+    /// `OLDER_LEADER`) if this store's epoch rose above it meanwhile: checked in
     /// the writer, so a fence that lands while the batch waits keeps it out.
     public func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, leaderEpoch: UInt64? = nil) async throws(ChordStoreError) -> LogPosition {
         let backend = self.backend
@@ -101,7 +101,8 @@ extension ChordStore {
         let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
             if let leaderEpoch, leaderEpoch < writer.currentEpoch {
                 return .failure(ChordStoreError(
-                    .failedPrecondition, Self.olderLeaderPrefix + "its epoch \(leaderEpoch) is older than this node's (\(writer.currentEpoch))"))
+                    .failedPrecondition, "a batch of an older leader: its epoch \(leaderEpoch) is older than this node's (\(writer.currentEpoch))",
+                    reason: .olderLeader))
             }
             return Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
         }.get()
@@ -109,9 +110,6 @@ extension ChordStore {
         notifier.published(head.sequence)
         return head.position
     }
-
-    /// How a batch of a leader deposed meanwhile is refused.
-    public static let olderLeaderPrefix = "a batch of an older leader: "
 
     /// Cuts the log back to `sequence`, first writing the records after it to a file in
     /// `directory` (never dropping them silently), then rebuilds the views from the

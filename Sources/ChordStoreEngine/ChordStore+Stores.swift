@@ -50,7 +50,7 @@ extension ChordStore {
             let name = StoreName.resolved(name)
             try StoreName.check(name)
             guard let record = try stores.store(named: name) else {
-                throw ChordStoreError(.notFound, "there is no store named \(name)")
+                throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
             }
             return try Self.info(try stores.snapshot(of: record), logSequence: try stores.logHead.sequence)
         }

@@ -424,45 +424,4 @@ public final class ChordStore: Sendable {
     public var storageUsage: StorageUsage? { backend.storageUsage }
 }
 
-/// What undo and redo would do next for a session.
-public struct SessionState: Sendable, Hashable {
-    /// The session.
-    public var session: String
-    /// The event undo would revert, if any.
-    public var undoTarget: UInt64?
-    /// The undo event redo would revert, if any.
-    public var redoTarget: UInt64?
-    /// How many undone changes redo can re-apply (at most ``maxReportedDepth``: counting
-    /// costs a step per change).
-    public var redoDepth: Int
-    /// The most ``redoDepth`` reports.
-    public static let maxReportedDepth = 10_000
 
-    /// Creates a session state.
-    public init(session: String, undoTarget: UInt64?, redoTarget: UInt64?, redoDepth: Int) {
-        self.session = session
-        self.undoTarget = undoTarget
-        self.redoTarget = redoTarget
-        self.redoDepth = redoDepth
-    }
-}
-
-/// Counts of a store, as the seed app's `profile()` printed them.
-public struct Profile: Sendable, Hashable {
-    /// Number of chordsets.
-    public var chordsets: Int
-    /// Number of chords, including the controls chord: `8 × chordsets` (+ 1).
-    public var chords: Int
-    /// Whether the controls chord is set.
-    public var hasControlsChord: Bool
-    /// The last event's sequence number (0 for an empty log).
-    public var lastSequence: UInt64
-
-    /// Creates a profile.
-    public init(chordsets: Int, chords: Int, hasControlsChord: Bool, lastSequence: UInt64) {
-        self.chordsets = chordsets
-        self.chords = chords
-        self.hasControlsChord = hasControlsChord
-        self.lastSequence = lastSequence
-    }
-}

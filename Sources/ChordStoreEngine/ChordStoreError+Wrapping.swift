@@ -19,6 +19,6 @@ extension ChordStoreError {
         ChordStoreError(
             .resourceExhausted,
             "the disk is full (\(cause.operation): \(cause.message)); nothing was written. Writes resume once space is freed; reads go on",
-            cause: cause)
+            reason: .diskFull, cause: cause)
     }
 }

@@ -1,3 +1,4 @@
+public import ChordStoreDomain
 /// A command's event as the writer committed it: the event, and its record as the log
 /// holds it (a serialized `chordstore.v1.EventEnvelope` ending in its checksum field,
 /// see ``RecordCodec``). A reply sends the record's bytes as they are, so an event is

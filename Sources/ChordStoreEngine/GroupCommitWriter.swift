@@ -120,11 +120,10 @@ final class GroupCommitWriter: Sendable {
 
     private static let closedError = ChordStoreError(.unavailable, "the store is closed")
     /// The refusal of a command on a store that accepts none (a follower).
-    static let readOnlyError = ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "this node accepts no writes now")
+    static let readOnlyError = ChordStoreError.notLeader("this node accepts no writes now")
 
     /// The refusal of a command once a coordinated leader's lease has lapsed.
-    static let leaseLapsedError = ChordStoreError(
-        .failedPrecondition, ChordStoreError.notLeaderPrefix + "this node's leader lease lapsed; no leader is known now; retry shortly")
+    static let leaseLapsedError = ChordStoreError.notLeader("this node's leader lease lapsed; no leader is known now; retry shortly")
 
     /// The answer to a command whose commit ended after the node stopped leading, or
     /// past its lease.

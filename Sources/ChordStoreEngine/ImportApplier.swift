@@ -16,7 +16,7 @@ enum ImportApplier {
     ) throws -> LogHead {
         let name = StoreName.resolved(name)
         try StoreName.check(name)
-        guard var store = try space.store(named: name) else { throw ChordStoreError(.notFound, "there is no store named \(name)") }
+        guard var store = try space.store(named: name) else { throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound) }
         let latest = Instant(microsecondsSince1970: now.microsecondsSince1970 + maxClockSkew)
         for imported in events {
             guard imported.sequence == store.head &+ 1 else {

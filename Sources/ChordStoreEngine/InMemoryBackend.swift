@@ -131,7 +131,7 @@ private struct InMemoryStores: StoresSnapshot {
     }
     func tokens() -> [TokenRecord] { all.tokens.values.sorted { $0.grant.id < $1.grant.id } }
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
-        guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)") }
+        guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)", reason: .storeNotFound) }
         return InMemoryStoreSnapshot(store: stored, records: all.records)
     }
 }

@@ -154,7 +154,7 @@ extension LMDBBackend {
             viewsFault.withLock { $0 = nil }
         } catch {
             let wrapped = ChordStoreError.wrapping(error)
-            let fault: ViewsFault = if wrapped.code == .dataLoss || wrapped.isDivergence {
+            let fault: ViewsFault = if wrapped.code == .dataLoss || wrapped.reason == .diverged {
                 .damaged(ChordStoreError(
                     .unavailable, "the views could not take events the log holds (\(wrapped.message)); restart the server to rebuild them"))
             } else {

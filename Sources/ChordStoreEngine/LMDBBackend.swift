@@ -107,7 +107,8 @@ final class LMDBBackend: StorageBackend {
             viewsFault.withLock {
                 $0 = .damaged(ChordStoreError(
                     .dataLoss,
-                    "the log is damaged: \(damage.message). Writes are refused; reads of undamaged events go on. Restore the data directory from a backup or a replica"))
+                    "the log is damaged: \(damage.message). Writes are refused; reads of undamaged events go on. Restore the data directory from a backup or a replica",
+                    reason: .logDamaged))
             }
         }
     }
@@ -317,7 +318,8 @@ final class LMDBBackend: StorageBackend {
             }
         }
         throw ChordStoreError(
-            .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)")
+            .resourceExhausted, "the LMDB maps are full and did not grow enough (now \(logEnv.mapSize) and \(viewsEnv.mapSize) bytes)",
+            reason: .diskFull)
     }
 
     /// Before a backup's copy: grows each map with less than a quarter free, so that
@@ -337,7 +339,8 @@ final class LMDBBackend: StorageBackend {
         let names = full.map { $0 === logEnv ? "the log's" : "the views'" }.joined(separator: " and ")
         let refusal = ChordStoreError(
             .resourceExhausted,
-            "the map is full: \(names) reached the limit of \(maxMapSize >> 20) MiB (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again")
+            "the map is full: \(names) reached the limit of \(maxMapSize >> 20) MiB (--map-size-max); writes are refused, reads go on. Restart with a larger --map-size-max to take writes again",
+            reason: .diskFull)
         mapLimitRefusal.withLock { $0 = refusal }
         hasMapLimitRefusal.store(true, ordering: .releasing)
         return refusal

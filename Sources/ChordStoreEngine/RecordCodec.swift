@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 import Foundation
 public import ChordStoreDomain
 public import ChordStoreProto

@@ -15,9 +15,7 @@ import ChordStoreDomain
 enum ReplicaApplier {
     static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
         guard previous == space.logHead.position else {
-            throw ChordStoreError(
-                .failedPrecondition,
-                "\(ChordStoreError.divergedPrefix)the batch follows \(previous), but this log's last is \(space.logHead.position)")
+            throw ChordStoreError.diverged("the batch follows \(previous), but this log's last is \(space.logHead.position)")
         }
         for record in records {
             let head = space.logHead

@@ -24,15 +24,6 @@ struct LogHead: Sendable, Hashable {
     }
 }
 
-/// How a list of chordsets is ordered.
-public enum ChordsetOrder: String, Sendable, CaseIterable {
-    /// Oldest first by creation date, then by id: the seed app's list order.
-    case creationDate = "created"
-    /// The user's own order (``ChordStoreDomain/Chordset/index``).
-    case index
-    /// By title, localized and case-insensitive, then by creation date.
-    case title
-}
 
 /// Every store at one committed point of the log: the registry of stores and a snapshot
 /// of each.
@@ -174,7 +165,7 @@ extension StorageBackend {
         try StoreName.check(name)
         return try withStores { stores in
             guard let record = try stores.store(named: name) else {
-                throw ChordStoreError(.notFound, "there is no store named \(name)")
+                throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
             }
             return try body(try stores.snapshot(of: record))
         }

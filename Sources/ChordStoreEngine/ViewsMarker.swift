@@ -87,7 +87,7 @@ struct ViewsMarker {
         let code = errno
         let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
         if code == ENOSPC || code == EDQUOT {
-            return ChordStoreError(.resourceExhausted, "the disk is full: \(message)")
+            return ChordStoreError(.resourceExhausted, "the disk is full: \(message)", reason: .diskFull)
         }
         return ChordStoreError(.unavailable, message)
     }

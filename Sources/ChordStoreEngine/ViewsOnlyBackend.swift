@@ -16,7 +16,8 @@ final class ViewsOnlyBackend: StorageBackend {
     /// The refusal of whatever needs the log, or writes.
     static let logArriving = ChordStoreError(
         .unavailable,
-        "this follower is still receiving its copy of the leader's log: it serves the current state from the leader's views until then; as-of reads, histories and event feeds wait for the log (retry shortly, or ask another member)")
+        "this follower is still receiving its copy of the leader's log: it serves the current state from the leader's views until then; as-of reads, histories and event feeds wait for the log (retry shortly, or ask another member)",
+        reason: .stillReceivingLog)
 
     let viewsEnv: Environment
     let dbs: StoreDatabases

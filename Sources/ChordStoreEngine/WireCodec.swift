@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreDomain
 import Foundation
 

@@ -107,8 +107,8 @@ public final class EtcdClient: Sendable {
     func revokeLease(_ id: Int64, timeout: Duration) async throws(ChordStoreError) {
         do {
             let _: Etcdserverpb_LeaseRevokeResponse = try await unary(Self.revokeMethod, Etcdserverpb_LeaseRevokeRequest.with { $0.id = id }, timeout: timeout)
-        } catch where error.message.contains("lease not found") {
-            return  // already gone
+        } catch where error.code == .notFound {
+            return  // already gone (etcd's "requested lease not found")
         }
     }
 
@@ -214,9 +214,12 @@ public final class EtcdClient: Sendable {
                 return result
             } catch {
                 let code = (error as? RPCError)?.code
-                failure = ChordStoreError(
-                    code == .unavailable || code == .deadlineExceeded || code == nil ? .unavailable : .failedPrecondition,
-                    "etcd at \(endpoints[index]): \(Self.describe(error))")
+                let mapped: ChordStoreError.Code = switch code {
+                case .unavailable?, .deadlineExceeded?, nil: .unavailable
+                case .notFound?: .notFound  // a lease etcd does not know
+                default: .failedPrecondition
+                }
+                failure = ChordStoreError(mapped, "etcd at \(endpoints[index]): \(Self.describe(error))")
                 guard code == .unavailable || code == .deadlineExceeded || code == nil, !Task.isCancelled else { throw failure }
             }
         }

@@ -100,7 +100,10 @@ private struct GRPCServerService: Service {
         config.rpc.maxRequestPayloadSize = endpoint.limits.maxFrameSize
         config.http2.maxConcurrentStreams = endpoint.limits.maxCallsPerConnection
         config.connection.maxIdleTime = endpoint.limits.idleTimeout
-        config.connection.maxGraceTime = endpoint.grace  // a shutdown never waits on a client longer
+        // The calls end at the server's own grace (EndpointService): by the time this
+        // transport shuts down none is left, and it need not wait for clients to close
+        // their connections after its GOAWAY.
+        config.connection.maxGraceTime = .milliseconds(250)
         // A client's reset of a stream (its cancel of a call) ends that stream only, up to
         // the endpoint's own limit (StreamResetHandler).
         let maxResets = endpoint.limits.maxStreamResets

@@ -1,3 +1,5 @@
+import ChordStoreAPI
+import ChordStoreDomain
 import ChordStoreServer
 import ChordStoreWire
 import Foundation
@@ -17,7 +19,7 @@ struct RegistryService: RegistrableRPCService {
     let requestTimeout: Duration
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
-        for method in CallRunner.methods {
+        for method in Method.allCases {  // member-only methods too: refused with UNIMPLEMENTED and its reason
             router.registerHandler(forMethod: MethodDescriptor(method), deserializer: RawMessageCoder(), serializer: RawMessageCoder()) { [self] request, context in
                 await handle(method, request, context)
             }

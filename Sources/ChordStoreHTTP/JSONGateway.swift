@@ -1,3 +1,5 @@
+import ChordStoreAPI
+import ChordStoreDomain
 import ChordStoreServer
 import ChordStoreWire
 import Foundation
@@ -49,7 +51,7 @@ struct JSONGateway: Sendable {
     /// Answers `POST /api/<service>/<method>`.
     func call(_ name: String, _ request: Request, _ context: EndpointRequestContext) async -> Response {
         let started = ContinuousClock.now
-        guard let method = Method(rawValue: name), let messages = ServiceDispatcher.messages[method] else {
+        guard let method = Method(rawValue: name) else {
             return Self.failure(WireError(.unimplemented, "no method '\(name.prefix(200))' here: the methods are in proto/chordstore/v1/rpc.proto"))
         }
         let peer = context.remoteAddress?.ipAddress ?? ""
@@ -60,7 +62,7 @@ struct JSONGateway: Sendable {
             try checkSameOrigin(request.headers, authority: request.head.authority ?? "")
             call = try CallHeaders(request.headers)
             principal = try await runner.admit(method, metadata: call.fields, store: call.store, peer: peer)
-            payload = try await Self.decode(request, as: messages.request, limits: limits)
+            payload = try await Self.decode(request, as: method.spec.request, limits: limits)
         } catch {
             return Self.failure(error)
         }
@@ -73,7 +75,7 @@ struct JSONGateway: Sendable {
                 let reply = try await bounds.run { () async throws(WireError) -> [UInt8] in
                     try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
                 }
-                return HTTPEndpoint.json(.ok, ByteBuffer(string: try Self.jsonText(reply, as: messages.reply) + "\n"))
+                return HTTPEndpoint.json(.ok, ByteBuffer(string: try Self.jsonText(reply, as: method.spec.reply) + "\n"))
             } catch {
                 return Self.failure(error)
             }
@@ -96,7 +98,7 @@ struct JSONGateway: Sendable {
                 try await bounds.run(cancelled: closed) { () async throws(WireError) in
                     try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
                         var buffer = ByteBuffer()
-                        for message in page { buffer.writeString("data: \(try Self.jsonText(message.serialized, as: messages.reply))\n\n") }
+                        for message in page { buffer.writeString("data: \(try Self.jsonText(message.serialized, as: method.spec.reply))\n\n") }
                         try await emit(buffer)
                     }
                 }
@@ -120,13 +122,14 @@ struct JSONGateway: Sendable {
     /// nothing else then).
     private func checkSameOrigin(_ headers: HTTPFields, authority host: String) throws(WireError) {
         if let origin = headers[Header.origin], origin != "http://\(host)", origin != "https://\(host)" {
-            throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused")
+            throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused", reason: .otherOrigin)
         }
         if !runner.requiresCredentials {
             let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
             guard HostAddress.isLoopback(name) else {
                 throw WireError(
-                    .permissionDenied, "without authentication, calls must name the server by its loopback address or localhost (Host: \(host.prefix(200)))")
+                    .permissionDenied, "without authentication, calls must name the server by its loopback address or localhost (Host: \(host.prefix(200)))",
+                    reason: .otherOrigin)
             }
         }
     }
@@ -171,10 +174,12 @@ struct JSONGateway: Sendable {
         }
     }
 
-    /// An error's JSON: `{"code": "NOT_FOUND", "message": …}`, with the leader of a
+    /// An error's JSON: `{"code": "NOT_FOUND", "reason": "STORE_NOT_FOUND", "message": …}`
+    /// (no reason for `OK`), with the leader of a
     /// refused write and the current revision of an `ABORTED` when there are.
     private static func statusText(_ error: WireError) -> String {
         var fields: [String: any Sendable] = ["code": "\(error.code)", "message": error.message]
+        if error.code != .ok { fields["reason"] = error.reason.rawValue }
         if let leader = error.leader { fields["leader"] = leader }
         if let revision = error.currentRevision { fields["current_revision"] = String(revision) }
         let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreServer
 import ChordStoreWire
 import Hummingbird

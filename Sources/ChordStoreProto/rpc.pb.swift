@@ -262,6 +262,12 @@ public nonisolated struct Chordstore_V1_Status: Sendable {
   /// (HOST:PORT), where the write should go; empty if this node knows no leader now.
   public var leader: String = String()
 
+  /// Why, for a machine: a stable upper-case name (NOT_LEADER, TOKEN_REQUIRED, ...;
+  /// docs/PROTOCOL.md section 3 lists them), the code's own name when nothing more
+  /// specific applies. Branch on it, never on `message`. Empty from servers before
+  /// 2026-11-27: read it as the code's name.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2313,7 +2319,7 @@ nonisolated extension Chordstore_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Status"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}current_revision\0\u{1}leader\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}current_revision\0\u{1}leader\0\u{1}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2325,6 +2331,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.currentRevision) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -2343,6 +2350,9 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
     if !self.leader.isEmpty {
       try visitor.visitSingularStringField(value: self.leader, fieldNumber: 4)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2351,6 +2361,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.message != rhs.message {return false}
     if lhs.currentRevision != rhs.currentRevision {return false}
     if lhs.leader != rhs.leader {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -121,7 +122,7 @@ enum PendingWriteCodec {
     static func encode(_ rejected: RejectedWrite, session: String) -> [UInt8] {
         let message = Chordstore_V1_RejectedWrite.with {
             $0.write = Self.message(rejected.write, session: session)
-            $0.code = UInt32(clamping: rejected.code.rawValue)
+            $0.code = rejected.code.rawValue
             $0.message = rejected.message
             $0.rejectedMicros = rejected.rejected.microsecondsSince1970
         }
@@ -136,7 +137,7 @@ enum PendingWriteCodec {
             throw ReplicaError(.damaged, "rejected write \(key) cannot be read: \(error)")
         }
         return RejectedWrite(
-            write: try write(message.write, key: key), code: ChordStoreError.Code(rawValue: Int(message.code)),
+            write: try write(message.write, key: key), code: StatusCode(rawValue: message.code) ?? .unknown,
             message: message.message, rejected: Instant(microsecondsSince1970: message.rejectedMicros))
     }
 }

@@ -1,4 +1,4 @@
-import ChordStoreDomain
+public import ChordStoreDomain
 public import ChordStoreEngine
 import Foundation
 import Synchronization

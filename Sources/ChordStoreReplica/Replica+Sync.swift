@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
@@ -214,7 +215,7 @@ extension Replica {
 
     private func reject(_ write: PendingWrite, _ error: ClientError) throws(ReplicaError) -> RejectedWrite {
         let rejection = RejectedWrite(
-            write: write, code: ChordStoreError.Code(rawValue: Int(error.code.rawValue)), message: error.message, rejected: .now)
+            write: write, code: error.code, message: error.message, rejected: .now)
         try core.withLock { core throws(ReplicaError) in
             try storage.reject(rejection, session: session)
             _ = core.model.reject(commandID: write.commandID)
@@ -314,14 +315,14 @@ extension Replica {
         case .invalidArgument, .notFound, .alreadyExists, .permissionDenied, .aborted, .outOfRange:
             return !isStoreGone(error)
         case .failedPrecondition:
-            return error.leader == nil && !error.message.hasPrefix("not the leader")
+            return error.leader == nil && error.reason != .notLeader
         default:
             return false
         }
     }
 
     private static func isStoreGone(_ error: ClientError) -> Bool {
-        error.code == .notFound && error.message.hasPrefix("there is no store named")
+        error.reason == .storeNotFound
     }
 
     /// The replica's error for a failed call.

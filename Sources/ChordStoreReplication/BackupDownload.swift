@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreWire

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
@@ -130,14 +131,14 @@ extension ReplicationNode {
         } catch let error as FollowEnd {
             throw error
         } catch let error as ClientError {
-            if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.divergedPrefix) { throw .diverged(error.message) }
-            if error.code == .failedPrecondition, error.message.hasPrefix(ChordStoreError.notLeaderPrefix) { throw .redirected(error.leader) }
+            if error.reason == .diverged { throw .diverged(error.message) }
+            if error.reason == .notLeader { throw .redirected(error.leader) }
             throw .failed("\(error)")
         } catch let error as ChordStoreError {
             // A batch this log refuses (tampered, not following this log's last event, of
             // a leader deposed meanwhile, or a full disk here).
-            if error.isDivergence { throw .diverged(error.message) }
-            if error.message.hasPrefix(ChordStore.olderLeaderPrefix) { throw .redirected(nil) }
+            if error.reason == .diverged { throw .diverged(error.message) }
+            if error.reason == .olderLeader { throw .redirected(nil) }
             throw .failed("refused a batch: \(error)")
         } catch {
             throw .failed("\(error)")

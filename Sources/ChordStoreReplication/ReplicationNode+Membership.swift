@@ -78,7 +78,7 @@ extension ReplicationNode {
         let address = adding ?? removing ?? ""
         if adding != nil { try Self.checkAddress(address) }
         guard writeRefusal() == nil else {
-            throw ChordStoreError(.failedPrecondition, ChordStoreError.notLeaderPrefix + "membership changes are made by the leader")
+            throw ChordStoreError.notLeader("membership changes are made by the leader")
         }
         let current = try state.withLock { state throws(ChordStoreError) -> Membership in
             guard !state.changingMembers else { throw ChordStoreError(.aborted, "another membership change is under way; retry when it is done") }

@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreDomain
 public import ChordStoreEngine
 public import ChordStoreWire
@@ -65,19 +66,20 @@ public final class Authenticator: Sendable {
         guard let localAdmin else { return .success(.unrestricted) }
         if let secret = metadata["cluster-secret"] {
             guard let clusterSecretHash else {
-                return .failure(WireError(.unauthenticated, "this server accepts no cluster member: it was started without --cluster-secret-file"))
+                return .failure(WireError(
+                    .unauthenticated, "this server accepts no cluster member: it was started without --cluster-secret-file", reason: .clusterSecretInvalid))
             }
             guard secret.utf8.count <= 1_024, TokenSecret.equal(TokenSecret.hash(secret), clusterSecretHash) else {
-                return .failure(WireError(.unauthenticated, "the cluster secret is not this cluster's"))
+                return .failure(WireError(.unauthenticated, "the cluster secret is not this cluster's", reason: .clusterSecretInvalid))
             }
             return .success(.member)
         }
         guard let header = metadata["authorization"] else { return .success(.anonymous) }
         guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            return .failure(WireError(.unauthenticated, "the authorization metadata must be 'Bearer <token>'"))
+            return .failure(WireError(.unauthenticated, "the authorization metadata must be 'Bearer <token>'", reason: .tokenInvalid))
         }
         let secret = String(header.dropFirst(7))
-        let invalid = WireError(.unauthenticated, "the token is not valid: unknown, revoked, or mistyped")
+        let invalid = WireError(.unauthenticated, "the token is not valid: unknown, revoked, or mistyped", reason: .tokenInvalid)
         guard let id = TokenSecret.id(of: secret) else { return .failure(invalid) }
         let grant: TokenGrant?
         if id == localAdmin.id {

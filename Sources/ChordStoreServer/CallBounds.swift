@@ -1,3 +1,4 @@
+public import ChordStoreDomain
 public import ChordStoreWire
 
 /// The ends a call's work can meet besides its own, for the endpoints beside the framed
@@ -63,7 +64,7 @@ public struct CallBounds: Sendable {
             if let shutdown {
                 group.addTask {
                     await shutdown.wait()
-                    return Task.isCancelled ? nil : .failure(WireError(.unavailable, "the server is shutting down"))
+                    return Task.isCancelled ? nil : .failure(WireError(.unavailable, "the server is shutting down", reason: .shuttingDown))
                 }
             }
             defer { group.cancelAll() }

@@ -1,3 +1,5 @@
+import ChordStoreAPI
+import ChordStoreDomain
 import ChordStoreWire
 
 /// How much of the server's streams one token and one store may hold at once

@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 import ChordStoreProto
 import ChordStoreDomain
 import ChordStoreEngine
@@ -42,7 +43,7 @@ public struct CallRunner: Sendable {
     public var requiresCredentials: Bool { authenticator.isEnabled }
 
     /// Whether `method` answers with a stream of messages.
-    public static func isStream(_ method: Method) -> Bool { ServiceDispatcher.registry[method]?.handler.isStream ?? false }
+    public static func isStream(_ method: Method) -> Bool { method.spec.isStream }
 
     /// Who a call with `metadata` comes from, if it may call `method` on `store`.
     /// An invalid credential counts towards `peer`'s failed guesses: the returned delay
@@ -87,7 +88,7 @@ public struct CallRunner: Sendable {
     /// it asks; a read with `minSequence` first waits for that event of its store.
     public func unary(_ method: Method, payload: Data, context: CallContext, minSequence: UInt64 = 0) async throws(WireError) -> [UInt8] {
         let entry = try Self.entry(for: method)
-        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
+        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
         let started = ContinuousClock.now
         activity.callStarted(method, stream: false)
         defer { activity.callEnded(method, stream: false) }
@@ -114,7 +115,7 @@ public struct CallRunner: Sendable {
         guard case .serverStream(let run) = try Self.entry(for: method).handler else {
             throw WireError(.unimplemented, "method '\(method.rawValue)' is not a stream")
         }
-        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down") }
+        guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
         activity.callStarted(method, stream: true)
         defer { activity.callEnded(method, stream: true) }
         let (activity, dispatcher) = (self.activity, self.dispatcher)

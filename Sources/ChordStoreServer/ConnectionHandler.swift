@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreEngine
 import ChordStoreDomain
 import ChordStoreProto
@@ -118,7 +119,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard !authenticated else { return }
         let (bound, timeout) = (NIOLoopBound(self, eventLoop: context.eventLoop), limits.unauthenticatedTimeout)
         unauthenticatedTimer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            bound.value.goAway(WireError(.unauthenticated, "no call on this connection showed a valid credential within \(timeout)"))
+            bound.value.goAway(WireError(
+                .unauthenticated, "no call on this connection showed a valid credential within \(timeout)", reason: .noCredentialInTime))
         }
     }
 
@@ -193,7 +195,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// calls in flight may need) end now with `UNAVAILABLE`, so that they hold up neither
     /// the drain nor the client, which can resubscribe elsewhere.
     private func endClientStreams() {
-        let error = WireError(.unavailable, "the server is shutting down")
+        let error = WireError(.unavailable, "the server is shutting down", reason: .shuttingDown)
         for (callID, call) in calls where call.isStream && call.method != .replicate {
             end(callID, token: call.token, with: .failure(error))
         }
@@ -272,7 +274,8 @@ final class ConnectionHandler: ChannelInboundHandler {
                 let handler = bound.value
                 handler.answer(callID, method, started: nil, status: .init(error))
                 if closing {
-                    handler.goAway(WireError(.unauthenticated, "too many failed authentications from this address; try again later"))
+                    handler.goAway(WireError(
+                        .unauthenticated, "too many failed authentications from this address; try again later", reason: .tooManyFailedAuthentications))
                     return
                 }
                 handler.penalized = false
@@ -308,12 +311,13 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard running < Self.maxRunningFactor * limits.maxCallsPerConnection else {
             answer(callID, method, started: started, status: .init(WireError(
                 .resourceExhausted,
-                "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly")))
+                "\(running) calls of this connection, ended or not, are still finishing their work (at most \(Self.maxRunningFactor) × \(limits.maxCallsPerConnection)); retry shortly",
+                reason: .stillFinishing)))
             return
         }
         // A drain still takes acknowledgements of replication: quorum writes in flight wait for them.
         guard !activity.isDraining || method == .ackReplication else {
-            answer(callID, method, started: started, status: .init(WireError(.unavailable, "the server is shutting down")))
+            answer(callID, method, started: started, status: .init(WireError(.unavailable, "the server is shutting down", reason: .shuttingDown)))
             return
         }
         guard let method, let entry = ServiceDispatcher.registry[method] else {
@@ -516,7 +520,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             answer(callID, call.method, started: started, payload: payload, status: .ok)
         case .failure(let error):
             call.task?.cancel()
-            if error.code == .resourceExhausted, error.message.hasPrefix(StreamWriter.slowReaderPrefix) { activity.slowReaderCut() }
+            if error.reason == .slowReader { activity.slowReaderCut() }
             if error.code == .internal || error.code == .dataLoss {
                 logger.error("call failed", metadata: ["call": "\(callID)", "error": "\(error)"])
             }

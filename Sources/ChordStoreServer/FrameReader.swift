@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreWire
 import NIOCore
 

@@ -1,3 +1,4 @@
+public import ChordStoreDomain
 public import ChordStoreWire
 public import NIOCore
 

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreWire
 import Synchronization
@@ -70,7 +71,7 @@ final class LiveCalls: Sendable {
 
     /// The end of a call whose token was revoked.
     private static func revoked(_ grant: TokenGrant) -> WireError {
-        WireError(.unauthenticated, "token \(grant.id) was revoked while this call ran")
+        WireError(.unauthenticated, "token \(grant.id) was revoked while this call ran", reason: .tokenRevoked)
     }
 
     /// Forgets a call whose work ended, giving its slot back.

@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreDomain
 public import ChordStoreWire
 
@@ -25,24 +26,26 @@ public enum Principal: Sendable, Hashable {
         switch (self, permission) {
         case (_, .anyone), (.unrestricted, _): return nil
         case (.anonymous, _):
-            return WireError(.unauthenticated, "this call needs a token: send the metadata 'authorization: Bearer <token>' (docs/SECURITY.md)")
+            return WireError(
+                .unauthenticated, "this call needs a token: send the metadata 'authorization: Bearer <token>' (docs/SECURITY.md)", reason: .tokenRequired)
         case (.member, .member), (.member, .clusterStatus), (.member, .clusterChange), (.member, .dataCopy): return nil
         case (.member, _):
-            return WireError(.permissionDenied, "the cluster secret is for replication and cluster calls only; this call needs a token")
+            return WireError(.permissionDenied, "the cluster secret is for replication and cluster calls only; this call needs a token", reason: .secretNotForData)
         case (.token, .member):
-            return WireError(.permissionDenied, "only cluster members (with the cluster secret) may make this call, not a token")
+            return WireError(.permissionDenied, "only cluster members (with the cluster secret) may make this call, not a token", reason: .membersOnly)
         case (.token(let grant), _) where grant.role == .admin: return nil
         case (.token(let grant), .read), (.token(let grant), .write):
             let target = StoreName.resolved(store)
             guard grant.storeName == target else {
-                return WireError(.permissionDenied, "token \(grant.id) works on store \(grant.storeName) only, not on \(target.prefix(64))")
+                return WireError(.permissionDenied, "token \(grant.id) works on store \(grant.storeName) only, not on \(target.prefix(64))", reason: .otherStore)
             }
             if permission == .write, grant.role == .readOnly {
-                return WireError(.permissionDenied, "token \(grant.id) is read-only")
+                return WireError(.permissionDenied, "token \(grant.id) is read-only", reason: .readOnlyToken)
             }
             return nil
         case (.token(let grant), _):
-            return WireError(.permissionDenied, "token \(grant.id) is \(grant.role.rawValue) for store \(grant.storeName); this call needs an admin token")
+            return WireError(
+                .permissionDenied, "token \(grant.id) is \(grant.role.rawValue) for store \(grant.storeName); this call needs an admin token", reason: .adminOnly)
         }
     }
 }

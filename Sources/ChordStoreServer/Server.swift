@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 public import ChordStoreEngine
 public import ChordStoreWire
 public import Logging
@@ -138,7 +139,7 @@ public final class Server: Sendable {
             ])
         }
         activity.graceOver.fire()  // the gRPC and HTTP endpoints' calls still running end now
-        let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down"))
+        let goAway = Chordstore_V1_Frame.goAway(WireError(.unavailable, "the server is shutting down", reason: .shuttingDown))
         // Never wait on a client that does not read: write the GoAway without waiting,
         // then close (the close does not wait for the write either).
         for connection in state.withLock({ Array($0.connections.values) }) {

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreEngine
 import ChordStoreWire
 import Synchronization

@@ -1,5 +1,7 @@
+public import ChordStoreAPI
 public import CoreMetrics
 import ChordStoreEngine
+public import ChordStoreDomain
 public import ChordStoreWire
 import Synchronization
 

@@ -49,7 +49,7 @@ extension ServiceDispatcher {
     /// A command's failure as the wire tells it: a refusal because the role changed
     /// while the command waited for the writer names the leader.
     static func commandError(_ error: ChordStoreError, leader replication: ReplicationNode?) -> WireError {
-        if error.code == .failedPrecondition, error.message == ChordStore.notLeaderRefusal.message {
+        if error.reason == .notLeader {
             return notLeader(replication?.leader ?? "")
         }
         return WireError(error)

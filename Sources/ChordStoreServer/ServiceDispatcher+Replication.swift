@@ -45,14 +45,11 @@ extension ServiceDispatcher {
         var previous: LogPosition
         do {
             guard let mine = try store.position(at: from - 1) else {
-                throw WireError(
-                    .failedPrecondition,
-                    "\(ChordStoreError.divergedPrefix)the follower has event \(from - 1); this leader's log ends at \(try store.lastLogSequence())")
+                throw WireError(ChordStoreError.diverged("the follower has event \(from - 1); this leader's log ends at \(try store.lastLogSequence())"))
             }
             guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
-                throw WireError(
-                    .failedPrecondition,
-                    "\(ChordStoreError.divergedPrefix)the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)")
+                throw WireError(ChordStoreError.diverged(
+                    "the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)"))
             }
             previous = mine
         } catch {
@@ -100,7 +97,7 @@ extension ServiceDispatcher {
                 // a second), carrying whatever committed meanwhile.
                 _ = await replication?.waitForAcknowledgement(from: request.address, of: last.sequence, timeout: .seconds(1))
             }
-            if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
+            if isDraining() { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             try checkServesReplication()
             if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence, timeout: Self.heartbeat) } else { await Task.yield() }
@@ -204,7 +201,8 @@ extension ServiceDispatcher {
             if Task.isCancelled { throw WireError(.deadlineExceeded, "event \(sequence) did not reach a quorum before the deadline") }
             throw WireError(
                 .unavailable,
-                "event \(sequence) is on this node's disk, but a majority of the members did not acknowledge it in time: it may or may not survive a failover")
+                "event \(sequence) is on this node's disk, but a majority of the members did not acknowledge it in time: it may or may not survive a failover",
+                reason: .noQuorum)
         }
     }
 
@@ -221,7 +219,7 @@ extension ServiceDispatcher {
     /// store's deletion revokes the tokens scoped to it).
     func checkStillAuthorized(_ context: CallContext) throws(WireError) {
         if case .token(let grant) = context.principal, let authenticator, !authenticator.isLive(grant) {
-            throw WireError(.unauthenticated, "token \(grant.id) was revoked while this call waited")
+            throw WireError(.unauthenticated, "token \(grant.id) was revoked while this call waited", reason: .tokenRevoked)
         }
     }
 
@@ -240,7 +238,9 @@ extension ServiceDispatcher {
             if last >= sequence { return }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             guard ContinuousClock.now < deadline else {
-                throw WireError(.unavailable, "this node has applied events up to \(last) of store \(StoreName.resolved(name)), not yet \(sequence)")
+                throw WireError(
+                    .unavailable, "this node has applied events up to \(last) of store \(StoreName.resolved(name)), not yet \(sequence)",
+                    reason: .notCaughtUp)
             }
             await store.waitForCommit(after: last, store: name, timeout: .milliseconds(200))
         }
@@ -260,9 +260,8 @@ extension ServiceDispatcher {
     }
 
     static func notLeader(_ leader: String) -> WireError {
-        WireError(
-            .failedPrecondition,
-            ChordStoreError.notLeaderPrefix + (leader.isEmpty ? "no leader is known now; retry shortly" : "send it to \(leader)"),
-            leader: leader)
+        var refusal = WireError(ChordStoreError.notLeader(leader.isEmpty ? "no leader is known now; retry shortly" : "send it to \(leader)"))
+        refusal.leader = leader
+        return refusal
     }
 }

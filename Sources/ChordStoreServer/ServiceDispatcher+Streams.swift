@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -92,7 +93,7 @@ extension ServiceDispatcher {
             }
             try checkStreamStore(storeID, context)  // the page was read from the store the stream started on
             if !batch.isEmpty { try await emit(batch.map(ReplyPayload.bytes)) }
-            if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)") }
+            if isDraining() { throw WireError(.unavailable, "the server is shutting down; subscribe again from \(next)", reason: .shuttingDown) }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             if scanned > 0 {
                 await Task.yield()  // catching up: read on, letting other calls run between pages
@@ -137,7 +138,7 @@ extension ServiceDispatcher {
                 $0.initial = current.chordsets.map(\.proto)
             }.serializedBytes())])
             while true {
-                if isDraining() { throw WireError(.unavailable, "the server is shutting down") }
+                if isDraining() { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
                 if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
                 await store.waitForCommit(after: current.sequence, store: context.store)
                 guard try store.lastSequence(store: context.store) > current.sequence else { continue }

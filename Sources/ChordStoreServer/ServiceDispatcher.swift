@@ -1,3 +1,4 @@
+public import ChordStoreAPI
 import ChordStoreDomain
 public import ChordStoreEngine
 import ChordStoreProto
@@ -46,7 +47,7 @@ public struct ServiceDispatcher: Sendable {
         let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, .getChordset)
         let chordsetID = try id(request.chordsetID, "chordset_id")
         guard let message = try store.chordsetMessage(chordsetID, store: context.store) else {
-            throw WireError(.notFound, "no chordset has id \(chordsetID)")
+            throw WireError(.notFound, "no chordset has id \(chordsetID)", reason: .chordsetNotFound)
         }
         return message
     }
@@ -54,7 +55,7 @@ public struct ServiceDispatcher: Sendable {
     func getChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetChordRequest.self, payload, .getChord)
         let chordID = try id(request.chordID, "chord_id")
-        guard let found = try store.chord(chordID, store: context.store) else { throw WireError(.notFound, "no chord has id \(chordID)") }
+        guard let found = try store.chord(chordID, store: context.store) else { throw WireError(.notFound, "no chord has id \(chordID)", reason: .chordNotFound) }
         return try Chordstore_V1_ChordView.with {
             $0.chord = found.chord.proto
             if let owner = found.chordsetID { $0.chordsetID = owner.protoBytes }
@@ -192,7 +193,7 @@ public struct ServiceDispatcher: Sendable {
             case .chordset(let get):
                 let chordsetID = try id(get.chordsetID, "chordset_id")
                 guard let chordset = past.chordset(chordsetID) else {
-                    throw WireError(.notFound, "no chordset had id \(chordsetID) at event \(past.sequence)")
+                    throw WireError(.notFound, "no chordset had id \(chordsetID) at event \(past.sequence)", reason: .chordsetNotFound)
                 }
                 reply.chordset = chordset.proto
             case .profile:

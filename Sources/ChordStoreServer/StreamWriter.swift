@@ -1,13 +1,12 @@
+import ChordStoreDomain
 import ChordStoreWire
 import NIOCore
 
 extension StreamWriter {
     /// How a stream whose client does not read ends; counted once, when it ends a call.
     static func slowReader(_ timeout: Duration) -> WireError {
-        WireError(.resourceExhausted, slowReaderPrefix + "\(timeout)")
+        WireError(.resourceExhausted, "the client did not read its stream for \(timeout)", reason: .slowReader)
     }
-
-    static let slowReaderPrefix = "the client did not read its stream for "
 }
 
 /// Writes the messages of one server stream, waiting while the client does not read:

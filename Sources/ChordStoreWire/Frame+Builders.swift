@@ -1,3 +1,4 @@
+import ChordStoreDomain
 public import ChordStoreProto
 public import NIOCore
 import Foundation
@@ -36,6 +37,7 @@ extension Chordstore_V1_Status {
     public init(_ error: WireError) {
         self.init()
         code = error.code.rawValue
+        reason = error.reason.rawValue
         message = error.message
         currentRevision = error.currentRevision ?? 0
         leader = error.leader ?? ""

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 public import NIOCore
 
 /// Splits a byte stream into frame bodies: a 4-byte big-endian length N, then N bytes.

@@ -1,10 +1,14 @@
 public import ChordStoreDomain
 
-/// A protocol-level error: its status code (gRPC's numbers) and a message for a person.
-/// Errors of the engine (``ChordStoreDomain/ChordStoreError``) carry the same codes.
+/// The error of the server and the wire: a status code (gRPC's numbers), a reason for a
+/// machine (``ChordStoreDomain/ErrorReason``), a message for a person, and what the
+/// framed `Status` carries besides. Errors of the engine
+/// (``ChordStoreDomain/ChordStoreError``) carry the same codes and reasons.
 public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status code.
     public var code: StatusCode
+    /// Why, for a machine (the code's name when nothing more specific applies).
+    public var reason: ErrorReason
     /// What went wrong.
     public var message: String
     /// With `ABORTED` for an expected-revision mismatch: the item's revision now.
@@ -12,9 +16,10 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// With `FAILED_PRECONDITION` for a write sent to a follower: the leader's HOST:PORT.
     public var leader: String?
 
-    /// Creates an error.
-    public init(_ code: StatusCode, _ message: String, currentRevision: UInt64? = nil, leader: String? = nil) {
+    /// Creates an error; `reason` defaults to the code's name.
+    public init(_ code: StatusCode, _ message: String, reason: ErrorReason? = nil, currentRevision: UInt64? = nil, leader: String? = nil) {
         self.code = code
+        self.reason = reason ?? ErrorReason(code)
         self.message = message
         self.currentRevision = currentRevision
         self.leader = leader
@@ -22,9 +27,7 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The wire form of an engine error.
     public init(_ error: ChordStoreError) {
-        self.init(
-            StatusCode(rawValue: UInt32(clamping: error.code.rawValue)) ?? .unknown, error.message,
-            currentRevision: error.currentRevision)
+        self.init(error.code, error.message, reason: error.reason, currentRevision: error.currentRevision)
     }
 
     public var description: String { "\(code): \(message)" }

@@ -1,3 +1,5 @@
+import ChordStoreAPI
+import ChordStoreDomain
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreProto

@@ -50,7 +50,7 @@ struct BackupCommand: AsyncParsableCommand {
                     await client.close()
                 } catch let error as ClientError {
                     await client.close()
-                    throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+                    throw Failure(ChordStoreError(error.code, error.message, reason: error.reason))
                 } catch {
                     await client.close()
                     throw error

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreGRPC
 import ChordStoreProto
@@ -86,12 +87,12 @@ private struct GRPCCaller: Sendable {
     let metadata: Metadata
 
     func callAsFunction(
-        _ client: GRPCClient<HTTP2ClientTransport.Posix>, _ method: ChordStoreWire.Method, _ request: some SwiftProtobuf.Message
+        _ client: GRPCClient<HTTP2ClientTransport.Posix>, _ method: ChordStoreAPI.Method, _ request: some SwiftProtobuf.Message
     ) async throws -> [UInt8] {
         try await callAsFunction(client, method, bytes: try request.serializedBytes())
     }
 
-    func callAsFunction(_ client: GRPCClient<HTTP2ClientTransport.Posix>, _ method: ChordStoreWire.Method, bytes: [UInt8]) async throws -> [UInt8] {
+    func callAsFunction(_ client: GRPCClient<HTTP2ClientTransport.Posix>, _ method: ChordStoreAPI.Method, bytes: [UInt8]) async throws -> [UInt8] {
         try await client.unary(
             request: ClientRequest(message: bytes, metadata: metadata), descriptor: MethodDescriptor(method),
             serializer: RawMessageCoder(), deserializer: RawMessageCoder(), options: .defaults

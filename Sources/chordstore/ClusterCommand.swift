@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
@@ -119,7 +120,7 @@ struct ClusterRemoveCommand: AsyncParsableCommand {
 
 /// Runs `AddMember` or `RemoveMember` for `address` (the leader runs it: a follower's
 /// refusal names it) and prints the cluster's status after.
-private func changeMembers(_ global: GlobalOptions, _ method: ChordStoreWire.Method, _ address: String) async throws {
+private func changeMembers(_ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ address: String) async throws {
     let status: Chordstore_V1_ClusterStatus = try await serverCall(
         global, method, Chordstore_V1_MemberChangeRequest.with { $0.address = address }, retry: Client.RetryPolicy())
     print(global.json ? try status.jsonString() : ClusterStatusCommand.text(status))

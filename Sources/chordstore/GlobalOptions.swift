@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
@@ -164,7 +165,7 @@ extension GlobalOptions {
 
 /// One unary call to `--server` (within 30 s); a refusal is a ``Failure``.
 func serverCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-    _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request, retry: Client.RetryPolicy,
+    _ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ request: Request, retry: Client.RetryPolicy,
     as: Response.Type = Response.self
 ) async throws -> Response {
     let client = try global.client(retry: retry)
@@ -172,7 +173,7 @@ func serverCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>
     do {
         return try await client.call(method, request, timeout: .seconds(30), as: Response.self)
     } catch {
-        throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+        throw Failure(ChordStoreError(error.code, error.message, reason: error.reason))
     }
 }
 
@@ -249,16 +250,19 @@ struct Failure: Error, CustomStringConvertible {
     let error: ChordStoreError
     init(_ error: ChordStoreError) { self.error = error }
     var description: String {
-        guard error.code == .unauthenticated, error.message.hasPrefix("this call needs a token") else { return "\(error.code): \(error.message)" }
-        if error.message.contains("this client's token is shown only to") {
+        switch error.reason {
+        case .tokenWithheld:
             return "\(error.code): \(error.message)\n"
                 + "The CLI found this machine's admin token in DATA/admin.token, and shows it only to the loopback server it was found for, "
                 + "never to another machine. To follow the leader there, give --token-file FILE or set CHORDSTORE_TOKEN (a token made with "
                 + "`chordstore token create`, which works on every member)."
-        }
-        return "\(error.code): \(error.message)\n"
+        case .tokenRequired:
+            return "\(error.code): \(error.message)\n"
             + "The CLI found no token: give --token-file FILE, or set CHORDSTORE_TOKEN. A server keeps its own admin token in "
             + "DATA/admin.token, which the CLI reads by itself when --server is a loopback address and DATA is $CHORDSTORE_DATA or ./chordstore-data."
+        default:
+            return "\(error.code): \(error.message)"
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import Foundation
 import ChordStoreDomain

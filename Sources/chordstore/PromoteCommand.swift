@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
@@ -40,7 +41,7 @@ struct PromoteCommand: AsyncParsableCommand {
 /// One call to `--server` (the first, when several are given) about that node: never
 /// moved to another (no redirect, no failover).
 func clusterCall<Request: SwiftProtobuf.Message>(
-    _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
+    _ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ request: Request
 ) async throws -> Chordstore_V1_NodeStatus {
     var retry = Client.RetryPolicy()
     retry.redirects = 0

@@ -113,7 +113,7 @@ struct ReplicaCommand: AsyncParsableCommand {
         func run() async throws {
             let id = try parseID(id)
             try await ReplicaCommand.with(replica, global) { replica in
-                guard let chordset = replica.chordset(id) else { throw ChordStoreError(.notFound, "no chordset has id \(id)") }
+                guard let chordset = replica.chordset(id) else { throw ChordStoreError(.notFound, "no chordset has id \(id)", reason: .chordsetNotFound) }
                 try Output.chordset(chordset, json: global.json)
             }
         }

@@ -19,7 +19,7 @@ struct ShowCommand: AsyncParsableCommand {
             let chordsetID = try parseID(id, what: "chordset id (--as-of reads chordsets only)")
             let answer = try await withAccess(global) { try await $0.readAsOf(point, .chordset(chordsetID)) }
             guard case .chordset(let chordset, let sequence) = answer, let chordset else {
-                throw Failure(ChordStoreError(.notFound, "no chordset had id \(chordsetID) then"))
+                throw Failure(ChordStoreError(.notFound, "no chordset had id \(chordsetID) then", reason: .chordsetNotFound))
             }
             if !global.json { Output.print("as of event \(sequence):") }
             return try Output.chordset(chordset, json: global.json)

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
@@ -291,13 +292,13 @@ struct RemoteAccess: StoreAccess {
         do {
             return try await body()
         } catch let error as ClientError {
-            if error.code == .unavailable, error.message.hasPrefix("cannot connect") {
+            if error.reason == .cannotConnect {
                 throw ChordStoreError(
                     .unavailable,
-                    "no server answers at \(servers); start one with 'chordstore serve', or give --data DIR to open a data directory directly")
+                    "no server answers at \(servers); start one with 'chordstore serve', or give --data DIR to open a data directory directly",
+                    reason: .cannotConnect)
             }
-            throw ChordStoreError(
-                ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message, currentRevision: error.currentRevision)
+            throw ChordStoreError(error.code, error.message, reason: error.reason, currentRevision: error.currentRevision)
         }
     }
 

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
@@ -125,7 +126,7 @@ struct TokenCommand: AsyncParsableCommand {
 /// One call of the token methods to `--server`, made once: a repeated create would make a
 /// second token.
 private func tokenCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-    _ global: GlobalOptions, _ method: ChordStoreWire.Method, _ request: Request
+    _ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ request: Request
 ) async throws -> Response {
     try await serverCall(global, method, request, retry: .once)
 }

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain
@@ -49,7 +50,7 @@ struct WatchCommand: AsyncParsableCommand {
                 if let count, printed >= count { break }
             }
         } catch let error as ClientError {
-            throw Failure(ChordStoreError(ChordStoreError.Code(rawValue: Int(error.code.rawValue)), error.message))
+            throw Failure(ChordStoreError(error.code, error.message, reason: error.reason))
         }
     }
 }

@@ -1,3 +1,5 @@
+import ChordStoreAPI
+import ChordStoreDomain
 import ChordStoreClient
 import ChordStoreEngine
 import ChordStoreProto

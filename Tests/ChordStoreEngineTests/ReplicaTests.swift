@@ -133,7 +133,7 @@ struct ReplicaTests {
         store.writeDeadline = .now - .milliseconds(1)
         let error = await #expect(throws: ChordStoreError.self) { try await store.add("too late") }
         #expect(error?.code == .failedPrecondition)
-        #expect(error?.message.hasPrefix(ChordStoreError.notLeaderPrefix) == true && error?.message.contains("lease lapsed") == true)
+        #expect(error?.reason == .notLeader && error?.message.contains("lease lapsed") == true)
         let later = ContinuousClock.now + .seconds(60)
         store.writeDeadline = later
         #expect(store.writeDeadline == later)

@@ -63,7 +63,7 @@ struct ViewsOnlyStoreTests {
             // Writes: refused as on any follower.
             await #expect { _ = try await views.add("refused") } throws: { error in
                 let error = error as? ChordStoreError
-                return error?.code == .failedPrecondition && error?.message.hasPrefix(ChordStoreError.notLeaderPrefix) == true
+                return error?.code == .failedPrecondition && error?.reason == .notLeader
             }
             #expect(views.writeRefusal?.code == .unavailable)
         }

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 @testable import ChordStoreEngine
 import ChordStoreDomain
 import ChordStoreProto

@@ -69,7 +69,7 @@ struct BootstrapViewsTests {
         let connection = try await Connection.connect(host: "127.0.0.1", port: port)
         let list = try await connection.call(.listChordsets, Chordstore_V1_ListChordsetsRequest(), as: Chordstore_V1_ChordsetList.self)
         #expect(list.chordsets.map(\.title) == titles)
-        await Self.expectRefusal(.failedPrecondition, ChordStoreError.notLeaderPrefix) {
+        await Self.expectRefusal(.failedPrecondition, "not the leader: ") {
             _ = try await connection.call(.addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "refused" }, as: Chordstore_V1_CommandReply.self)
         }
         await Self.expectRefusal(.unavailable, "still receiving its copy of the leader's log") {

@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
@@ -177,7 +178,7 @@ struct ReplicationServerTests {
         defer { Task { await follower.stop(); await leader.stop() } }
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
-        for method in [ChordStoreWire.Method.addMember, .removeMember] {
+        for method in [ChordStoreAPI.Method.addMember, .removeMember] {
             let refused = await #expect(throws: ClientError.self) {
                 try await client.call(method, Chordstore_V1_MemberChangeRequest.with { $0.address = "127.0.0.1:9" }, as: Chordstore_V1_ClusterStatus.self)
             }

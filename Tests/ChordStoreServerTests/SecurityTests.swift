@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
@@ -26,7 +27,7 @@ struct SecurityTests {
     /// `status`: an admin token or a cluster member (GetNodeStatus, GetClusterStatus,
     /// AddMember, RemoveMember, Backup).
     enum Need { case anyone, read, write, admin, status, member }
-    static let needs: [ChordStoreWire.Method: Need] = [
+    static let needs: [ChordStoreAPI.Method: Need] = [
         .addChordset: .write, .renameChordset: .write, .deleteChordset: .write, .setChordColor: .write,
         .setChordBPM: .write, .setControlsChord: .write, .moveChordset: .write, .deleteAll: .write,
         .undo: .write, .redo: .write,
@@ -60,8 +61,8 @@ struct SecurityTests {
 
     @Test("every method of the registry declares a permission, and every method × role × own/other store gets the outcome of the model")
     func permissionTable() async throws {
-        #expect(Set(Self.needs.keys) == Set(ChordStoreWire.Method.allCases), "a method has no line in the table of this test")
-        #expect(Set(ServiceDispatcher.registry.keys) == Set(ChordStoreWire.Method.allCases), "a method is missing from the registry")
+        #expect(Set(Self.needs.keys) == Set(ChordStoreAPI.Method.allCases), "a method has no line in the table of this test")
+        #expect(Set(ServiceDispatcher.registry.keys) == Set(ChordStoreAPI.Method.allCases), "a method is missing from the registry")
         let server = try await TestServer.start(security: Self.secured)
         defer { Task { await server.stop() } }
         let admin = ClientCredentials(token: Self.adminSecret)
@@ -83,7 +84,7 @@ struct SecurityTests {
         for caller in Caller.allCases {
             for store in ["a", "b"] {
                 let connection = try await Connection.connect(host: "127.0.0.1", port: server.port, store: store, credentials: credentials[caller]!)
-                for method in ChordStoreWire.Method.allCases {
+                for method in ChordStoreAPI.Method.allCases {
                     let outcome: Outcome
                     do {
                         // A refusal comes at once; only an allowed live stream runs to its
@@ -351,7 +352,7 @@ struct ClusterSecurityTests {
         let writer = try #require(Client(address: leader.address, credentials: ClientCredentials(token: SecurityTests.adminSecret)))
         let first = try await writer.addChordset(.with { $0.title = "before" })
         let epoch = leader.store.epoch
-        let requests: [(ChordStoreWire.Method, any SwiftProtobuf.Message)] = [
+        let requests: [(ChordStoreAPI.Method, any SwiftProtobuf.Message)] = [
             (.replicate, Chordstore_V1_ReplicateRequest.with { $0.fromSequence = 1 }),
             (.ackReplication, Chordstore_V1_ReplicationAck.with { $0.sequence = 1_000_000 }),
             (.fence, Chordstore_V1_FenceRequest.with {

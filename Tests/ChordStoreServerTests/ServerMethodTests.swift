@@ -1,3 +1,4 @@
+import ChordStoreAPI
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreProto
 import ChordStoreWire
 import Foundation

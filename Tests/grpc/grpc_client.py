@@ -27,6 +27,10 @@ def generate(proto_dir, out):
     status = protoc.main(["protoc", f"-I{proto_dir}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}"] + files)
     # The health service's path (grpc/health/v1) would make a module `grpc`, grpcio's own
     # name: it is compiled from a copy at the top level instead.
+    # google.rpc.Status and ErrorInfo (the details of an error's grpc-status-details-bin),
+    # compiled before anything imports `google`, whose namespace path is then fixed.
+    rpc = [os.path.join(proto_dir, "google", "rpc", n) for n in ("status.proto", "error_details.proto")]
+    status = status or protoc.main(["protoc", f"-I{proto_dir}", f"-I{include}", f"--python_out={out}"] + rpc)
     for name in ("health", "reflection"):
         shutil.copy(os.path.join(proto_dir, "grpc", name, "v1", f"{name}.proto"), out)
         status |= protoc.main(["protoc", f"-I{out}", f"--python_out={out}", f"--grpc_python_out={out}", os.path.join(out, f"{name}.proto")])

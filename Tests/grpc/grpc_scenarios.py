@@ -9,6 +9,9 @@ Usage: grpc_scenarios.py --target HOST:PORT --token-file FILE --proto DIR SCENAR
   cancels N   on one channel, a Subscribe held open while N more are opened and each
               cancelled after its first event; then whether the held one still gets a
               new event and a unary call still works on the channel
+  refusals F  each call of the JSON file F ([{"method", "request", "metadata"}]; the
+              token of --token-file unless the metadata names another, "" for none):
+              its status code and the reason of its google.rpc.ErrorInfo
 """
 import argparse
 import json
@@ -30,8 +33,8 @@ def main():
     parser.add_argument("--target", required=True)
     parser.add_argument("--token-file", required=True)
     parser.add_argument("--proto", required=True)
-    parser.add_argument("scenario", choices=["wait", "cancels"])
-    parser.add_argument("count", nargs="?", type=int, default=300)
+    parser.add_argument("scenario", choices=["wait", "cancels", "refusals"])
+    parser.add_argument("count", nargs="?", default="300")
     args = parser.parse_args()
     generate(args.proto, tempfile.mkdtemp(prefix="chordstore-grpc-py-"))
     from chordstore.v1 import rpc_pb2, rpc_pb2_grpc
@@ -51,6 +54,8 @@ def main():
             result["code"] = error.code().name
             result["message"] = error.details()
         result["seconds"] = time.monotonic() - started
+    elif args.scenario == "refusals":
+        result["results"] = refusals(args, channel, token)
     else:
         stub.AddChordset(rpc_pb2.AddChordsetRequest(title="first"), metadata=metadata, timeout=10)
         held = stub.Subscribe(rpc_pb2.SubscribeRequest(from_sequence=1), metadata=metadata)
@@ -68,7 +73,7 @@ def main():
         arrived.get(timeout=10)  # event 1
         cancelled = 0
         started = time.monotonic()
-        for _ in range(args.count):
+        for _ in range(int(args.count)):
             call = stub.Subscribe(rpc_pb2.SubscribeRequest(from_sequence=1), metadata=metadata)
             next(call)
             call.cancel()
@@ -85,6 +90,49 @@ def main():
         result["added_sequence"] = added.event.sequence
         held.cancel()
     print(json.dumps(result))
+
+
+def refusals(args, channel, token):
+    """Each call of the file: [code name, reason] ("OK" and "" when it succeeds)."""
+    from google.protobuf import json_format
+    from google.rpc import error_details_pb2, status_pb2  # compiled by generate()
+    from chordstore.v1 import rpc_pb2
+
+    service = rpc_pb2.DESCRIPTOR.services_by_name["ChordStore"]
+    results = []
+    for case in json.load(open(args.count)):
+        method = service.methods_by_name[case["method"]]
+        request = json_format.ParseDict(case.get("request", {}), message_class(method.input_type)())
+        reply = message_class(method.output_type)
+        metadata = dict(case.get("metadata", {}))
+        secret = metadata.pop("token", token)
+        pairs = list(metadata.items()) + ([("authorization", f"Bearer {secret}")] if secret else [])
+        path = f"/chordstore.v1.ChordStore/{method.name}"
+        serialize, deserialize = (lambda message: message.SerializeToString()), reply.FromString
+        try:
+            if method.server_streaming:
+                call = channel.unary_stream(path, request_serializer=serialize, response_deserializer=deserialize)(request, metadata=pairs, timeout=10)
+                next(call)
+                call.cancel()
+            else:
+                channel.unary_unary(path, request_serializer=serialize, response_deserializer=deserialize)(request, metadata=pairs, timeout=10)
+            results.append(["OK", ""])
+        except grpc.RpcError as error:
+            reason = ""
+            for key, value in error.trailing_metadata() or ():
+                if key == "grpc-status-details-bin":
+                    status = status_pb2.Status.FromString(value)
+                    for detail in status.details:
+                        info = error_details_pb2.ErrorInfo()
+                        if detail.Unpack(info):
+                            reason = info.reason
+            results.append([error.code().name, reason])
+    return results
+
+
+def message_class(descriptor):
+    from google.protobuf import message_factory
+    return message_factory.GetMessageClass(descriptor)
 
 
 if __name__ == "__main__":

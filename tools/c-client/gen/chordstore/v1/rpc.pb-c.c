@@ -3914,7 +3914,7 @@ const ProtobufCMessageDescriptor chordstore__v1__reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[4] =
+static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[5] =
 {
   {
     "code",
@@ -3964,17 +3964,30 @@ static const ProtobufCFieldDescriptor chordstore__v1__status__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__Status, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__status__field_indices_by_name[] = {
   0,   /* field[0] = code */
   2,   /* field[2] = current_revision */
   3,   /* field[3] = leader */
   1,   /* field[1] = message */
+  4,   /* field[4] = reason */
 };
 static const ProtobufCIntRange chordstore__v1__status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
 {
@@ -3984,7 +3997,7 @@ const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
   "Chordstore__V1__Status",
   "chordstore.v1",
   sizeof(Chordstore__V1__Status),
-  4,
+  5,
   chordstore__v1__status__field_descriptors,
   chordstore__v1__status__field_indices_by_name,
   1,  chordstore__v1__status__number_ranges,

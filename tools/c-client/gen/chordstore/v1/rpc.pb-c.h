@@ -284,10 +284,17 @@ struct  Chordstore__V1__Status
    * (HOST:PORT), where the write should go; empty if this node knows no leader now.
    */
   char *leader;
+  /*
+   * Why, for a machine: a stable upper-case name (NOT_LEADER, TOKEN_REQUIRED, ...;
+   * docs/PROTOCOL.md section 3 lists them), the code's own name when nothing more
+   * specific applies. Branch on it, never on `message`. Empty from servers before
+   * 2026-11-27: read it as the code's name.
+   */
+  char *reason;
 };
 #define CHORDSTORE__V1__STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__status__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -1,5 +1,5 @@
 /// What a method needs of its caller (docs/SECURITY.md). Every method declares one in
-/// ``ServiceDispatcher/registry``; ``Principal/check(_:store:)`` decides each call.
+/// its ``MethodSpec``; the server's principal check decides each call.
 public enum Permission: String, Sendable, CaseIterable {
     /// No credential: the server's health.
     case anyone

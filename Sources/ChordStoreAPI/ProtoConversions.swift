@@ -72,7 +72,7 @@ extension Chordset {
 
 extension Event {
     /// Sets the envelope's `event` oneof to this event.
-    func encode(into envelope: inout Chordstore_V1_EventEnvelope) {
+    package func encode(into envelope: inout Chordstore_V1_EventEnvelope) {
         switch self {
         case .chordsetAdded(let chordset):
             envelope.chordsetAdded = .with { $0.chordset = chordset.proto }
@@ -142,7 +142,7 @@ extension Event {
 
 extension TokenRole {
     /// The role's number in the `TokenRole` enum of events.proto.
-    var protoNumber: UInt64 {
+    package var protoNumber: UInt64 {
         switch self {
         case .admin: 1
         case .readWrite: 2
@@ -151,7 +151,7 @@ extension TokenRole {
     }
 
     /// The role numbered `number` in events.proto (`nil`: unknown, or unspecified).
-    init?(protoNumber number: UInt64) {
+    package init?(protoNumber number: UInt64) {
         switch number {
         case 1: self = .admin
         case 2: self = .readWrite

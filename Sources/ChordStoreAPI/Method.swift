@@ -1,3 +1,5 @@
+public import ChordStoreDomain
+
 /// The methods of the `chordstore.v1.ChordStore` service, by their wire names.
 public enum Method: String, Sendable, CaseIterable {
     case addChordset = "chordstore.v1.ChordStore/AddChordset"
@@ -43,16 +45,23 @@ public enum Method: String, Sendable, CaseIterable {
     case backup = "chordstore.v1.ChordStore/Backup"
     case importEvents = "chordstore.v1.ChordStore/ImportEvents"
 
-    /// Whether the method changes data: a store's chordsets (these take a command id, so
-    /// a client may retry them) or the set of stores or tokens (never retried: a repeat
-    /// would fail with ALREADY_EXISTS or NOT_FOUND, or make a second token). How the server runs each method is its
-    /// registry's business.
-    public var isCommand: Bool {
-        switch self {
-        case .addChordset, .renameChordset, .deleteChordset, .setChordColor, .setChordBPM,
-             .setControlsChord, .moveChordset, .deleteAll, .undo, .redo, .createStore, .deleteStore,
-             .createToken, .revokeToken, .importEvents: true
-        default: false
+    /// Whether the method changes data: a store's chordsets (a ``MethodKind/command``,
+    /// which a client may retry under its command id) or the server (never retried).
+    public var isCommand: Bool { spec.kind == .command || spec.kind == .serverChange }
+
+    /// The method that carries `command`.
+    public init(command: Command) {
+        switch command {
+        case .addChordset: self = .addChordset
+        case .renameChordset: self = .renameChordset
+        case .deleteChordset: self = .deleteChordset
+        case .setChordColor: self = .setChordColor
+        case .setChordBPM: self = .setChordBPM
+        case .setControlsChord: self = .setControlsChord
+        case .moveChordset: self = .moveChordset
+        case .deleteAll: self = .deleteAll
+        case .undo: self = .undo
+        case .redo: self = .redo
         }
     }
 

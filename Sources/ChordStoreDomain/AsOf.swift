@@ -1,5 +1,3 @@
-public import ChordStoreDomain
-
 /// A point in the log's past.
 public enum AsOf: Sendable, Hashable {
     /// Just after the event with this sequence number (0: before the first event).

@@ -1,4 +1,3 @@
-public import ChordStoreDomain
 import Foundation
 
 /// A fetch request for chordsets, like Core Data's: a filter, an order and a page.
@@ -60,7 +59,7 @@ public struct ChordsetQuery: Sendable, Hashable {
     }
 
     /// Whether a chordset with this folded title and creation date passes the filters.
-    func matches(folded title: some Collection<UInt8>, created: Instant) -> Bool {
+    package func matches(folded title: some Collection<UInt8>, created: Instant) -> Bool {
         if let createdFrom, created < createdFrom { return false }
         if let createdBefore, created >= createdBefore { return false }
         guard let titleFilter else { return true }
@@ -83,10 +82,10 @@ public struct ChordsetQuery: Sendable, Hashable {
     }
 
     /// Whether any filter is set.
-    var isFiltered: Bool { titleFilter != nil || createdFrom != nil || createdBefore != nil }
+    package var isFiltered: Bool { titleFilter != nil || createdFrom != nil || createdBefore != nil }
 
     /// Folded prefix bytes every match starts with in title order (equals and prefix).
-    var titlePrefix: [UInt8]? {
+    package var titlePrefix: [UInt8]? {
         guard let titleFilter, titleFilter.match != .contains else { return nil }
         return titleFilter.folded
     }

@@ -1,5 +1,3 @@
-public import ChordStoreDomain
-
 /// An event as the log stores it: the event plus its envelope.
 public struct RecordedEvent: Sendable, Hashable {
     /// The event's number in its store: 1, 2, 3, ... with no gap within the store (for

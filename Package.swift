@@ -273,6 +273,7 @@ let package = Package(
             name: "chordstore-check",
             dependencies: [
                 "ChordStoreAPI",
+                "ChordStoreDomain",
                 "ChordStoreClient",
                 "ChordStoreTesting",
                 "ChordStoreWire",

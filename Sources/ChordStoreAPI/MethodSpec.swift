@@ -1,4 +1,4 @@
-public import ChordStoreProto
+import ChordStoreProto
 public import SwiftProtobuf
 
 /// One method of the `chordstore.v1.ChordStore` service, declared once: its wire name

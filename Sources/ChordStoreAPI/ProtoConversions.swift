@@ -397,3 +397,55 @@ extension ChordsetQuery {
         }
     }
 }
+
+extension ListDelta {
+    /// The wire form.
+    public var proto: Chordstore_V1_ListDelta {
+        switch self {
+        case .insert(let chordset, let index):
+            .with { $0.kind = .insert; $0.index = UInt32(index); $0.chordset = chordset.proto }
+        case .delete(let index):
+            .with { $0.kind = .delete; $0.index = UInt32(index) }
+        case .move(let from, let to):
+            .with { $0.kind = .move; $0.fromIndex = UInt32(from); $0.index = UInt32(to) }
+        case .update(let chordset, let index):
+            .with { $0.kind = .update; $0.index = UInt32(index); $0.chordset = chordset.proto }
+        }
+    }
+
+    /// Reads the wire form; `INVALID_ARGUMENT` for a kind this version does not know, or
+    /// a chordset that does not read.
+    public init(proto: Chordstore_V1_ListDelta) throws(ChordStoreError) {
+        switch proto.kind {
+        case .insert: self = .insert(try Chordset(proto: proto.chordset), at: Int(proto.index))
+        case .delete: self = .delete(at: Int(proto.index))
+        case .move: self = .move(from: Int(proto.fromIndex), to: Int(proto.index))
+        case .update: self = .update(try Chordset(proto: proto.chordset), at: Int(proto.index))
+        default: throw ChordStoreError(.invalidArgument, "a live query's delta of kind \(proto.kind.rawValue) is not one this version knows")
+        }
+    }
+}
+
+extension RecordedEvent {
+    /// Its protobuf envelope, checksum included: the log's record, as the wire and JSON
+    /// output carry it.
+    public var envelope: Chordstore_V1_EventEnvelope {
+        var envelope = Chordstore_V1_EventEnvelope()
+        envelope.sequence = sequence
+        envelope.epoch = epoch
+        envelope.timestamp = timestamp.proto
+        envelope.session = session
+        envelope.commandID = commandID
+        event.encode(into: &envelope)
+        envelope.store = store
+        if logSequence != sequence { envelope.logSequence = logSequence }
+        envelope.tokenID = tokenID
+        switch mark {
+        case .undoes(let target): envelope.mark = .with { $0.undoes = target }
+        case .redoes(let target): envelope.mark = .with { $0.redoes = target }
+        case nil: break
+        }
+        envelope.checksum = checksum
+        return envelope
+    }
+}

@@ -1,6 +1,6 @@
 public import ChordStoreAPI
-public import ChordStoreProto
-public import ChordStoreWire
+import ChordStoreProto
+import ChordStoreWire
 import ChordStoreDomain
 import Foundation
 public import SwiftProtobuf
@@ -23,10 +23,14 @@ import Synchronization
 /// ``RetryPolicy/failover``.
 ///
 /// ```swift
-/// let client = Client(host: "127.0.0.1", port: 7420)
-/// let reply: Chordstore_V1_CommandReply = try await client.call(
-///     .addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "Verse" })
+/// let client = Client(host: "127.0.0.1", port: 7420, credentials: ClientCredentials(token: token))
+/// let verse = try await client.addChordset(title: "Verse")
+/// for try await event in client.events(from: 1) { print(event.sequence) }
 /// ```
+///
+/// Its API speaks the domain (``ChordStoreDomain/Chordset``,
+/// ``ChordStoreDomain/RecordedEvent``, …); calls in the protocol's own messages are
+/// `@_spi(Raw)`, for tools and the server's own members.
 public final class Client: Sendable {
     /// How often and how patiently calls are retried after a lost connection.
     public struct RetryPolicy: Sendable {
@@ -121,7 +125,7 @@ public final class Client: Sendable {
 
     /// Makes a unary call, retrying on a new connection when the connection is lost and
     /// the call is safe to repeat, and following the leader (see the type's summary).
-    public func call<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    @_spi(Raw) public func call<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: Method, _ request: Request, timeout: Duration? = nil, minSequence: UInt64 = 0,
         as: Response.Type = Response.self
     ) async throws(ClientError) -> Response {
@@ -239,7 +243,7 @@ public final class Client: Sendable {
 
     /// A server stream over the current connection (not retried: resume from the last
     /// sequence seen instead). A lost connection is replaced on the next call.
-    public func stream<Message: SwiftProtobuf.Message>(
+    @_spi(Raw) public func stream<Message: SwiftProtobuf.Message>(
         _ method: Method, _ request: some SwiftProtobuf.Message, as: Message.Type = Message.self
     ) async throws(ClientError) -> ServerStream<Message> {
         let connection = try await connection()
@@ -303,41 +307,4 @@ public final class Client: Sendable {
         if !method.isCommand { return true }
         return (request as? any CommandRequest)?.commandContext.commandID.isEmpty == false
     }
-}
-
-/// The command request messages, which carry a ``Chordstore_V1_CommandContext``.
-public protocol CommandRequest: SwiftProtobuf.Message {
-    /// The session and command id of the command.
-    var commandContext: Chordstore_V1_CommandContext { get set }
-}
-
-extension Chordstore_V1_AddChordsetRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_RenameChordsetRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_DeleteChordsetRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_SetChordColorRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_SetChordBpmRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_SetControlsChordRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_MoveChordsetRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_DeleteAllRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_UndoRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
-}
-extension Chordstore_V1_RedoRequest: CommandRequest {
-    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }

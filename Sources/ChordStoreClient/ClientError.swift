@@ -1,6 +1,6 @@
 public import ChordStoreDomain
 public import ChordStoreProto
-public import ChordStoreWire
+import ChordStoreWire
 
 /// A call's failure: the server's status (deadlines are enforced by the server), or a
 /// local one: `UNAVAILABLE` when the connection is lost, `CANCELLED` when the calling
@@ -32,7 +32,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error a failed call's status reports.
-    public init(_ status: Chordstore_V1_Status) {
+    @_spi(Raw) public init(_ status: Chordstore_V1_Status) {
         let code = StatusCode(rawValue: status.code) ?? .unknown
         self.init(
             code, status.message, reason: status.reason.isEmpty ? nil : ErrorReason(rawValue: status.reason),

@@ -1,6 +1,6 @@
 public import ChordStoreAPI
 public import ChordStoreProto
-public import ChordStoreDomain
+import ChordStoreDomain
 public import ChordStoreWire
 public import Foundation
 import NIOCore
@@ -16,7 +16,7 @@ import Synchronization
 /// let profile: Chordstore_V1_Profile = try await connection.call(
 ///     .getProfile, Chordstore_V1_GetProfileRequest())
 /// ```
-public final class Connection: Sendable {
+@_spi(Raw) public final class Connection: Sendable {
     private let channel: any Channel
     private let router: ReplyRouter
     private let nextCallID = Atomic<UInt64>(1)

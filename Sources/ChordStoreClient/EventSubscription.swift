@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 import ChordStoreDomain
 public import ChordStoreProto
 import ChordStoreWire
@@ -13,7 +13,7 @@ import SwiftProtobuf
 /// ```swift
 /// for try await event in client.subscribe(from: 1) { print(event.sequence) }
 /// ```
-public struct EventSubscription: AsyncSequence, Sendable {
+@_spi(Raw) public struct EventSubscription: AsyncSequence, Sendable {
     public typealias Element = Chordstore_V1_EventEnvelope
 
     let client: Client
@@ -84,7 +84,7 @@ extension Client {
     /// `fromNow`; optionally only one chordset's events, or only some kinds
     /// (`"chordset_renamed"`, …). Resubscribes by itself, at most `maxRetries` times in a
     /// row without receiving an event.
-    public func subscribe(
+    @_spi(Raw) public func subscribe(
         from sequence: UInt64 = 1, fromNow: Bool = false, chordsetID: Data? = nil, kinds: [String] = [],
         maxRetries: Int = 20
     ) -> EventSubscription {
@@ -94,58 +94,5 @@ extension Client {
             if let chordsetID { $0.chordsetID = chordsetID }
             $0.kinds = kinds
         }, maxRetries: maxRetries)
-    }
-
-    /// `QueryChordsets`: one page of a filtered, sorted query; pass `next_cursor` back
-    /// for the next page.
-    public func queryChordsets(_ request: Chordstore_V1_QueryRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_QueryPage {
-        try await call(.queryChordsets, request, timeout: timeout)
-    }
-
-    /// `CountChordsets`: how many chordsets match the query's filters.
-    public func countChordsets(_ request: Chordstore_V1_QueryRequest, timeout: Duration? = nil) async throws(ClientError) -> Chordstore_V1_CountReply {
-        try await call(.countChordsets, request, timeout: timeout)
-    }
-
-    /// `WatchQuery`: the query's result, then deltas after each change (see
-    /// ``Chordstore_V1_QueryUpdate/apply(to:)``). Not resumed: on an error, watch again
-    /// (the first message then replaces the list).
-    public func watchQuery(_ request: Chordstore_V1_QueryRequest) async throws(ClientError) -> ServerStream<Chordstore_V1_QueryUpdate> {
-        try await stream(.watchQuery, request)
-    }
-}
-
-extension Chordstore_V1_QueryUpdate {
-    /// Applies this update to a live query's list: the first message replaces it, the
-    /// others change it delta by delta. Returns `false` (leaving the list as far as it
-    /// got) if a delta does not fit the list: it is not the one the server diffed, so
-    /// watch again.
-    @discardableResult
-    public func apply(to list: inout [Chordstore_V1_Chordset]) -> Bool {
-        if isInitial {
-            list = initial
-            return true
-        }
-        for delta in deltas {
-            let index = Int(delta.index)
-            switch delta.kind {
-            case .insert:
-                guard index <= list.count else { return false }
-                list.insert(delta.chordset, at: index)
-            case .delete:
-                guard list.indices.contains(index) else { return false }
-                list.remove(at: index)
-            case .move:
-                let from = Int(delta.fromIndex)
-                guard list.indices.contains(from), list.indices.contains(index) else { return false }
-                list.insert(list.remove(at: from), at: index)
-            case .update:
-                guard list.indices.contains(index) else { return false }
-                list[index] = delta.chordset
-            default:
-                return false
-            }
-        }
-        return true
     }
 }

@@ -11,7 +11,7 @@ import Synchronization
 /// (which ends it with `RESOURCE_EXHAUSTED` if it stays behind) instead of growing this
 /// process's memory. Ends with the call's status: normally when OK, throwing a
 /// ``ClientError`` otherwise. A consumer that stops early cancels the call.
-public struct ServerStream<Message: SwiftProtobuf.Message>: AsyncSequence, Sendable {
+@_spi(Raw) public struct ServerStream<Message: SwiftProtobuf.Message>: AsyncSequence, Sendable {
     public typealias Element = Message
 
     let replies: AsyncThrowingStream<Chordstore_V1_Reply, any Error>

@@ -41,15 +41,26 @@ public enum ListDelta: Sendable, Hashable {
         return deltas
     }
 
-    /// Applies `deltas` to `list` in order.
-    public static func apply(_ deltas: [ListDelta], to list: inout [Chordset]) {
+    /// Applies `deltas` to `list`, in order; `false` (the list as far as it got) when one
+    /// does not fit it: the list is not the one the deltas were computed from.
+    @discardableResult
+    public static func apply(_ deltas: [ListDelta], to list: inout [Chordset]) -> Bool {
         for delta in deltas {
             switch delta {
-            case .insert(let chordset, let index): list.insert(chordset, at: index)
-            case .delete(let index): list.remove(at: index)
-            case .move(let from, let to): list.insert(list.remove(at: from), at: to)
-            case .update(let chordset, let index): list[index] = chordset
+            case .insert(let chordset, let index):
+                guard index <= list.count else { return false }
+                list.insert(chordset, at: index)
+            case .delete(let index):
+                guard list.indices.contains(index) else { return false }
+                list.remove(at: index)
+            case .move(let from, let to):
+                guard list.indices.contains(from), list.indices.contains(to) else { return false }
+                list.insert(list.remove(at: from), at: to)
+            case .update(let chordset, let index):
+                guard list.indices.contains(index) else { return false }
+                list[index] = chordset
             }
         }
+        return true
     }
 }

@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 import Foundation
 public import ChordStoreDomain
 public import ChordStoreProto
@@ -35,25 +35,7 @@ public enum RecordCodec {
     }
 
     /// The protobuf envelope of `recorded`, checksum included (for JSON output and the wire).
-    public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope {
-        var envelope = Chordstore_V1_EventEnvelope()
-        envelope.sequence = recorded.sequence
-        envelope.epoch = recorded.epoch
-        envelope.timestamp = recorded.timestamp.proto
-        envelope.session = recorded.session
-        envelope.commandID = recorded.commandID
-        recorded.event.encode(into: &envelope)
-        envelope.store = recorded.store
-        if recorded.logSequence != recorded.sequence { envelope.logSequence = recorded.logSequence }
-        envelope.tokenID = recorded.tokenID
-        switch recorded.mark {
-        case .undoes(let target): envelope.mark = .with { $0.undoes = target }
-        case .redoes(let target): envelope.mark = .with { $0.redoes = target }
-        case nil: break
-        }
-        envelope.checksum = recorded.checksum
-        return envelope
-    }
+    public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope { recorded.envelope }
 
     /// The checksum a record stores (its last 8 bytes), or `nil` if it has no trailer.
     public static func storedChecksum(_ record: UnsafeRawBufferPointer) -> UInt64? {

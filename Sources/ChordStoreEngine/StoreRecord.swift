@@ -1,4 +1,4 @@
-public import ChordStoreDomain
+import ChordStoreDomain
 
 /// A store in the registry of stores: its id and name, when it was created, and its last
 /// event. The registry is a projection of the log like the other views: the store events

@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 public import ChordStoreDomain
 
 /// A live token as the views keep it: its grant (never its secret, only the secret's

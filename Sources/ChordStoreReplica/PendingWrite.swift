@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 public import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto

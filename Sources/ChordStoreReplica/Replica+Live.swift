@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-public import ChordStoreEngine
+import ChordStoreEngine
 import Foundation
 import Synchronization
 

@@ -1,5 +1,5 @@
-public import ChordStoreAPI
-public import ChordStoreClient
+import ChordStoreAPI
+@_spi(Raw) public import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -139,7 +139,7 @@ extension Replica {
             .storeReplaced,
             "store \(storeName) on the server is not the one this replica copied (deleted and created again, or restored from an older backup); copy it again into a new replica directory")
         do {
-            let info = try await client.storeInfo(timeout: timeout)
+            let info = try await client.storeInfo(nil, timeout: timeout)
             let known = core.withLock { $0.storeID }
             if let known, known != info.id { throw replaced }
             if known == nil {

@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-public import ChordStoreEngine
+import ChordStoreEngine
 public import Foundation
 import Synchronization
 

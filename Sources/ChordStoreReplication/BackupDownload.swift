@@ -1,5 +1,5 @@
-public import ChordStoreAPI
-public import ChordStoreClient
+import ChordStoreAPI
+@_spi(Raw) public import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreWire
 public import ChordStoreEngine

@@ -1,3 +1,4 @@
+public import ChordStoreDomain
 public import ChordStoreClient
 public import Foundation
 

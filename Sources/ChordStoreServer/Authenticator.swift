@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 public import ChordStoreDomain
 public import ChordStoreEngine
 public import ChordStoreWire

@@ -1,4 +1,4 @@
-public import ChordStoreDomain
+import ChordStoreDomain
 public import ChordStoreWire
 
 /// The ends a call's work can meet besides its own, for the endpoints beside the framed

@@ -1,4 +1,4 @@
-public import ChordStoreDomain
+import ChordStoreDomain
 public import ChordStoreWire
 public import NIOCore
 

@@ -1,8 +1,8 @@
 public import ChordStoreAPI
 public import CoreMetrics
 import ChordStoreEngine
-public import ChordStoreDomain
-public import ChordStoreWire
+import ChordStoreDomain
+import ChordStoreWire
 import Synchronization
 
 /// What the server records of its calls through swift-metrics, into one factory

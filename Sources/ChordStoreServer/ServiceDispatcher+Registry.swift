@@ -3,7 +3,7 @@ import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreReplication
-public import ChordStoreWire
+import ChordStoreWire
 import Foundation
 import SwiftProtobuf
 

@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -155,22 +155,6 @@ extension ServiceDispatcher {
             }
         } catch {
             throw WireError.wrapping(error)
-        }
-    }
-}
-
-extension ListDelta {
-    /// The wire form.
-    var proto: Chordstore_V1_ListDelta {
-        switch self {
-        case .insert(let chordset, let index):
-            .with { $0.kind = .insert; $0.index = UInt32(index); $0.chordset = chordset.proto }
-        case .delete(let index):
-            .with { $0.kind = .delete; $0.index = UInt32(index) }
-        case .move(let from, let to):
-            .with { $0.kind = .move; $0.fromIndex = UInt32(from); $0.index = UInt32(to) }
-        case .update(let chordset, let index):
-            .with { $0.kind = .update; $0.index = UInt32(index); $0.chordset = chordset.proto }
         }
     }
 }

@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+import ChordStoreAPI
 import ChordStoreDomain
 public import ChordStoreEngine
 import ChordStoreProto
@@ -64,7 +64,7 @@ public struct ServiceDispatcher: Sendable {
 
     func getControlsChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
         _ = try parse(Chordstore_V1_GetControlsChordRequest.self, payload, .getControlsChord)
-        guard let chord = try store.controlsChord(store: context.store) else { throw WireError(.notFound, "the controls chord is not set") }
+        guard let chord = try store.controlsChord(store: context.store) else { throw WireError(.notFound, "the controls chord is not set", reason: .chordNotFound) }
         return try chord.proto.serializedBytes()
     }
 

@@ -1,7 +1,7 @@
 import ChordStoreAPI
 import ChordStoreDomain
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreProto
 import ChordStoreWire
 import Foundation
@@ -82,12 +82,9 @@ final class CheckRun: @unchecked Sendable {
             let began = ContinuousClock.now
             var acked: UInt64?
             do {
-                let request = Chordstore_V1_AddChordsetRequest.with {
-                    $0.title = title
-                    $0.context.commandID = title
-                    $0.context.durability = options.durability == "quorum" ? .quorum : .local
-                }
-                acked = try await connection.addChordset(request, timeout: .milliseconds(options.timeoutMs)).sequence
+                let write = WriteOptions(
+                    commandID: title, durability: options.durability == "quorum" ? .quorum : .local, timeout: .milliseconds(options.timeoutMs))
+                acked = try await connection.execute(.addChordset(AddChordset(title: title)), options: write).sequence
             } catch {
                 let elapsed = ContinuousClock.now - began
                 let code = error.code.description

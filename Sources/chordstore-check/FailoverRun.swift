@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ChordStoreDomain
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreProto
 import ChordStoreTesting
 import ChordStoreWire
@@ -156,13 +156,11 @@ final class FailoverRun: @unchecked Sendable {
             let title = "fo-\(runID)-\(local ? "l" : "c")\(client)-\(index)"
             var acked: UInt64?
             do {
-                let event = try await connection.addChordset(Chordstore_V1_AddChordsetRequest.with {
-                    $0.title = title
-                    $0.context.commandID = title
-                    $0.context.durability = local ? .local : .quorum
-                }, timeout: .seconds(5))
+                let event = try await connection.execute(
+                    .addChordset(AddChordset(title: title)),
+                    options: WriteOptions(commandID: title, durability: local ? .local : .quorum, timeout: .seconds(5)))
                 acked = event.sequence
-                let micros = event.timestamp.seconds * 1_000_000 + Int64(event.timestamp.nanos / 1_000)
+                let micros = event.timestamp.microsecondsSince1970
                 let ack = FailoverAnalysis.Ack(epoch: event.epoch, committedMicros: micros, ackedMillis: elapsedMillis())
                 state.withLock { $0.acks.append(ack) }
             } catch {

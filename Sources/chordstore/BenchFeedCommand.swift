@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreEngine
 import ChordStoreProto
 import Foundation
@@ -83,7 +83,7 @@ struct BenchFeedCommand: AsyncParsableCommand {
                         writersGroup.addTask {
                             let client = Client(host: "127.0.0.1", port: port, credentials: credentials)
                             defer { Task { await client.close() } }
-                            for i in 0..<quota { _ = try await client.addChordset(.with { $0.title = "feed \(writer)-\(i)" }) }
+                            for i in 0..<quota { _ = try await client.addChordset(title: "feed \(writer)-\(i)") }
                         }
                     }
                     try await writersGroup.waitForAll()

@@ -89,14 +89,14 @@ struct BenchReplicaCommand: AsyncParsableCommand {
         _ = try await admin.createStore("bench")
         let fillStart = ContinuousClock.now
         let adds = max(1, events / 20)
-        let ids = try await withThrowingTaskGroup(of: [Data].self) { group in
+        let ids = try await withThrowingTaskGroup(of: [UUID].self) { group in
             for lane in 0..<16 {
                 group.addTask {
                     let client = Client(host: "127.0.0.1", port: child.port, store: "bench", credentials: child.credentials)
                     defer { Task { await client.close() } }
-                    var made: [Data] = []
+                    var made: [UUID] = []
                     for index in stride(from: lane, to: adds, by: 16) {
-                        made.append(try await client.addChordset(.with { $0.title = "chordset \(index)" }).chordsetAdded.chordset.id)
+                        made.append(try await client.addChordset(title: "chordset \(index)").id)
                     }
                     return made
                 }
@@ -109,7 +109,7 @@ struct BenchReplicaCommand: AsyncParsableCommand {
                     let client = Client(host: "127.0.0.1", port: child.port, store: "bench", credentials: child.credentials)
                     defer { Task { await client.close() } }
                     for index in stride(from: lane, to: events - adds, by: 16) {
-                        _ = try await client.renameChordset(ids[index % ids.count], title: "edit \(index)")
+                        try await client.renameChordset(ids[index % ids.count], to: "edit \(index)")
                     }
                 }
             }

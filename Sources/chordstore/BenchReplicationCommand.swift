@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -69,7 +69,7 @@ struct BenchReplicationCommand: AsyncParsableCommand {
         Output.print("write latency over the wire, one client (alternated rounds)")
         var local = Latencies(), quorum = Latencies()
         for round in 0..<4 {
-            let durability: Chordstore_V1_Durability = round % 2 == 0 ? .local : .quorum
+            let durability: Durability = round % 2 == 0 ? .local : .quorum
             let samples = try await pair.writeLatencies(latencyWrites, durability)
             if durability == .local { local.append(contentsOf: samples) } else { quorum.append(contentsOf: samples) }
         }
@@ -252,16 +252,13 @@ private final class Pair: Sendable {
     }
 
     /// `count` sequential adds over the wire with `durability`.
-    func writeLatencies(_ count: Int, _ durability: Chordstore_V1_Durability) async throws -> Latencies {
+    func writeLatencies(_ count: Int, _ durability: Durability) async throws -> Latencies {
         let client = Client(host: "127.0.0.1", port: ports[0])
         defer { Task { await client.close() } }
         var latencies = Latencies()
         for index in 0..<count {
             let began = ContinuousClock.now
-            _ = try await client.addChordset(.with {
-                $0.title = "latency \(index)"
-                $0.context.durability = durability
-            }, timeout: .seconds(10))
+            _ = try await client.addChordset(title: "latency \(index)", options: WriteOptions(durability: durability, timeout: .seconds(10)))
             latencies.append(ContinuousClock.now - began)
         }
         return latencies

@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreProto
 import ChordStoreServer
 import ChordStoreWire

@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreServer
@@ -202,9 +202,9 @@ func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async thro
         if global.data != nil {
             access = LocalAccess(store: try global.openStore(), name: global.storeName)
         } else {
-            access = try await RemoteAccess.connect(global.server, store: global.storeName, credentials: try global.credentials())
+            access = try RemoteAccess(global.server, store: global.storeName, credentials: try global.credentials())
         }
-    } catch let error as ChordStoreError {
+    } catch {
         throw Failure(error)
     }
     do {

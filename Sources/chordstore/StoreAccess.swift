@@ -1,5 +1,5 @@
 import ChordStoreAPI
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -110,69 +110,43 @@ struct LocalAccess: StoreAccess {
     func close() async { store.close() }
 }
 
-/// A store reached through a server, or the members of a cluster (`--server a,b,c`):
-/// writes sent to a follower go to its leader, and through a failover to the new one.
+/// A store reached through a server, or the members of a cluster (`--server a,b,c`),
+/// through the client library's domain API: writes sent to a follower go to its leader,
+/// and through a failover to the new one.
 struct RemoteAccess: StoreAccess {
     let client: Client
-    let servers: String
 
-    static func connect(_ servers: String, store: String, credentials: ClientCredentials) async throws -> RemoteAccess {
+    /// A client of `servers` (`HOST:PORT[,HOST:PORT...]`) working on `store`.
+    init(_ servers: String, store: String, credentials: ClientCredentials) throws(ChordStoreError) {
         guard let client = Client(servers: try serverAddresses(servers), store: store, credentials: credentials) else {
             throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(servers)'")
         }
-        return RemoteAccess(client: client, servers: servers)
+        self.client = client
     }
 
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
-        let reply: Chordstore_V1_CommandReply = try await remote {
-            let (method, request) = RemoteCommand.request(command, context: context)
-            return try await client.call(method, request)
+        try await remote {
+            try await client.execute(command, options: WriteOptions(
+                session: context.session, commandID: context.commandID.isEmpty ? nil : context.commandID,
+                expectedRevision: context.expectedRevision))
         }
-        return try RecordedEvent(envelope: reply.event)
     }
 
     func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] {
-        let list: Chordstore_V1_ChordsetList = try await remote {
-            try await client.call(.listChordsets, Chordstore_V1_ListChordsetsRequest.with {
-                $0.order = order.proto
-                $0.limit = UInt32(clamping: limit ?? 0)
-            })
-        }
-        var result: [Chordset] = []
-        for chordset in list.chordsets { result.append(try Chordset(proto: chordset)) }
-        return result
+        try await remote { try await client.chordsets(order: order, limit: limit, minSequence: 0) }
     }
 
-    func chordset(_ id: UUID) async throws -> Chordset? {
-        guard let message: Chordstore_V1_Chordset = try await optional({
-            try await client.call(.getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = id.protoBytes })
-        }) else { return nil }
-        return try Chordset(proto: message)
-    }
+    func chordset(_ id: UUID) async throws -> Chordset? { try await remote { try await client.chordset(id, minSequence: 0) } }
 
-    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? {
-        guard let view: Chordstore_V1_ChordView = try await optional({
-            try await client.call(.getChord, Chordstore_V1_GetChordRequest.with { $0.chordID = id.protoBytes })
-        }) else { return nil }
-        return (try Chord(proto: view.chord), view.chordsetID.isEmpty ? nil : try UUID(protoBytes: view.chordsetID))
-    }
+    func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? { try await remote { try await client.chord(id, minSequence: 0) } }
 
-    func controlsChord() async throws -> Chord? {
-        guard let chord: Chordstore_V1_Chord = try await optional({
-            try await client.call(.getControlsChord, Chordstore_V1_GetControlsChordRequest())
-        }) else { return nil }
-        return try Chord(proto: chord)
-    }
+    func controlsChord() async throws -> Chord? { try await remote { try await client.controlsChord(minSequence: 0) } }
 
-    func profile() async throws -> Profile {
-        let profile: Chordstore_V1_Profile = try await remote {
-            try await client.call(.getProfile, Chordstore_V1_GetProfileRequest())
-        }
-        return Profile(proto: profile)
-    }
+    func profile() async throws -> Profile { try await remote { try await client.profile(minSequence: 0) } }
 
     func events(from sequence: UInt64, limit: Int, _ body: @Sendable (Chordstore_V1_EventEnvelope) throws -> Void) async throws {
         try await remote {
+            // The log as it is stored, for --json: the raw stream of envelopes.
             let stream = try await client.stream(.readLog, Chordstore_V1_ReadLogRequest.with {
                 $0.fromSequence = sequence
                 $0.limit = UInt64(limit)
@@ -181,111 +155,54 @@ struct RemoteAccess: StoreAccess {
         }
     }
 
-    func sessionState(_ session: String) async throws -> SessionState {
-        let state: Chordstore_V1_SessionState = try await remote {
-            try await client.call(.getSession, Chordstore_V1_GetSessionRequest.with { $0.session = session })
-        }
-        return SessionState(proto: state)
-    }
+    func sessionState(_ session: String) async throws -> SessionState { try await remote { try await client.session(session) } }
 
     func history(chordset: UUID?, session: String, after: UInt64, limit: Int) async throws -> [RecordedEvent] {
-        var events: [RecordedEvent] = []
-        var next = after
-        while events.count < limit {
-            let page: Chordstore_V1_HistoryPage = try await remote {
-                try await client.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
-                    if let chordset { $0.chordsetID = chordset.protoBytes } else { $0.session = session }
-                    $0.afterSequence = next
-                    $0.limit = UInt32(clamping: limit - events.count)
-                })
-            }
-            for envelope in page.events { events.append(try RecordedEvent(envelope: envelope)) }
-            guard page.nextAfter != 0 else { break }
-            next = page.nextAfter
+        try await remote {
+            if let chordset { return try await client.history(ofChordset: chordset, after: after, limit: limit) }
+            return try await client.history(ofSession: session, after: after, limit: limit)
         }
-        return events
     }
 
     func readAsOf(_ point: AsOf, _ read: PastRead) async throws -> PastAnswer {
-        let reply: Chordstore_V1_AsOfReply = try await remote {
-            try await client.call(.readAsOf, Chordstore_V1_ReadAsOfRequest.with {
-                switch point {
-                case .sequence(let sequence): $0.asOf.sequence = sequence
-                case .time(let instant): $0.asOf.timeMicros = instant.microsecondsSince1970
-                }
-                switch read {
-                case .list(let order, let limit):
-                    $0.list = .with {
-                        $0.order = order.proto
-                        $0.limit = UInt32(clamping: limit ?? 0)
-                    }
-                case .chordset(let id): $0.chordset = .with { $0.chordsetID = id.protoBytes }
-                case .profile: $0.profile = Chordstore_V1_GetProfileRequest()
-                }
-            })
-        }
-        switch reply.result {
-        case .list(let list): return .list(try list.chordsets.map { try Chordset(proto: $0) }, sequence: reply.sequence)
-        case .chordset(let chordset): return .chordset(try Chordset(proto: chordset), sequence: reply.sequence)
-        case .profile(let p):
-            return .profile(Profile(proto: p))
-        case nil: throw ChordStoreError(.internal, "the server answered ReadAsOf without a result")
+        try await remote {
+            switch read {
+            case .list(let order, let limit):
+                let (chordsets, sequence) = try await client.chordsets(asOf: point, order: order, limit: limit)
+                return .list(chordsets, sequence: sequence)
+            case .chordset(let id):
+                let (chordset, sequence) = try await client.chordset(id, asOf: point)
+                return .chordset(chordset, sequence: sequence)
+            case .profile:
+                return .profile(try await client.profile(asOf: point))
+            }
         }
     }
 
-    func query(_ query: ChordsetQuery) async throws -> QueryPage {
-        let page: Chordstore_V1_QueryPage = try await remote {
-            try await client.call(.queryChordsets, query.proto)
-        }
-        return QueryPage(
-            chordsets: try page.chordsets.map { try Chordset(proto: $0) },
-            nextCursor: page.nextCursor.isEmpty ? nil : Array(page.nextCursor), sequence: page.sequence)
-    }
+    func query(_ query: ChordsetQuery) async throws -> QueryPage { try await remote { try await client.chordsets(query, minSequence: 0) } }
 
-    func count(_ query: ChordsetQuery) async throws -> Int {
-        let reply: Chordstore_V1_CountReply = try await remote { try await client.call(.countChordsets, query.proto) }
-        return Int(reply.count)
-    }
+    func count(_ query: ChordsetQuery) async throws -> Int { try await remote { try await client.count(query, minSequence: 0) } }
 
-    func createStore(_ name: String) async throws -> StoreInfo {
-        let info: Chordstore_V1_StoreInfo = try await remote {
-            try await client.call(.createStore, Chordstore_V1_CreateStoreRequest.with { $0.name = name })
-        }
-        return StoreInfo(proto: info)
-    }
+    func createStore(_ name: String) async throws -> StoreInfo { try await remote { try await client.createStore(name) } }
 
-    func deleteStore(_ name: String) async throws -> UInt64 {
-        let reply: Chordstore_V1_DeleteStoreReply = try await remote {
-            try await client.call(.deleteStore, Chordstore_V1_DeleteStoreRequest.with { $0.name = name })
-        }
-        return reply.logSequence
-    }
+    func deleteStore(_ name: String) async throws -> UInt64 { try await remote { try await client.deleteStore(name) } }
 
     func stores(after name: String?, limit: Int) async throws -> (stores: [StoreInfo], next: String?) {
-        let list: Chordstore_V1_StoreList = try await remote {
-            try await client.call(.listStores, Chordstore_V1_ListStoresRequest.with {
-                $0.pageSize = UInt32(clamping: limit)
-                $0.pageToken = name ?? ""
-            })
-        }
-        return (list.stores.map(StoreInfo.init(proto:)), list.nextPageToken.isEmpty ? nil : list.nextPageToken)
+        try await remote { try await client.stores(after: name, limit: limit) }
     }
 
-    func storeInfo(_ name: String) async throws -> StoreInfo {
-        let info: Chordstore_V1_StoreInfo = try await remote {
-            try await client.call(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.with { $0.name = name })
+    func storeInfo(_ name: String) async throws -> StoreInfo { try await remote { try await client.storeInfo(name) } }
+
+    func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
+        try await remote {
+            var recorded: [RecordedEvent] = []
+            recorded.reserveCapacity(events.count)
+            for envelope in events { recorded.append(try RecordedEvent(envelope: envelope)) }
+            return try await client.importEvents(recorded)
         }
-        return StoreInfo(proto: info)
     }
 
     func close() async { await client.close() }
-
-    func importEvents(_ events: [Chordstore_V1_EventEnvelope]) async throws -> UInt64 {
-        let reply: Chordstore_V1_ImportEventsReply = try await remote {
-            try await client.call(.importEvents, Chordstore_V1_ImportEventsRequest.with { $0.events = events }, timeout: .seconds(60))
-        }
-        return reply.lastSequence
-    }
 
     /// Runs a call, turning the client's error into the store's error type for printing.
     private func remote<T>(_ body: () async throws -> T) async throws -> T {
@@ -295,32 +212,11 @@ struct RemoteAccess: StoreAccess {
             if error.reason == .cannotConnect {
                 throw ChordStoreError(
                     .unavailable,
-                    "no server answers at \(servers); start one with 'chordstore serve', or give --data DIR to open a data directory directly",
+                    "no server answers at \(client.knownServers.joined(separator: ",")); start one with 'chordstore serve', or give --data DIR to open a data directory directly",
                     reason: .cannotConnect)
             }
             throw ChordStoreError(error.code, error.message, reason: error.reason, currentRevision: error.currentRevision)
         }
-    }
-
-    /// Like ``remote(_:)``, with NOT_FOUND as `nil`.
-    private func optional<T>(_ body: () async throws -> T) async throws -> T? {
-        do {
-            return try await remote(body)
-        } catch let error as ChordStoreError where error.code == .notFound {
-            return nil
-        }
-    }
-}
-
-/// The request message of each command.
-enum RemoteCommand {
-    static func request(_ command: Command, context: CommandContext) -> (Method, any SwiftProtobuf.Message) {
-        let wireContext = Chordstore_V1_CommandContext.with {
-            $0.session = context.session
-            $0.commandID = context.commandID
-            if let expected = context.expectedRevision { $0.expected = .with { $0.revision = expected } }
-        }
-        return (Method(command: command), CommandMessages.request(for: command, context: wireContext))
     }
 }
 

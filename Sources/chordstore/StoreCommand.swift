@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto

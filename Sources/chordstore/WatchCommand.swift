@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ArgumentParser
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -41,7 +41,7 @@ struct WatchCommand: AsyncParsableCommand {
         var printed = 0
         do {
             // A first call, so that an absent server is reported at once.
-            _ = try await client.health()
+            _ = try await client.profile()
             for try await envelope in client.subscribe(from: from, fromNow: now, chordsetID: chordsetID?.protoBytes, kinds: kinds) {
                 // Unbuffered: each event shows up as it happens, even through a pipe.
                 let line = global.json ? try envelope.jsonString() : Output.eventLine(try RecordedEvent(envelope: envelope))

@@ -1,6 +1,6 @@
 import ChordStoreAPI
 import ChordStoreDomain
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreWire

@@ -75,7 +75,7 @@ struct ReplicaCommandTests {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
 
-            let titles = try await client.listChordsets(limit: 5_000).map(\.title)
+            let titles = try await client.chordsets(limit: 5_000).map(\.title)
             #expect(Set(titles).count == titles.count, "a write was applied twice")
             let replica = try Replica.open(at: directory)
             let pending = replica.pendingWrites.compactMap { write -> String? in
@@ -90,7 +90,7 @@ struct ReplicaCommandTests {
         #expect(interrupted > 0, "no kill landed in the middle of a sync")
         let finished = try await runChordstore(["replica", "--dir", directory.path, "sync", "--server", "127.0.0.1:\(port)"])
         #expect(finished.status == 0, "\(finished.stderr)")
-        let titles = try await client.listChordsets(limit: 5_000).map(\.title)
+        let titles = try await client.chordsets(limit: 5_000).map(\.title)
         #expect(titles.count == writes)
         #expect(Set(titles) == Set((0..<writes).map { "w\($0)" }))
         let replica = try Replica.open(at: directory)

@@ -1,4 +1,5 @@
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
+import ChordStoreDomain
 import ChordStoreProto
 import ChordStoreWire
 import Foundation
@@ -108,37 +109,5 @@ final class DroppingProxy: @unchecked Sendable {
             if sent <= 0 { break }
         }
         shutdown(destination, Int32(SHUT_WR))
-    }
-}
-
-/// The typed methods of the reconnecting client, one per call.
-@Suite("Client methods")
-struct ClientMethodTests {
-    @Test("each typed method reaches its call")
-    func typedMethods() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let client = Client(host: "127.0.0.1", port: server.port)
-        #expect(try await client.health().protocolVersion == 1)
-        let added = try await client.addChordset(.with { $0.title = "typed" })
-        let chordset = added.chordsetAdded.chordset
-        _ = try await client.renameChordset(chordset.id, title: "renamed")
-        _ = try await client.setChordBPM(chordset.chords[0].id, 61)
-        _ = try await client.setChordColor(chordset.chords[0].id, .with { $0.hue = 0.3; $0.alpha = 1 })
-        _ = try await client.setControlsChord(bpm: 70, color: .with { $0.alpha = 1 })
-        _ = try await client.addChordset(.with { $0.title = "second" })
-        _ = try await client.moveChordset(chordset.id, to: 1)
-        #expect(try await client.listChordsets(order: .index).map(\.title) == ["second", "renamed"])
-        #expect(try await client.chordset(chordset.id).chords[0].bpm == 61)
-        #expect(try await client.chord(chordset.chords[0].id).chord.color.hue == 0.3)
-        #expect(try await client.controlsChord().bpm == 70)
-        #expect(try await client.profile().chordsets == 2)
-        var events = 0
-        for try await _ in try await client.readLog() { events += 1 }
-        #expect(events == 7)
-        _ = try await client.deleteChordset(chordset.id)
-        _ = try await client.deleteAll()
-        #expect(try await client.profile().chordsets == 0)
-        await client.close()
     }
 }

@@ -31,18 +31,10 @@ struct LiveQueryTests {
         for _ in 0..<40 { _ = try await store.add(title()) }
 
         let query = ChordsetQuery(title: (.contains, "a"), order: .title, limit: 25)
-        let request = Chordstore_V1_QueryRequest.with {
-            $0.title = .with { $0.match = .contains; $0.text = "a" }
-            $0.order = .title
-            $0.limit = 25
-        }
         let received = Received()
         let watcher = Task {
-            var list: [Chordstore_V1_Chordset] = []
-            for try await update in try await client.watchQuery(request) {
-                update.apply(to: &list)
-                let ids = try list.map { try UUID(protoBytes: $0.id) }
-                received.lists.withLock { $0.append((update.sequence, ids)) }
+            for try await update in client.watch(query) {
+                received.lists.withLock { $0.append((update.sequence, update.chordsets.map(\.id))) }
             }
         }
         try await Task.sleep(for: .milliseconds(100))
@@ -101,9 +93,9 @@ extension LiveQueryTests {
         defer { Task { await server.stop() } }
         let client = Client(host: "127.0.0.1", port: server.port)
         defer { Task { await client.close() } }
-        var first = try await client.watchQuery(.init()).makeAsyncIterator()
+        var first = client.watch(ChordsetQuery()).makeAsyncIterator()
         #expect(try await first.next()?.isInitial == true)
-        var second = try await client.watchQuery(.init()).makeAsyncIterator()
+        var second = client.watch(ChordsetQuery()).makeAsyncIterator()
         do {
             _ = try await second.next()
             Issue.record("a second live query was accepted")

@@ -1,5 +1,5 @@
 import ChordStoreAPI
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -81,16 +81,18 @@ struct ReplicationServerTests {
 
         // The client library moves to the leader by itself.
         let client = try #require(Client(address: follower.address))
-        let written = try await client.addChordset(.with { $0.title = "through the follower" })
+        let written = try await client.execute(.addChordset(AddChordset(title: "through the follower")))
         #expect(client.address == leader.address)
         #expect(try leader.store.chordsets().map(\.title) == ["through the follower"])
 
         // Read your writes on the follower: the read waits until it has the event.
         let reader = try #require(Client(address: follower.address))
-        let found: Chordstore_V1_Chordset = try await reader.call(
-            .getChordset, Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = written.chordsetAdded.chordset.id },
-            timeout: .seconds(30), minSequence: written.sequence)
-        #expect(found.title == "through the follower")
+        guard case .chordsetAdded(let chordset) = written.event else {
+            Issue.record("\(written.event)")
+            return
+        }
+        let found = try await reader.chordset(chordset.id, minSequence: written.sequence, timeout: .seconds(30))
+        #expect(found?.title == "through the follower")
         #expect(reader.address == follower.address)
         // A position the follower does not reach: the read waits, and its deadline ends it.
         let waited = await #expect(throws: ClientError.self) {
@@ -121,12 +123,12 @@ struct ReplicationServerTests {
         _ = try await admin.createStore("b")
         let a = try #require(Client(address: leader.address, store: "a"))
         let b = try #require(Client(address: leader.address, store: "b"))
-        let x = try await a.addChordset(.with { $0.title = "X" })
-        let z = try await b.addChordset(.with { $0.title = "Z" })
-        _ = try await b.addChordset(.with { $0.title = "Z2" })
+        let x = try await a.execute(.addChordset(AddChordset(title: "X")))
+        let z = try await b.execute(.addChordset(AddChordset(title: "Z")))
+        _ = try await b.addChordset(title: "Z2")
         _ = try await admin.deleteStore("b")
         _ = try await admin.createStore("b")
-        let fresh = try await b.addChordset(.with { $0.title = "new b" })
+        let fresh = try await b.execute(.addChordset(AddChordset(title: "new b")))
         #expect(z.sequence == 1 && fresh.sequence == 1)
         // The follower answers each store's reads once it has the events.
         let readerA = try #require(Client(address: follower.address, store: "a"))
@@ -136,7 +138,7 @@ struct ReplicationServerTests {
         #expect(listA.chordsets.map(\.title) == ["X"])
         // Between the follower's delete of b and its create of the new b, it has no b.
         #expect(await eventually { (try? follower.store.chordsets(store: "b"))?.map(\.title) == ["new b"] })
-        #expect(try await readerB.listChordsets().map(\.title) == ["new b"])
+        #expect(try await readerB.chordsets().map(\.title) == ["new b"])
         #expect(try follower.store.stores().map(\.name) == leader.store.stores().map(\.name))
         #expect(try follower.store.head() == leader.store.head())
         #expect(try follower.store.verify().isSound)
@@ -161,10 +163,7 @@ struct ReplicationServerTests {
         patient.failover = .seconds(60)  // a loaded test machine answers health checks late
         let client = try #require(Client(servers: ["127.0.0.1:\(frozenPort)", follower.address], retry: patient))
         defer { Task { await client.close() } }
-        let added = try await client.addChordset(.with {
-            $0.title = "past the frozen one"
-            $0.context.commandID = "frozen-1"
-        })
+        let added = try await client.execute(.addChordset(AddChordset(title: "past the frozen one")), options: WriteOptions(commandID: "frozen-1"))
         #expect(client.address == leader.address)
         #expect(client.knownServers.contains(leader.address))
         #expect(try leader.store.chordsets().map(\.title) == ["past the frozen one"])
@@ -198,11 +197,8 @@ struct ReplicationServerTests {
         defer { Task { await leader.stop() } }
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
-        func add(_ title: String, _ durability: Chordstore_V1_Durability, timeout: Duration = .milliseconds(800)) async throws -> Chordstore_V1_EventEnvelope {
-            try await client.addChordset(.with {
-                $0.title = title
-                $0.context.durability = durability
-            }, timeout: timeout)
+        func add(_ title: String, _ durability: Durability, timeout: Duration = .milliseconds(800)) async throws -> RecordedEvent {
+            try await client.execute(.addChordset(AddChordset(title: title)), options: WriteOptions(durability: durability, timeout: timeout))
         }
         // The follower's stream is open once the leader has heard from it.
         #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
@@ -224,7 +220,7 @@ struct ReplicationServerTests {
         #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
-        _ = try await client.addChordset(.with { $0.title = "on both" }, timeout: .seconds(30))
+        _ = try await client.addChordset(title: "on both", options: WriteOptions(timeout: .seconds(30)))
         await follower.stop()
 
         // A process on another address (127.0.0.2) claims to be the follower.
@@ -247,10 +243,7 @@ struct ReplicationServerTests {
 
         // With the only real follower down, a quorum write cannot complete.
         let error = await #expect(throws: ClientError.self) {
-            _ = try await client.addChordset(.with {
-                $0.title = "needs the follower"
-                $0.context.durability = .quorum
-            }, timeout: .milliseconds(800))
+            _ = try await client.addChordset(title: "needs the follower", options: WriteOptions(durability: .quorum, timeout: .milliseconds(800)))
         }
         #expect(error?.code == .deadlineExceeded)
     }

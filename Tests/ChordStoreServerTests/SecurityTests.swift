@@ -1,5 +1,5 @@
 import ChordStoreAPI
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -116,7 +116,7 @@ struct SecurityTests {
         _ = try await admin.createStore("a")
         _ = try await admin.createStore("b")
         let adminOfA = try #require(Client(address: "127.0.0.1:\(server.port)", store: "a", credentials: ClientCredentials(token: Self.adminSecret)))
-        let added = try await adminOfA.addChordset(.with { $0.title = "In a" })
+        let added = try await adminOfA.execute(.addChordset(AddChordset(title: "In a")))
 
         let stranger = try await Connection.connect(host: "127.0.0.1", port: server.port, store: "a")
         let refused = await #expect(throws: ClientError.self) {
@@ -172,7 +172,7 @@ struct SecurityTests {
 
         // Who did it: the event of the add records the admin token's id.
         let history: Chordstore_V1_HistoryPage = try await adminOfA.call(.getHistory, Chordstore_V1_GetHistoryRequest.with {
-            $0.chordsetID = added.chordsetAdded.chordset.id
+            $0.chordsetID = added.event.chordsetID?.protoBytes ?? Data()
         })
         #expect(history.events.map(\.tokenID) == [TokenGrant.localAdminID])
     }
@@ -350,7 +350,7 @@ struct ClusterSecurityTests {
             security: SecurityTests.secured, credentials: ClientCredentials(clusterSecret: SecurityTests.clusterSecret), durability: .quorum)
         defer { Task { await follower.stop(); await leader.stop() } }
         let writer = try #require(Client(address: leader.address, credentials: ClientCredentials(token: SecurityTests.adminSecret)))
-        let first = try await writer.addChordset(.with { $0.title = "before" })
+        let first = try await writer.execute(.addChordset(AddChordset(title: "before")))
         let epoch = leader.store.epoch
         let requests: [(ChordStoreAPI.Method, any SwiftProtobuf.Message)] = [
             (.replicate, Chordstore_V1_ReplicateRequest.with { $0.fromSequence = 1 }),
@@ -384,7 +384,7 @@ struct ClusterSecurityTests {
                 await connection.close()
             }
             // Still the leader, at its epoch, committing quorum writes.
-            let reply = try await writer.addChordset(.with { $0.title = "after" })
+            let reply = try await writer.execute(.addChordset(AddChordset(title: "after")))
             #expect(reply.sequence > first.sequence)
         }
         #expect(leader.node.role == .leader && follower.node.role == .follower)

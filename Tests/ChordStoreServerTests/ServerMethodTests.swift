@@ -1,5 +1,5 @@
 import ChordStoreAPI
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto

@@ -1,4 +1,4 @@
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -27,23 +27,23 @@ struct StoreServerTests {
         #expect(bad?.message.contains("1–64 characters of a-z, 0-9") == true)
 
         var names: [String] = []
-        var token = ""
+        var after: String?
         repeat {
-            let page = try await client.listStores(pageSize: 2, pageToken: token)
+            let page = try await client.stores(after: after, limit: 2)
             #expect(page.stores.count <= 2)
             names += page.stores.map(\.name)
-            token = page.nextPageToken
-        } while !token.isEmpty
+            after = page.next
+        } while after != nil
         #expect(names == ["default", "a", "b", "c.d"])
 
         let inA = Client(host: "127.0.0.1", port: server.port, store: "a")
         defer { Task { await inA.close() } }
-        _ = try await inA.addChordset(.with { $0.title = "one" })
+        _ = try await inA.execute(.addChordset(AddChordset(title: "one")))
         let info = try await inA.storeInfo()
-        #expect(info.name == "a" && info.chordsets == 1 && info.chords == 8 && info.headSequence == 1 && info.hasCreated)
+        #expect(info.name == "a" && info.chordsets == 1 && info.chords == 8 && info.headSequence == 1 && info.created != nil)
         let deleted = try await client.deleteStore("a")
         #expect(deleted > 0)
-        let gone = await #expect(throws: ClientError.self) { try await inA.listChordsets() }
+        let gone = await #expect(throws: ClientError.self) { try await inA.chordsets() }
         #expect(gone?.code == .notFound)
         let keep = await #expect(throws: ClientError.self) { try await client.deleteStore("default") }
         #expect(keep?.code == .failedPrecondition)
@@ -64,26 +64,25 @@ struct StoreServerTests {
         defer { Task { await a.close(); await b.close(); await plain.close(); await admin.close() } }
 
         let feedOfA = a.subscribe(from: 1)
-        let watchOfB = try await b.watchQuery(Chordstore_V1_QueryRequest())
-        var updates = watchOfB.makeAsyncIterator()
+        var updates = b.watch(ChordsetQuery()).makeAsyncIterator()
         let initial = try #require(try await updates.next())
-        #expect(initial.isInitial && initial.initial.isEmpty)
+        #expect(initial.isInitial && initial.chordsets.isEmpty)
 
-        let x = try await a.addChordset(.with { $0.title = "X" })
-        let z = try await b.addChordset(.with { $0.title = "Z" })
+        let x = try await a.execute(.addChordset(AddChordset(title: "X")))
+        let z = try await b.execute(.addChordset(AddChordset(title: "Z")))
         #expect(x.sequence == 1 && z.sequence == 1)
-        #expect(try await b.listChordsets().map(\.title) == ["Z"])
-        #expect(try await plain.listChordsets().isEmpty)
+        #expect(try await b.chordsets().map(\.title) == ["Z"])
+        #expect(try await plain.chordsets().isEmpty)
         // a's id means nothing in b.
-        let foreign = await #expect(throws: ClientError.self) { try await b.chordset(x.chordsetAdded.chordset.id) }
-        #expect(foreign?.code == .notFound)
-        let hijack = await #expect(throws: ClientError.self) { try await b.renameChordset(x.chordsetAdded.chordset.id, title: "mine") }
+        let xID = try #require(x.event.chordsetID)
+        #expect(try await b.chordset(xID) == nil)
+        let hijack = await #expect(throws: ClientError.self) { try await b.renameChordset(xID, to: "mine") }
         #expect(hijack?.code == .notFound)
         // Undo in a leaves b alone.
-        _ = try await a.addChordset(.with { $0.title = "Y"; $0.context.session = "s" })
-        _ = try await a.undo(session: "s")
-        #expect(try await a.listChordsets().map(\.title) == ["X"])
-        #expect(try await b.listChordsets().map(\.title) == ["Z"])
+        _ = try await a.execute(.addChordset(AddChordset(title: "Y")), options: WriteOptions(session: "s"))
+        _ = try await a.undo(options: WriteOptions(session: "s"))
+        #expect(try await a.chordsets().map(\.title) == ["X"])
+        #expect(try await b.chordsets().map(\.title) == ["Z"])
 
         // The feed of a: a's three events, never b's.
         var seen: [UInt64] = []
@@ -95,7 +94,7 @@ struct StoreServerTests {
         #expect(seen == [1, 2, 3])
         // b's live query saw Z only.
         let update = try #require(try await updates.next())
-        #expect(update.deltas.map(\.chordset.title) == ["Z"])
+        #expect(update.chordsets.map(\.title) == ["Z"] && update.deltas.count == 1)
 
         // A store the server does not have, or a name against the rules.
         let nowhere = Client(host: "127.0.0.1", port: server.port, store: "nowhere")

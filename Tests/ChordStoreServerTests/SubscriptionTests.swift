@@ -1,5 +1,5 @@
 import ChordStoreAPI
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -49,7 +49,7 @@ struct SubscriptionTests {
                 group.addTask {
                     let connection = Client(host: "127.0.0.1", port: server.port)
                     for i in 0..<perWriter {
-                        _ = try await connection.addChordset(.with { $0.title = "w\(writer)-\(i)" })
+                        _ = try await connection.execute(.addChordset(AddChordset(title: "w\(writer)-\(i)")))
                     }
                     await connection.close()
                 }

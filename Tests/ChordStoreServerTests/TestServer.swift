@@ -1,4 +1,4 @@
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto

@@ -1,4 +1,4 @@
-import ChordStoreClient
+@_spi(Raw) import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -74,46 +74,34 @@ struct UndoOverWireTests {
         let client = Client(host: "127.0.0.1", port: server.port)
         defer { Task { await client.close(); await server.stop() } }
 
-        let added = try await client.addChordset(.with { $0.title = "one"; $0.context.session = "app" })
-        let id = added.chordsetAdded.chordset.id
-        let renamed = try await client.call(.renameChordset, Chordstore_V1_RenameChordsetRequest.with {
-            $0.chordsetID = id
-            $0.title = "two"
-            $0.context.session = "app"
-        }, as: Chordstore_V1_CommandReply.self).event
-        var state = try await client.sessionState("app")
-        #expect(state.undoTarget == renamed.sequence && state.redoTarget == 0)
+        let app = WriteOptions(session: "app")
+        let added = try await client.execute(.addChordset(AddChordset(title: "one")), options: app)
+        let id = try #require(added.event.chordsetID)
+        let renamed = try await client.renameChordset(id, to: "two", options: app)
+        var state = try await client.session("app")
+        #expect(state.undoTarget == renamed.sequence && state.redoTarget == nil)
 
-        let undo = try await client.undo(session: "app")
-        #expect(undo.mark.undoes == renamed.sequence)
-        #expect(undo.chordsetRenamed.title == "one")
-        state = try await client.sessionState("app")
+        let undo = try await client.undo(options: app)
+        #expect(undo.mark == .undoes(renamed.sequence))
+        #expect(undo.event == .chordsetRenamed(id: id, title: "one", previousTitle: "two"), "\(undo.event)")
+        state = try await client.session("app")
         #expect(state.redoTarget == undo.sequence && state.redoDepth == 1)
-        let redo = try await client.redo(session: "app")
-        #expect(redo.mark.redoes == undo.sequence && redo.chordsetRenamed.title == "two")
-        #expect(await failure { _ = try await client.redo(session: "app") }?.code == .failedPrecondition)
+        let redo = try await client.redo(options: app)
+        #expect(redo.mark == .redoes(undo.sequence) && redo.event == .chordsetRenamed(id: id, title: "two", previousTitle: "one"))
+        let nothing = await #expect(throws: ClientError.self) { try await client.redo(options: app) }
+        #expect(nothing?.code == .failedPrecondition && nothing?.reason == .nothingToRedo)
 
-        let history = try await client.history(.with { $0.chordsetID = id; $0.limit = 2 })
-        #expect(history.events.map(\.sequence) == [added.sequence, renamed.sequence])
-        #expect(history.nextAfter == renamed.sequence)
-        let rest = try await client.history(.with { $0.chordsetID = id; $0.afterSequence = history.nextAfter })
-        #expect(rest.events.map(\.sequence) == [undo.sequence, redo.sequence] && rest.nextAfter == 0)
-        let bySession = try await client.history(.with { $0.session = "app" })
-        #expect(bySession.events.count == 4)
+        let history = try await client.history(ofChordset: id, limit: 2)
+        #expect(history.map(\.sequence) == [added.sequence, renamed.sequence])
+        let rest = try await client.history(ofChordset: id, after: renamed.sequence)
+        #expect(rest.map(\.sequence) == [undo.sequence, redo.sequence])
+        #expect(try await client.history(ofSession: "app", limit: 100).count == 4)
 
-        let past = try await client.readAsOf(.with {
-            $0.asOf.sequence = added.sequence
-            $0.list = .with { $0.order = .index }
-        })
-        #expect(past.sequence == added.sequence && past.list.chordsets.map(\.title) == ["one"])
-        let pastChordset = try await client.readAsOf(.with {
-            $0.asOf.sequence = undo.sequence
-            $0.chordset = .with { $0.chordsetID = id }
-        })
-        #expect(pastChordset.chordset.title == "one")
-        let before = try await client.readAsOf(.with { $0.asOf.sequence = 0; $0.profile = .init() })
-        #expect(before.profile.chordsets == 0)
-        #expect(await failure { _ = try await client.readAsOf(.with { $0.asOf.sequence = 1_000; $0.profile = .init() }) }?.code == .outOfRange)
-        #expect(await failure { _ = try await client.readAsOf(.with { $0.profile = .init() }) }?.code == .invalidArgument)
+        let past = try await client.chordsets(asOf: .sequence(added.sequence), order: .index)
+        #expect(past.sequence == added.sequence && past.chordsets.map(\.title) == ["one"])
+        #expect(try await client.chordset(id, asOf: .sequence(undo.sequence)).chordset?.title == "one")
+        #expect(try await client.profile(asOf: .sequence(0)).chordsets == 0)
+        let beyond = await #expect(throws: ClientError.self) { try await client.profile(asOf: .sequence(1_000)) }
+        #expect(beyond?.code == .outOfRange)
     }
 }

@@ -118,38 +118,38 @@ public enum CommandMessages {
 }
 
 /// The command request messages, which carry a ``Chordstore_V1_CommandContext``.
-package protocol CommandRequest: SwiftProtobuf.Message {
+public protocol CommandRequest: SwiftProtobuf.Message {
     /// The session and command id of the command.
     var commandContext: Chordstore_V1_CommandContext { get set }
 }
 
 extension Chordstore_V1_AddChordsetRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_RenameChordsetRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_DeleteChordsetRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_SetChordColorRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_SetChordBpmRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_SetControlsChordRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_MoveChordsetRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_DeleteAllRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_UndoRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }
 extension Chordstore_V1_RedoRequest: CommandRequest {
-    package var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
+    public var commandContext: Chordstore_V1_CommandContext { get { context } set { context = newValue } }
 }

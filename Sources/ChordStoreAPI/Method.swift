@@ -1,5 +1,3 @@
-public import ChordStoreDomain
-
 /// The methods of the `chordstore.v1.ChordStore` service, by their wire names.
 public enum Method: String, Sendable, CaseIterable {
     case addChordset = "chordstore.v1.ChordStore/AddChordset"
@@ -48,22 +46,6 @@ public enum Method: String, Sendable, CaseIterable {
     /// Whether the method changes data: a store's chordsets (a ``MethodKind/command``,
     /// which a client may retry under its command id) or the server (never retried).
     public var isCommand: Bool { spec.kind == .command || spec.kind == .serverChange }
-
-    /// The method that carries `command`.
-    public init(command: Command) {
-        switch command {
-        case .addChordset: self = .addChordset
-        case .renameChordset: self = .renameChordset
-        case .deleteChordset: self = .deleteChordset
-        case .setChordColor: self = .setChordColor
-        case .setChordBPM: self = .setChordBPM
-        case .setControlsChord: self = .setControlsChord
-        case .moveChordset: self = .moveChordset
-        case .deleteAll: self = .deleteAll
-        case .undo: self = .undo
-        case .redo: self = .redo
-        }
-    }
 
     /// The protocol version this build speaks.
     public static let protocolVersion: UInt32 = 1

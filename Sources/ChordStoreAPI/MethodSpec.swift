@@ -40,6 +40,17 @@ extension Method {
 }
 
 extension MethodSpec {
+    /// The command method whose request message is `request`'s type (`nil`: none).
+    public static func command(for request: any SwiftProtobuf.Message) -> MethodSpec? {
+        commandsByRequest[ObjectIdentifier(type(of: request))]
+    }
+
+    /// The command methods by their request type (each command has a type of its own).
+    private static let commandsByRequest: [ObjectIdentifier: MethodSpec] = Dictionary(
+        uniqueKeysWithValues: list.filter { $0.kind == .command }.map { (ObjectIdentifier($0.request), $0) })
+}
+
+extension MethodSpec {
     /// Every method of the service.
     public static let all: [Method: MethodSpec] = Dictionary(uniqueKeysWithValues: list.map { ($0.method, $0) })
 

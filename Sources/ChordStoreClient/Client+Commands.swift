@@ -18,7 +18,6 @@ extension Client {
     /// Runs `command` on the client's store and returns the event the server recorded.
     @discardableResult
     public func execute(_ command: Command, options: WriteOptions = WriteOptions()) async throws(ClientError) -> RecordedEvent {
-        let method = Method(command: command)
         let context = Chordstore_V1_CommandContext.with {
             $0.session = options.session ?? ""
             $0.commandID = options.commandID ?? UUID().uuidString
@@ -29,8 +28,11 @@ extension Client {
             case nil: .default
             }
         }
-        let reply = try await call(
-            method, CommandMessages.request(for: command, context: context), timeout: options.timeout, as: Chordstore_V1_CommandReply.self)
+        let request = CommandMessages.request(for: command, context: context)
+        guard let method = MethodSpec.command(for: request)?.method else {
+            throw ClientError(.internal, "no method is declared for a \(type(of: request).protoMessageName)")
+        }
+        let reply = try await call(method, request, timeout: options.timeout, as: Chordstore_V1_CommandReply.self)
         return try Self.decoded { () throws in try RecordedEvent(envelope: reply.event) }
     }
 

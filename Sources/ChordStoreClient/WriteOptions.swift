@@ -6,7 +6,7 @@ public import ChordStoreDomain
 /// applies once), no revision check, the server's durability, no deadline.
 public struct WriteOptions: Sendable, Hashable {
     /// The session (actor) the change is recorded under, whose undo and redo walk it
-    /// (`nil`: the connection's, `connection-N` on the framed port).
+    /// (`nil`: the connection's default, `connection-<address>:<port>`).
     public var session: String?
     /// The command's id (`nil`: a fresh one). Sending a command again with the same id
     /// applies it once and answers with the first event.

@@ -1,5 +1,5 @@
-public import ChordStoreDomain
-public import Foundation
+package import ChordStoreDomain
+package import Foundation
 import ChordStoreProto
 import SwiftProtobuf
 import Synchronization
@@ -9,28 +9,28 @@ import Synchronization
 /// The protocol around it lives in the replication module.
 extension ChordStore {
     /// The epoch new records get: raised by promotion, or by following a newer leader.
-    public var epoch: UInt64 { writer.currentEpoch }
+    package var epoch: UInt64 { writer.currentEpoch }
 
     /// The refusal of a command while ``acceptsCommands`` is `false`.
-    public static var notLeaderRefusal: ChordStoreError { GroupCommitWriter.readOnlyError }
+    package static var notLeaderRefusal: ChordStoreError { GroupCommitWriter.readOnlyError }
 
     /// Whether the store accepts commands (`false` on a follower: they fail with
     /// `failedPrecondition`, in the writer, so no batch straddles the change).
-    public var acceptsCommands: Bool {
+    package var acceptsCommands: Bool {
         get { writer.acceptsCommands }
         set { writer.acceptsCommands = newValue }
     }
 
     /// The moment from which commands are refused, and commits that end later are not
     /// acknowledged (a coordinated leader's lease end); `nil`: none.
-    public var writeDeadline: ContinuousClock.Instant? {
+    package var writeDeadline: ContinuousClock.Instant? {
         get { writer.deadline.instant }
         set { writer.deadline.set(newValue) }
     }
 
     /// Returns once the writer is between batches: a commit in flight when this is called
     /// has ended (and its events are in the log).
-    public func waitForWriter() async throws(ChordStoreError) {
+    package func waitForWriter() async throws(ChordStoreError) {
         try await writer.exclusive { Result<Void, ChordStoreError>.success(()) }.get()
     }
 
@@ -38,7 +38,7 @@ extension ChordStore {
     /// returns the epoch in force afterwards. An epoch above ``LogPosition/maxEpoch`` is
     /// refused with `invalidArgument`.
     @discardableResult
-    public func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
+    package func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
         try LogPosition.checkEpoch(epoch)
         let backend = self.backend
         let writer = self.writer
@@ -54,13 +54,13 @@ extension ChordStore {
     }
 
     /// The log's last record as a position.
-    public func head() throws(ChordStoreError) -> LogPosition {
+    package func head() throws(ChordStoreError) -> LogPosition {
         try backend.withStores { try $0.logHead.position }
     }
 
     /// The record at log position `sequence` as a position (`.start` for 0), or `nil`
     /// past the end (of what the views reflect).
-    public func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
+    package func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
         let backend = self.backend
         do {
             guard sequence <= (try backend.withStores { try $0.logHead.sequence }) else { return nil }
@@ -83,7 +83,7 @@ extension ChordStore {
 
     /// How many times the log was cut back (a follower parking a divergent suffix). A
     /// reader that saw it change may have read events the log no longer holds.
-    public var logCuts: Int { cuts.load(ordering: .acquiring) }
+    package var logCuts: Int { cuts.load(ordering: .acquiring) }
 
     /// Appends `records`, copied byte for byte from a leader's log, after `previous`, and
     /// folds them into the views, in one durable commit on the writer thread. Refused
@@ -95,7 +95,7 @@ extension ChordStore {
     /// With `leaderEpoch`, the batch is refused (`failedPrecondition`, reason
     /// `OLDER_LEADER`) if this store's epoch rose above it meanwhile: checked in
     /// the writer, so a fence that lands while the batch waits keeps it out.
-    public func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, leaderEpoch: UInt64? = nil) async throws(ChordStoreError) -> LogPosition {
+    package func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, leaderEpoch: UInt64? = nil) async throws(ChordStoreError) -> LogPosition {
         let backend = self.backend
         let writer = self.writer
         let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
@@ -115,7 +115,7 @@ extension ChordStore {
     /// `directory` (never dropping them silently), then rebuilds the views from the
     /// remaining log. For a former leader whose last events the new leader never had.
     /// Returns the file and how many records it holds (`nil` if none were after `sequence`).
-    public func truncate(after sequence: UInt64, parkingIn directory: URL) async throws(ChordStoreError) -> ParkedSuffix? {
+    package func truncate(after sequence: UInt64, parkingIn directory: URL) async throws(ChordStoreError) -> ParkedSuffix? {
         let backend = self.backend
         let result = try await writer.exclusive { () -> Result<(ParkedSuffix?, LogHead), ChordStoreError> in
             Result { () throws(ChordStoreError) in
@@ -137,14 +137,14 @@ extension ChordStore {
 /// Records moved out of the log by ``ChordStore/truncate(after:parkingIn:)``: one JSON
 /// object per line, each the record's protobuf JSON (`envelope`) and its exact stored
 /// bytes (`record`, base64), so an operator can read them and re-apply what matters.
-public struct ParkedSuffix: Sendable, Hashable {
+package struct ParkedSuffix: Sendable, Hashable {
     /// The file written.
-    public var file: URL
+    package var file: URL
     /// The first and last sequence numbers parked.
-    public var first: UInt64, last: UInt64
+    package var first: UInt64, last: UInt64
 
     /// How many records were parked.
-    public var count: UInt64 { last - first + 1 }
+    package var count: UInt64 { last - first + 1 }
 
     static func write(from backend: any StorageBackend, after sequence: UInt64, into directory: URL) throws(ChordStoreError) -> ParkedSuffix? {
         var lines = Data()

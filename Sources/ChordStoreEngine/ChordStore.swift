@@ -145,7 +145,7 @@ public final class ChordStore: Sendable {
     /// event once it is durable, or its error. It runs on the writer thread, so it must
     /// only hand the result on (for example to an event loop): every commit waits for it.
     /// ``execute(_:context:)`` without a task hop, for servers.
-    public func submit(
+    package func submit(
         _ command: Command, context: CommandContext = CommandContext(),
         completion: @escaping @Sendable (Result<CommittedEvent, ChordStoreError>) -> Void
     ) {
@@ -165,7 +165,7 @@ public final class ChordStore: Sendable {
 
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message (what
     /// `GetChordset` answers), or `nil`; read from the view without decoding it.
-    public func chordsetMessage(_ id: UUID, store: String = StoreName.default) throws(ChordStoreError) -> [UInt8]? {
+    package func chordsetMessage(_ id: UUID, store: String = StoreName.default) throws(ChordStoreError) -> [UInt8]? {
         try backend.withSnapshot(store: store) { try $0.chordsetMessage(id) }
     }
 
@@ -277,7 +277,7 @@ public final class ChordStore: Sendable {
     /// record is checked first (its sequence number and checksum chain, ``RecordChain``):
     /// a damaged one ends the read with `dataLoss` naming its sequence number. The buffer
     /// is valid during the call only, and `body` must not call the store.
-    public func forEachRecord(
+    package func forEachRecord(
         from sequence: UInt64 = 1, store: String = StoreName.default, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
     ) throws(ChordStoreError) {
         try backend.withSnapshot(store: store) { try $0.forEachRecord(from: sequence, body) }
@@ -285,7 +285,7 @@ public final class ChordStore: Sendable {
 
     /// Up to `limit` events of the whole log from log position `sequence` on (every
     /// store's, in commit order).
-    public func logEvents(from sequence: UInt64, limit: Int) throws(ChordStoreError) -> [RecordedEvent] {
+    package func logEvents(from sequence: UInt64, limit: Int) throws(ChordStoreError) -> [RecordedEvent] {
         var events: [RecordedEvent] = []
         guard limit > 0 else { return events }
         try forEachLogRecord(from: sequence) { _, record in
@@ -299,7 +299,7 @@ public final class ChordStore: Sendable {
     /// store events, in commit order) from log position `sequence` on, until it returns
     /// `false`: what replication copies. Checked like ``forEachRecord(from:store:_:)``
     /// (sequence and checksum chain, ``RecordChain``); only records the views have folded.
-    public func forEachLogRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
+    package func forEachLogRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
         let backend = self.backend
         do {
             let last = try backend.withStores { try $0.logHead.sequence }

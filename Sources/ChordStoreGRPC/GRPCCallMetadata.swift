@@ -26,17 +26,4 @@ struct GRPCCallMetadata {
             minSequence = value
         }
     }
-
-    /// The IP address in a transport's peer description (`ipv4:127.0.0.1:5000`,
-    /// `ipv6:[::1]:5000`); empty when there is none.
-    static func address(ofPeer peer: String) -> String {
-        if peer.hasPrefix("ipv4:") {
-            let rest = peer.dropFirst(5)
-            return String(rest[..<(rest.lastIndex(of: ":") ?? rest.endIndex)])
-        }
-        if peer.hasPrefix("ipv6:"), let open = peer.firstIndex(of: "["), let close = peer.firstIndex(of: "]") {
-            return String(peer[peer.index(after: open)..<close])
-        }
-        return ""
-    }
 }

@@ -1,19 +1,19 @@
-public import ChordStoreServer
-public import ChordStoreWire
+package import ChordStoreServer
+package import ChordStoreWire
 import GRPCCore
 import GRPCNIOTransportHTTP2
-public import Logging
+package import Logging
 public import ServiceLifecycle
 
 /// The standard gRPC endpoint (`serve --grpc-port`, docs/PROTOCOL.md "The gRPC
 /// endpoint"): the services of proto/ over HTTP/2 with grpc-swift 2, so that any gRPC
 /// tool or generated stub can call the server. Every method runs through the server's
-/// ``ChordStoreServer/CallRunner`` (the same registry, credentials and limits as the
+/// ``ChordStoreServer/CallExecutor`` (the same registry, credentials and limits as the
 /// framed protocol); the replication methods stay on the framed port. It also serves
 /// gRPC's health and server reflection services.
 ///
 /// ```swift
-/// let endpoint = GRPCEndpoint(runner: server.callRunner, host: "127.0.0.1", port: 7430, limits: limits, logger: logger)
+/// let endpoint = GRPCEndpoint(executor: server.callExecutor, host: "127.0.0.1", port: 7430, limits: limits, logger: logger)
 /// services.append(.init(service: endpoint.service { address in print("gRPC on \(address)") }))
 /// ```
 public struct GRPCEndpoint: Sendable {
@@ -35,7 +35,7 @@ public struct GRPCEndpoint: Sendable {
         }
     }
 
-    let runner: CallRunner
+    let executor: CallExecutor
     let host: String
     let port: Int
     let tls: TLSFiles?
@@ -43,15 +43,15 @@ public struct GRPCEndpoint: Sendable {
     let grace: Duration
     let logger: Logger
 
-    /// An endpoint serving `runner`'s methods on `host:port` (port 0 picks one), with TLS
+    /// An endpoint serving `executor`'s methods on `host:port` (port 0 picks one), with TLS
     /// if given; a request may be as large as `limits.maxFrameSize` and take
     /// `limits.frameTimeout` to arrive, a connection may carry
     /// `limits.maxCallsPerConnection` calls at once and is closed after
     /// `limits.idleTimeout` without one; at shutdown, calls get `grace` to finish.
-    public init(
-        runner: CallRunner, host: String, port: Int, tls: TLSFiles? = nil, limits: WireLimits, grace: Duration = .seconds(10), logger: Logger
+    package init(
+        executor: CallExecutor, host: String, port: Int, tls: TLSFiles? = nil, limits: WireLimits, grace: Duration = .seconds(10), logger: Logger
     ) {
-        self.runner = runner
+        self.executor = executor
         self.host = host
         self.port = port
         self.tls = tls
@@ -68,7 +68,7 @@ public struct GRPCEndpoint: Sendable {
         let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
         return EndpointService(
             GRPCServerService(endpoint: self, shutdown: shutdown, graceOver: graceOver, onListening: onListening),
-            runner: runner, host: host, shutdown: shutdown, graceOver: graceOver, grace: grace)
+            executor: executor, host: host, shutdown: shutdown, graceOver: graceOver, grace: grace)
     }
 
     var transportSecurity: HTTP2ServerTransport.Posix.TransportSecurity {
@@ -112,8 +112,8 @@ private struct GRPCServerService: Service {
         let server = GRPCServer(
             transport: .http2NIOPosix(address: endpoint.address, transportSecurity: endpoint.transportSecurity, config: config),
             services: [
-                RegistryService(runner: endpoint.runner, shutdown: shutdown, graceOver: graceOver, requestTimeout: endpoint.limits.frameTimeout),
-                HealthService(runner: endpoint.runner, shutdown: shutdown),
+                RegistryService(executor: endpoint.executor, shutdown: shutdown, graceOver: graceOver, requestTimeout: endpoint.limits.frameTimeout),
+                HealthService(executor: endpoint.executor, shutdown: shutdown),
                 ReflectionService(),
             ])
         try await withGracefulShutdownHandler {

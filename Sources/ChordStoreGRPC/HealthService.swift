@@ -8,13 +8,13 @@ import SwiftProtobuf
 /// any other is NOT_FOUND. It needs no credential and says nothing of the data.
 /// `Watch` is not served (UNIMPLEMENTED), which the protocol allows a client to expect.
 struct HealthService: RegistrableRPCService {
-    let runner: CallRunner
+    let executor: CallExecutor
     let shutdown: OneShotSignal
 
     static let services: Set<String> = ["", "chordstore.v1.ChordStore"]
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
-        let (runner, shutdown) = (self.runner, self.shutdown)
+        let (executor, shutdown) = (self.executor, self.shutdown)
         router.registerHandler(
             forMethod: MethodDescriptor(fullyQualifiedService: "grpc.health.v1.Health", method: "Check"),
             deserializer: RawMessageCoder(), serializer: RawMessageCoder()
@@ -30,7 +30,7 @@ struct HealthService: RegistrableRPCService {
             guard Self.services.contains(check.service) else {
                 return StreamingServerResponse(error: RPCError(code: .notFound, message: "unknown service '\(check.service)'"))
             }
-            let serving = !shutdown.hasFired && !runner.isDraining
+            let serving = !shutdown.hasFired && !executor.isDraining
             let reply = Grpc_Health_V1_HealthCheckResponse.with { $0.status = serving ? .serving : .notServing }
             do {
                 return StreamingServerResponse(single: ServerResponse(message: try reply.serializedBytes()))

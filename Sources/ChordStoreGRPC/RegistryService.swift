@@ -5,12 +5,12 @@ import ChordStoreWire
 import Foundation
 import GRPCCore
 
-/// The `chordstore.v1.ChordStore` service over gRPC: one handler per method of
-/// ``ChordStoreServer/CallRunner/methods``, each passing the request's bytes to the
-/// registry's handler through the runner, and its reply's bytes back. Adding a method to
-/// the registry adds it here.
+/// The `chordstore.v1.ChordStore` service over gRPC: one handler per method of the
+/// method table, each passing the request's bytes to the server's
+/// ``ChordStoreServer/CallExecutor`` (the path of every transport's calls), and its
+/// reply's bytes back. Adding a method to the table adds it here.
 struct RegistryService: RegistrableRPCService {
-    let runner: CallRunner
+    let executor: CallExecutor
     /// Fired when streams must end (the server drains); `graceOver`, when unary calls
     /// still running must (its grace period is over).
     let shutdown: OneShotSignal
@@ -30,8 +30,8 @@ struct RegistryService: RegistrableRPCService {
         _ method: Method, _ request: StreamingServerRequest<[UInt8]>, _ context: ServerContext
     ) async -> StreamingServerResponse<[UInt8]> {
         let started = ContinuousClock.now
-        let (runner, shutdown, graceOver) = (self.runner, self.shutdown, self.graceOver)
-        let peer = GRPCCallMetadata.address(ofPeer: context.remotePeer)
+        let (executor, shutdown, graceOver) = (self.executor, self.shutdown, self.graceOver)
+        let peer = CallPeer(grpcPeer: context.remotePeer)
         let call: GRPCCallMetadata
         do {
             call = try GRPCCallMetadata(request.metadata)
@@ -39,9 +39,9 @@ struct RegistryService: RegistrableRPCService {
             return StreamingServerResponse(error: RPCError(wire: error))
         }
         // Who calls, and may they: before the request is read.
-        let principal: Principal
+        let admitted: CallExecutor.Call
         do {
-            principal = try await runner.admit(method, metadata: call.fields, store: call.store, peer: peer)
+            admitted = try await executor.admit(method, metadata: call.fields, store: call.store, minSequence: call.minSequence, peer: peer)
         } catch {
             return StreamingServerResponse(error: RPCError(wire: error))
         }
@@ -53,14 +53,12 @@ struct RegistryService: RegistrableRPCService {
         } catch {
             return StreamingServerResponse(error: RPCError(wire: error))
         }
-        let session = call.fields["session"].flatMap { $0.isEmpty ? nil : $0 } ?? "grpc-\(context.remotePeer)"
-        let callContext = CallContext(session: session, peerAddress: peer, store: call.store, principal: principal)
         let timeout = CallBounds.timeout(in: request.metadata)
-        guard CallRunner.isStream(method) else {
+        guard admitted.isStream else {
             do {
                 let reply = try await CallBounds(timeout: timeout, shutdown: graceOver, started: started).runCancellable {
                     () async throws(WireError) -> [UInt8] in
-                    try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
+                    try await executor.unary(admitted, payload: .bytes(payload))
                 }
                 return StreamingServerResponse(single: ServerResponse(message: reply))
             } catch {
@@ -70,7 +68,7 @@ struct RegistryService: RegistrableRPCService {
         return StreamingServerResponse { writer in
             do throws(WireError) {
                 try await CallBounds(timeout: timeout, shutdown: shutdown, started: started).runCancellable { () async throws(WireError) in
-                    try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
+                    try await executor.stream(admitted, payload: .bytes(payload)) { page throws(WireError) in
                         do {
                             try await writer.write(contentsOf: page.map(\.serialized))
                         } catch {

@@ -74,7 +74,7 @@ public struct HTTPEndpoint: Sendable {
     ) -> some Service {
         let router = Router(context: EndpointRequestContext.self)
         let (shutdown, graceOver) = (OneShotSignal(), OneShotSignal())
-        let gateway = JSONGateway(runner: node.server.callRunner, limits: callLimits, shutdown: shutdown, graceOver: graceOver)
+        let gateway = JSONGateway(executor: node.server.callExecutor, limits: callLimits, shutdown: shutdown, graceOver: graceOver)
         router.post("api/:service/:method") { request, context -> Response in
             let name = "\(context.parameters.get("service") ?? "")/\(context.parameters.get("method") ?? "")"
             return await gateway.call(name, request, context)
@@ -108,7 +108,7 @@ public struct HTTPEndpoint: Sendable {
             },
             logger: logger)
         return EndpointService(
-            application, runner: node.server.callRunner, host: host, shutdown: shutdown, graceOver: graceOver, grace: callLimits.grace)
+            application, executor: node.server.callExecutor, host: host, shutdown: shutdown, graceOver: graceOver, grace: callLimits.grace)
     }
 
     /// A JSON answer of `value`, its keys in snake case.

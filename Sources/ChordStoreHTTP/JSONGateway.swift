@@ -12,10 +12,11 @@ import Synchronization
 /// The registry's methods as JSON over HTTP (docs/PROTOCOL.md, "JSON over HTTP"), for
 /// the web console and for `curl`: `POST /api/<service>/<method>` with the request
 /// message in protobuf's JSON mapping, answered by the reply message in JSON, or, for a
-/// stream, by server-sent events. The calls run through the same ``CallRunner`` as the
-/// gRPC endpoint's: the same credentials, permissions, waits and handlers.
+/// stream, by server-sent events. The calls run through the server's
+/// ``ChordStoreServer/CallExecutor``, as every transport's do. The body is parsed into
+/// the request message once, and the handler takes that message as it is.
 struct JSONGateway: Sendable {
-    let runner: CallRunner
+    let executor: CallExecutor
     let limits: HTTPEndpoint.CallLimits
     /// Fired when the endpoint's shutdown begins: streams end.
     let shutdown: OneShotSignal
@@ -23,8 +24,8 @@ struct JSONGateway: Sendable {
     let graceOver: OneShotSignal
     private let openStreams: StreamSlots
 
-    init(runner: CallRunner, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, graceOver: OneShotSignal) {
-        self.runner = runner
+    init(executor: CallExecutor, limits: HTTPEndpoint.CallLimits, shutdown: OneShotSignal, graceOver: OneShotSignal) {
+        self.executor = executor
         self.limits = limits
         self.shutdown = shutdown
         self.graceOver = graceOver
@@ -54,26 +55,25 @@ struct JSONGateway: Sendable {
         guard let method = Method(rawValue: name) else {
             return Self.failure(WireError(.unimplemented, "no method '\(name.prefix(200))' here: the methods are in proto/chordstore/v1/rpc.proto"))
         }
-        let peer = context.remoteAddress?.ipAddress ?? ""
+        let peer = CallPeer(address: context.remoteAddress?.ipAddress ?? "", port: context.remoteAddress?.port ?? 0)
         let call: CallHeaders
-        let principal: Principal
-        let payload: Data
+        let admitted: CallExecutor.Call
+        let payload: RequestPayload
         do {
             try checkSameOrigin(request.headers, authority: request.head.authority ?? "")
             call = try CallHeaders(request.headers)
-            principal = try await runner.admit(method, metadata: call.fields, store: call.store, peer: peer)
-            payload = try await Self.decode(request, as: method.spec.request, limits: limits)
+            admitted = try await executor.admit(
+                method, metadata: call.fields, store: call.store, minSequence: call.minSequence, peer: peer, transport: .http)
+            payload = .message(try await Self.decode(request, as: method.spec.request, limits: limits))
         } catch {
             return Self.failure(error)
         }
-        let session = call.fields["session"] ?? "http-\(peer):\(context.remoteAddress?.port ?? 0)"
-        let callContext = CallContext(session: session, peerAddress: peer, store: call.store, principal: principal)
-        let runner = self.runner
-        guard CallRunner.isStream(method) else {
+        let executor = self.executor
+        guard admitted.isStream else {
             do {
                 let bounds = CallBounds(timeout: call.timeout, shutdown: graceOver, started: started)
                 let reply = try await bounds.run { () async throws(WireError) -> [UInt8] in
-                    try await runner.unary(method, payload: payload, context: callContext, minSequence: call.minSequence)
+                    try await executor.unary(admitted, payload: payload)
                 }
                 return HTTPEndpoint.json(.ok, ByteBuffer(string: try Self.jsonText(reply, as: method.spec.reply) + "\n"))
             } catch {
@@ -82,7 +82,7 @@ struct JSONGateway: Sendable {
         }
         let slot: StreamSlot
         do {
-            slot = try openStreams.take(for: peer)
+            slot = try openStreams.take(for: peer.address)
         } catch {
             return Self.failure(error)
         }
@@ -96,7 +96,7 @@ struct JSONGateway: Sendable {
         ) { emit in
             do throws(WireError) {
                 try await bounds.run(cancelled: closed) { () async throws(WireError) in
-                    try await runner.stream(method, payload: payload, context: callContext) { page throws(WireError) in
+                    try await executor.stream(admitted, payload: payload) { page throws(WireError) in
                         var buffer = ByteBuffer()
                         for message in page { buffer.writeString("data: \(try Self.jsonText(message.serialized, as: method.spec.reply))\n\n") }
                         try await emit(buffer)
@@ -124,7 +124,7 @@ struct JSONGateway: Sendable {
         if let origin = headers[Header.origin], origin != "http://\(host)", origin != "https://\(host)" {
             throw WireError(.permissionDenied, "a call from a page of another origin (\(origin)) is refused", reason: .otherOrigin)
         }
-        if !runner.requiresCredentials {
+        if !executor.requiresCredentials {
             let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
             guard HostAddress.isLoopback(name) else {
                 throw WireError(
@@ -134,10 +134,10 @@ struct JSONGateway: Sendable {
         }
     }
 
-    /// The request body (JSON; empty means `{}`) as the request message's bytes.
+    /// The request body (JSON; empty means `{}`) as the request message.
     private static func decode(
         _ request: Request, as type: any SwiftProtobuf.Message.Type, limits: HTTPEndpoint.CallLimits
-    ) async throws(WireError) -> Data {
+    ) async throws(WireError) -> any SwiftProtobuf.Message {
         let (maxBytes, timeout) = (limits.wire.maxFrameSize, limits.wire.frameTimeout)
         let tooLarge = WireError(.resourceExhausted, "the request body is over \(maxBytes) bytes (--max-frame-size)")
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes { throw tooLarge }
@@ -157,7 +157,7 @@ struct JSONGateway: Sendable {
         }
         let bytes = body.readableBytes == 0 ? Array("{}".utf8) : Array(buffer: body)
         do {
-            return try type.init(jsonUTF8Bytes: bytes, options: JSONDecodingOptions()).serializedData()
+            return try type.init(jsonUTF8Bytes: bytes, options: JSONDecodingOptions())
         } catch {
             throw WireError(.invalidArgument, "the body is not a JSON \(type.protoMessageName): \(error)")
         }

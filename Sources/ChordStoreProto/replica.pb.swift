@@ -12,6 +12,11 @@
 /// device next to the store's events. Never sent on the wire; versioned with the replica
 /// directory's format number.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -27,92 +32,99 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
 /// A write made on the device and not yet seen in the store's change feed: the request
 /// the replica sends (with its command id, so a resend applies once), fully specified
 /// (ids, creation date and colours filled in), so that the server records what the
-/// device showed.
+/// device showed. Written as `method` and `request` (any command of the method table);
+/// `oneof request` is how replicas before that wrote it, and is still read.
 public nonisolated struct Chordstore_V1_PendingWrite: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var request: Chordstore_V1_PendingWrite.OneOf_Request? = nil
+  /// the command's method, e.g. "chordstore.v1.ChordStore/AddChordset"
+  public var method: String = String()
+
+  /// its request message (with its CommandContext)
+  public var request: Data = Data()
+
+  public var legacyRequest: Chordstore_V1_PendingWrite.OneOf_LegacyRequest? = nil
 
   public var addChordset: Chordstore_V1_AddChordsetRequest {
     get {
-      if case .addChordset(let v)? = request {return v}
+      if case .addChordset(let v)? = legacyRequest {return v}
       return Chordstore_V1_AddChordsetRequest()
     }
-    set {request = .addChordset(newValue)}
+    set {legacyRequest = .addChordset(newValue)}
   }
 
   public var renameChordset: Chordstore_V1_RenameChordsetRequest {
     get {
-      if case .renameChordset(let v)? = request {return v}
+      if case .renameChordset(let v)? = legacyRequest {return v}
       return Chordstore_V1_RenameChordsetRequest()
     }
-    set {request = .renameChordset(newValue)}
+    set {legacyRequest = .renameChordset(newValue)}
   }
 
   public var deleteChordset: Chordstore_V1_DeleteChordsetRequest {
     get {
-      if case .deleteChordset(let v)? = request {return v}
+      if case .deleteChordset(let v)? = legacyRequest {return v}
       return Chordstore_V1_DeleteChordsetRequest()
     }
-    set {request = .deleteChordset(newValue)}
+    set {legacyRequest = .deleteChordset(newValue)}
   }
 
   public var setChordColor: Chordstore_V1_SetChordColorRequest {
     get {
-      if case .setChordColor(let v)? = request {return v}
+      if case .setChordColor(let v)? = legacyRequest {return v}
       return Chordstore_V1_SetChordColorRequest()
     }
-    set {request = .setChordColor(newValue)}
+    set {legacyRequest = .setChordColor(newValue)}
   }
 
   public var setChordBpm: Chordstore_V1_SetChordBpmRequest {
     get {
-      if case .setChordBpm(let v)? = request {return v}
+      if case .setChordBpm(let v)? = legacyRequest {return v}
       return Chordstore_V1_SetChordBpmRequest()
     }
-    set {request = .setChordBpm(newValue)}
+    set {legacyRequest = .setChordBpm(newValue)}
   }
 
   public var setControlsChord: Chordstore_V1_SetControlsChordRequest {
     get {
-      if case .setControlsChord(let v)? = request {return v}
+      if case .setControlsChord(let v)? = legacyRequest {return v}
       return Chordstore_V1_SetControlsChordRequest()
     }
-    set {request = .setControlsChord(newValue)}
+    set {legacyRequest = .setControlsChord(newValue)}
   }
 
   public var moveChordset: Chordstore_V1_MoveChordsetRequest {
     get {
-      if case .moveChordset(let v)? = request {return v}
+      if case .moveChordset(let v)? = legacyRequest {return v}
       return Chordstore_V1_MoveChordsetRequest()
     }
-    set {request = .moveChordset(newValue)}
+    set {legacyRequest = .moveChordset(newValue)}
   }
 
   public var deleteAll: Chordstore_V1_DeleteAllRequest {
     get {
-      if case .deleteAll(let v)? = request {return v}
+      if case .deleteAll(let v)? = legacyRequest {return v}
       return Chordstore_V1_DeleteAllRequest()
     }
-    set {request = .deleteAll(newValue)}
+    set {legacyRequest = .deleteAll(newValue)}
   }
 
   public var undo: Chordstore_V1_UndoRequest {
     get {
-      if case .undo(let v)? = request {return v}
+      if case .undo(let v)? = legacyRequest {return v}
       return Chordstore_V1_UndoRequest()
     }
-    set {request = .undo(newValue)}
+    set {legacyRequest = .undo(newValue)}
   }
 
   public var redo: Chordstore_V1_RedoRequest {
     get {
-      if case .redo(let v)? = request {return v}
+      if case .redo(let v)? = legacyRequest {return v}
       return Chordstore_V1_RedoRequest()
     }
-    set {request = .redo(newValue)}
+    set {legacyRequest = .redo(newValue)}
   }
 
   /// when the device made it
@@ -123,7 +135,7 @@ public nonisolated struct Chordstore_V1_PendingWrite: Sendable {
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Request: Equatable, Sendable {
+  public nonisolated enum OneOf_LegacyRequest: Equatable, Sendable {
     case addChordset(Chordstore_V1_AddChordsetRequest)
     case renameChordset(Chordstore_V1_RenameChordsetRequest)
     case deleteChordset(Chordstore_V1_DeleteChordsetRequest)
@@ -142,32 +154,41 @@ public nonisolated struct Chordstore_V1_PendingWrite: Sendable {
 
 /// A pending write the server refused: taken back from the device's view and kept for
 /// the app to show.
-public nonisolated struct Chordstore_V1_RejectedWrite: Sendable {
+public nonisolated struct Chordstore_V1_RejectedWrite: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var write: Chordstore_V1_PendingWrite {
-    get {_write ?? Chordstore_V1_PendingWrite()}
-    set {_write = newValue}
+    get {_storage._write ?? Chordstore_V1_PendingWrite()}
+    set {_uniqueStorage()._write = newValue}
   }
   /// Returns true if `write` has been explicitly set.
-  public var hasWrite: Bool {self._write != nil}
+  public var hasWrite: Bool {_storage._write != nil}
   /// Clears the value of `write`. Subsequent reads from it will return its default value.
-  public mutating func clearWrite() {self._write = nil}
+  public mutating func clearWrite() {_uniqueStorage()._write = nil}
 
   /// the status code (docs/PROTOCOL.md §3)
-  public var code: UInt32 = 0
+  public var code: UInt32 {
+    get {_storage._code}
+    set {_uniqueStorage()._code = newValue}
+  }
 
-  public var message: String = String()
+  public var message: String {
+    get {_storage._message}
+    set {_uniqueStorage()._message = newValue}
+  }
 
-  public var rejectedMicros: Int64 = 0
+  public var rejectedMicros: Int64 {
+    get {_storage._rejectedMicros}
+    set {_uniqueStorage()._rejectedMicros = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _write: Chordstore_V1_PendingWrite? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -176,7 +197,7 @@ fileprivate nonisolated let _protobuf_package = "chordstore.v1"
 
 nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PendingWrite"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}add_chordset\0\u{3}rename_chordset\0\u{3}delete_chordset\0\u{3}set_chord_color\0\u{3}set_chord_bpm\0\u{3}set_controls_chord\0\u{3}move_chordset\0\u{3}delete_all\0\u{1}undo\0\u{1}redo\0\u{3}made_micros\0\u{3}confirmed_sequence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}add_chordset\0\u{3}rename_chordset\0\u{3}delete_chordset\0\u{3}set_chord_color\0\u{3}set_chord_bpm\0\u{3}set_controls_chord\0\u{3}move_chordset\0\u{3}delete_all\0\u{1}undo\0\u{1}redo\0\u{3}made_micros\0\u{3}confirmed_sequence\0\u{1}method\0\u{1}request\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -187,135 +208,137 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
       case 1: try {
         var v: Chordstore_V1_AddChordsetRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .addChordset(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .addChordset(v)
+          self.legacyRequest = .addChordset(v)
         }
       }()
       case 2: try {
         var v: Chordstore_V1_RenameChordsetRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .renameChordset(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .renameChordset(v)
+          self.legacyRequest = .renameChordset(v)
         }
       }()
       case 3: try {
         var v: Chordstore_V1_DeleteChordsetRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .deleteChordset(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .deleteChordset(v)
+          self.legacyRequest = .deleteChordset(v)
         }
       }()
       case 4: try {
         var v: Chordstore_V1_SetChordColorRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .setChordColor(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .setChordColor(v)
+          self.legacyRequest = .setChordColor(v)
         }
       }()
       case 5: try {
         var v: Chordstore_V1_SetChordBpmRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .setChordBpm(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .setChordBpm(v)
+          self.legacyRequest = .setChordBpm(v)
         }
       }()
       case 6: try {
         var v: Chordstore_V1_SetControlsChordRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .setControlsChord(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .setControlsChord(v)
+          self.legacyRequest = .setControlsChord(v)
         }
       }()
       case 7: try {
         var v: Chordstore_V1_MoveChordsetRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .moveChordset(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .moveChordset(v)
+          self.legacyRequest = .moveChordset(v)
         }
       }()
       case 8: try {
         var v: Chordstore_V1_DeleteAllRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .deleteAll(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .deleteAll(v)
+          self.legacyRequest = .deleteAll(v)
         }
       }()
       case 9: try {
         var v: Chordstore_V1_UndoRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .undo(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .undo(v)
+          self.legacyRequest = .undo(v)
         }
       }()
       case 10: try {
         var v: Chordstore_V1_RedoRequest?
         var hadOneofValue = false
-        if let current = self.request {
+        if let current = self.legacyRequest {
           hadOneofValue = true
           if case .redo(let m) = current {v = m}
         }
         try decoder.decodeSingularMessageField(value: &v)
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.request = .redo(v)
+          self.legacyRequest = .redo(v)
         }
       }()
       case 11: try { try decoder.decodeSingularInt64Field(value: &self.madeMicros) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.confirmedSequence) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self.method) }()
+      case 14: try { try decoder.decodeSingularBytesField(value: &self.request) }()
       default: break
       }
     }
@@ -326,45 +349,45 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    switch self.request {
+    switch self.legacyRequest {
     case .addChordset?: try {
-      guard case .addChordset(let v)? = self.request else { preconditionFailure() }
+      guard case .addChordset(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     }()
     case .renameChordset?: try {
-      guard case .renameChordset(let v)? = self.request else { preconditionFailure() }
+      guard case .renameChordset(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     }()
     case .deleteChordset?: try {
-      guard case .deleteChordset(let v)? = self.request else { preconditionFailure() }
+      guard case .deleteChordset(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     }()
     case .setChordColor?: try {
-      guard case .setChordColor(let v)? = self.request else { preconditionFailure() }
+      guard case .setChordColor(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
     }()
     case .setChordBpm?: try {
-      guard case .setChordBpm(let v)? = self.request else { preconditionFailure() }
+      guard case .setChordBpm(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     }()
     case .setControlsChord?: try {
-      guard case .setControlsChord(let v)? = self.request else { preconditionFailure() }
+      guard case .setControlsChord(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     }()
     case .moveChordset?: try {
-      guard case .moveChordset(let v)? = self.request else { preconditionFailure() }
+      guard case .moveChordset(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     }()
     case .deleteAll?: try {
-      guard case .deleteAll(let v)? = self.request else { preconditionFailure() }
+      guard case .deleteAll(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
     case .undo?: try {
-      guard case .undo(let v)? = self.request else { preconditionFailure() }
+      guard case .undo(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     }()
     case .redo?: try {
-      guard case .redo(let v)? = self.request else { preconditionFailure() }
+      guard case .redo(let v)? = self.legacyRequest else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
     case nil: break
@@ -375,11 +398,19 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
     if self.confirmedSequence != 0 {
       try visitor.visitSingularUInt64Field(value: self.confirmedSequence, fieldNumber: 12)
     }
+    if !self.method.isEmpty {
+      try visitor.visitSingularStringField(value: self.method, fieldNumber: 13)
+    }
+    if !self.request.isEmpty {
+      try visitor.visitSingularBytesField(value: self.request, fieldNumber: 14)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Chordstore_V1_PendingWrite, rhs: Chordstore_V1_PendingWrite) -> Bool {
+    if lhs.method != rhs.method {return false}
     if lhs.request != rhs.request {return false}
+    if lhs.legacyRequest != rhs.legacyRequest {return false}
     if lhs.madeMicros != rhs.madeMicros {return false}
     if lhs.confirmedSequence != rhs.confirmedSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -391,46 +422,88 @@ nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftP
   public static let protoMessageName: String = _protobuf_package + ".RejectedWrite"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}write\0\u{1}code\0\u{1}message\0\u{3}rejected_micros\0")
 
+  fileprivate class _StorageClass {
+    var _write: Chordstore_V1_PendingWrite? = nil
+    var _code: UInt32 = 0
+    var _message: String = String()
+    var _rejectedMicros: Int64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _write = source._write
+      _code = source._code
+      _message = source._message
+      _rejectedMicros = source._rejectedMicros
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._write) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.code) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
-      case 4: try { try decoder.decodeSingularInt64Field(value: &self.rejectedMicros) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._write) }()
+        case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._code) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._message) }()
+        case 4: try { try decoder.decodeSingularInt64Field(value: &_storage._rejectedMicros) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._write {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if self.code != 0 {
-      try visitor.visitSingularUInt32Field(value: self.code, fieldNumber: 2)
-    }
-    if !self.message.isEmpty {
-      try visitor.visitSingularStringField(value: self.message, fieldNumber: 3)
-    }
-    if self.rejectedMicros != 0 {
-      try visitor.visitSingularInt64Field(value: self.rejectedMicros, fieldNumber: 4)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._write {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if _storage._code != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._code, fieldNumber: 2)
+      }
+      if !_storage._message.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._message, fieldNumber: 3)
+      }
+      if _storage._rejectedMicros != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._rejectedMicros, fieldNumber: 4)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Chordstore_V1_RejectedWrite, rhs: Chordstore_V1_RejectedWrite) -> Bool {
-    if lhs._write != rhs._write {return false}
-    if lhs.code != rhs.code {return false}
-    if lhs.message != rhs.message {return false}
-    if lhs.rejectedMicros != rhs.rejectedMicros {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._write != rhs_storage._write {return false}
+        if _storage._code != rhs_storage._code {return false}
+        if _storage._message != rhs_storage._message {return false}
+        if _storage._rejectedMicros != rhs_storage._rejectedMicros {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -65,23 +65,13 @@ enum PendingWriteCodec {
             $0.session = session
             $0.commandID = write.commandID
         }
-        var message = Chordstore_V1_PendingWrite()
-        switch CommandMessages.request(for: write.command, context: context) {
-        case let request as Chordstore_V1_AddChordsetRequest: message.addChordset = request
-        case let request as Chordstore_V1_RenameChordsetRequest: message.renameChordset = request
-        case let request as Chordstore_V1_DeleteChordsetRequest: message.deleteChordset = request
-        case let request as Chordstore_V1_SetChordColorRequest: message.setChordColor = request
-        case let request as Chordstore_V1_SetChordBpmRequest: message.setChordBpm = request
-        case let request as Chordstore_V1_SetControlsChordRequest: message.setControlsChord = request
-        case let request as Chordstore_V1_MoveChordsetRequest: message.moveChordset = request
-        case let request as Chordstore_V1_DeleteAllRequest: message.deleteAll = request
-        case let request as Chordstore_V1_UndoRequest: message.undo = request
-        case let request as Chordstore_V1_RedoRequest: message.redo = request
-        default: break
+        let request = CommandMessages.request(for: write.command, context: context)
+        return Chordstore_V1_PendingWrite.with {
+            $0.method = MethodSpec.command(for: request)?.method.rawValue ?? ""
+            $0.request = (try? request.serializedData()) ?? Data()
+            $0.madeMicros = write.made.microsecondsSince1970
+            $0.confirmedSequence = write.confirmedSequence
         }
-        message.madeMicros = write.made.microsecondsSince1970
-        message.confirmedSequence = write.confirmedSequence
-        return message
     }
 
     static func decode(_ bytes: some Collection<UInt8>, key: UInt64) throws(ReplicaError) -> PendingWrite {
@@ -95,27 +85,44 @@ enum PendingWriteCodec {
     }
 
     static func write(_ message: Chordstore_V1_PendingWrite, key: UInt64) throws(ReplicaError) -> PendingWrite {
-        let request: any SwiftProtobuf.Message
-        let context: Chordstore_V1_CommandContext
-        switch message.request {
-        case .addChordset(let r): (request, context) = (r, r.context)
-        case .renameChordset(let r): (request, context) = (r, r.context)
-        case .deleteChordset(let r): (request, context) = (r, r.context)
-        case .setChordColor(let r): (request, context) = (r, r.context)
-        case .setChordBpm(let r): (request, context) = (r, r.context)
-        case .setControlsChord(let r): (request, context) = (r, r.context)
-        case .moveChordset(let r): (request, context) = (r, r.context)
-        case .deleteAll(let r): (request, context) = (r, r.context)
-        case .undo(let r): (request, context) = (r, r.context)
-        case .redo(let r): (request, context) = (r, r.context)
-        case nil: throw ReplicaError(.damaged, "pending write \(key) holds no command")
+        let request: any CommandRequest
+        do {
+            request = try Self.request(of: message, key: key)
+        } catch let error as ReplicaError {
+            throw error
+        } catch {
+            throw ReplicaError(.damaged, "pending write \(key) cannot be read: \(error)")
         }
         do {
             return PendingWrite(
-                key: key, commandID: context.commandID, command: try CommandMessages.command(from: request),
+                key: key, commandID: request.commandContext.commandID, command: try CommandMessages.command(from: request),
                 made: Instant(microsecondsSince1970: message.madeMicros), confirmedSequence: message.confirmedSequence)
         } catch {
             throw ReplicaError(.damaged, "pending write \(key) cannot be read: \(error.message)")
+        }
+    }
+
+    /// The command request of a pending write: its method's request type read from
+    /// `request`, or, as replicas wrote it before, the legacy oneof.
+    private static func request(of message: Chordstore_V1_PendingWrite, key: UInt64) throws -> any CommandRequest {
+        if !message.method.isEmpty {
+            guard let spec = Method(rawValue: message.method)?.spec, spec.kind == .command,
+                  let request = try spec.request.init(serializedBytes: message.request) as? any CommandRequest
+            else { throw ReplicaError(.damaged, "pending write \(key) holds '\(message.method.prefix(100))', not a command this version knows") }
+            return request
+        }
+        switch message.legacyRequest {
+        case .addChordset(let r): return r
+        case .renameChordset(let r): return r
+        case .deleteChordset(let r): return r
+        case .setChordColor(let r): return r
+        case .setChordBpm(let r): return r
+        case .setControlsChord(let r): return r
+        case .moveChordset(let r): return r
+        case .deleteAll(let r): return r
+        case .undo(let r): return r
+        case .redo(let r): return r
+        case nil: throw ReplicaError(.damaged, "pending write \(key) holds no command")
         }
     }
 

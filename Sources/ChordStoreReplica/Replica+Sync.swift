@@ -188,9 +188,11 @@ extension Replica {
                 $0.commandID = write.commandID
             }
             let request = CommandMessages.request(for: write.command, context: context)
+            guard let method = MethodSpec.command(for: request)?.method else {
+                throw ReplicaError(.damaged, "no method is declared for a \(type(of: request).protoMessageName)")
+            }
             do {
-                let reply: Chordstore_V1_CommandReply = try await client.call(
-                    Method(command: write.command), request, timeout: timeout, as: Chordstore_V1_CommandReply.self)
+                let reply: Chordstore_V1_CommandReply = try await client.call(method, request, timeout: timeout, as: Chordstore_V1_CommandReply.self)
                 try confirm(write, at: reply.event.sequence)
                 report.pushed += 1
                 report.confirmed.append((write.commandID, reply.event.sequence))

@@ -11,20 +11,20 @@ public import ServiceLifecycle
 ///   drained, and the endpoint then stops at once.
 public struct EndpointService<Wrapped: Service>: Service {
     let service: Wrapped
-    let runner: CallRunner
+    let executor: CallExecutor
     let host: String
     let shutdown: OneShotSignal
     let graceOver: OneShotSignal
     let grace: Duration
 
-    /// Runs `service`, which serves `runner`'s calls on `host`, firing `shutdown` and
-    /// `graceOver` with `runner`'s server, or with its own graceful shutdown and `grace`
+    /// Runs `service`, which serves `executor`'s calls on `host`, firing `shutdown` and
+    /// `graceOver` with `executor`'s server, or with its own graceful shutdown and `grace`
     /// after it.
-    public init(
-        _ service: Wrapped, runner: CallRunner, host: String, shutdown: OneShotSignal, graceOver: OneShotSignal, grace: Duration
+    package init(
+        _ service: Wrapped, executor: CallExecutor, host: String, shutdown: OneShotSignal, graceOver: OneShotSignal, grace: Duration
     ) {
         self.service = service
-        self.runner = runner
+        self.executor = executor
         self.host = host
         self.shutdown = shutdown
         self.graceOver = graceOver
@@ -33,8 +33,8 @@ public struct EndpointService<Wrapped: Service>: Service {
 
     /// Checks the host, then runs the endpoint until it stops.
     public func run() async throws {
-        if !runner.requiresCredentials { try HostAddress.checkUnauthenticated(host, "the endpoint's host") }
-        let (shutdown, graceOver, grace, server) = (self.shutdown, self.graceOver, self.grace, runner)
+        if !executor.requiresCredentials { try HostAddress.checkUnauthenticated(host, "the endpoint's host") }
+        let (shutdown, graceOver, grace, server) = (self.shutdown, self.graceOver, self.grace, executor)
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -1,11 +1,11 @@
-public import ChordStoreAPI
+package import ChordStoreAPI
 
 /// One method's entry in the registry: its declaration and how the server runs it.
-public struct MethodEntry: Sendable {
+package struct MethodEntry: Sendable {
     /// The method.
-    public let method: Method
+    package let method: Method
     /// How the method runs.
-    public let handler: MethodHandler
+    package let handler: MethodHandler
 
     /// The entry of `method`, run by `handler`.
     init(_ method: Method, _ handler: MethodHandler) {
@@ -14,5 +14,5 @@ public struct MethodEntry: Sendable {
     }
 
     /// What the caller must be allowed (checked before the payload is decoded).
-    public var permission: Permission { method.spec.permission }
+    package var permission: Permission { method.spec.permission }
 }

@@ -32,6 +32,8 @@ public final class Server: Sendable {
     private let security: ServerSecurity
     private let authenticator: Authenticator
     private let metrics: ServerMetrics?
+    /// Runs the calls of every transport.
+    private let executor: CallExecutor
     private let state = Mutex(State())
 
     private struct State {
@@ -62,6 +64,8 @@ public final class Server: Sendable {
         self.logger = logger
         self.activity = ServerActivity(limits: limits)
         self.refusals = RefusalLog(logger: logger)
+        self.executor = CallExecutor(
+            dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics, logger: logger, limits: limits)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.group = group
         var inboxes: [ObjectIdentifier: LoopInbox] = [:]
@@ -157,12 +161,9 @@ public final class Server: Sendable {
         logger.info("stopped")
     }
 
-    /// The server's methods for the other transports (the gRPC endpoint, the HTTP
-    /// endpoint's JSON calls): the same credentials, limits on shutdown, counters and
-    /// handlers as its connections.
-    public var callRunner: CallRunner {
-        CallRunner(dispatcher: dispatcher, authenticator: authenticator, activity: activity, metrics: metrics, logger: logger)
-    }
+    /// The server's calls for the other transports (the gRPC endpoint, the HTTP
+    /// endpoint's JSON calls): the path its own connections' calls take.
+    package var callExecutor: CallExecutor { executor }
 
     /// Its place in a cluster (`nil`: a lone server).
     var replication: ReplicationNode? { dispatcher.replication }
@@ -216,9 +217,8 @@ public final class Server: Sendable {
         }
         let idle = TimeAmount.seconds(min(limits.idleTimeout.components.seconds, 365 * 86_400))
         let handler = ConnectionHandler(
-            dispatcher: dispatcher, authenticator: authenticator, limits: limits, activity: activity, logger: logger,
-            session: "connection-\(number)", connection: number,
-            inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop), metrics: metrics)
+            executor: executor, limits: limits, logger: logger, connection: number,
+            inbox: inboxes[ObjectIdentifier(channel.eventLoop)] ?? LoopInbox(loop: channel.eventLoop))
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             if let tls = security.tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls.context)) }

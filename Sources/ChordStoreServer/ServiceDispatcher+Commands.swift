@@ -1,13 +1,13 @@
 import ChordStoreDomain
-public import ChordStoreEngine
+package import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreReplication
-public import ChordStoreWire
+package import ChordStoreWire
 import Foundation
 import SwiftProtobuf
 
 /// A command call, parsed: what to run and the context the client sent with it.
-public struct ParsedCommand: Sendable {
+package struct ParsedCommand: Sendable {
     var command: Command
     var context: Chordstore_V1_CommandContext
 }
@@ -23,7 +23,7 @@ extension ServiceDispatcher {
     /// committed event (its record is the reply's event) or the error, on the writer
     /// thread: hand it on, do not work there. The command is then on this node's disk;
     /// ``awaitsQuorum(_:)`` tells whether its answer also waits for the other members.
-    public func submit(
+    package func submit(
         _ parsed: ParsedCommand, context: CallContext, completion: @escaping @Sendable (Result<CommittedEvent, WireError>) -> Void
     ) {
         do {

@@ -11,7 +11,7 @@ extension ServiceDispatcher {
     /// (``ChordStoreEngine/ChordStore/copyFiles(_:)``), each file announced, sent in
     /// chunks that fit a frame, and closed with its size and digest. At most
     /// ``maxBackups`` run at once.
-    func backup(payload: Data, emit: MethodHandler.Emit) async throws(WireError) {
+    func backup(payload: RequestPayload, emit: MethodHandler.Emit) async throws(WireError) {
         do {
             _ = try parse(Chordstore_V1_BackupRequest.self, payload, .backup)
             if let absence = store.logAbsence { throw absence }  // before the header: nothing to copy yet
@@ -61,7 +61,7 @@ extension ServiceDispatcher {
 
     /// Answers `ImportEvents`: appends the exported events to the call's store (see
     /// ``ChordStoreEngine/ChordStore/importEvents(_:store:)``).
-    func importEvents(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func importEvents(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_ImportEventsRequest.self, payload, .importEvents)
         try checkLeading()
         guard request.events.count <= Self.maxImportBatch else {

@@ -1,4 +1,4 @@
-public import ChordStoreAPI
+package import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
@@ -10,24 +10,19 @@ import SwiftProtobuf
 extension ServiceDispatcher {
     /// Every method of the service with its handler: the one place a call is routed.
     /// What it needs of its caller and how it runs is its declaration's
-    /// (``ChordStoreAPI/MethodSpec``); a test checks the two agree.
-    public static let registry: [Method: MethodEntry] = Dictionary(uniqueKeysWithValues: handlers.map { ($0, MethodEntry($0, $1)) })
+    /// (``ChordStoreAPI/MethodSpec``); a test checks the two agree. Commands need no
+    /// entry of their own: each is its declared request, mapped to the domain's command
+    /// by ``ChordStoreAPI/CommandMessages``, through the one writer.
+    package static let registry: [Method: MethodEntry] = Dictionary(
+        uniqueKeysWithValues: handlers.merging(commands) { own, _ in own }.map { ($0, MethodEntry($0, $1)) })
+
+    /// The handler of every declared command.
+    private static let commands: [Method: MethodHandler] = Dictionary(
+        uniqueKeysWithValues: MethodSpec.all.values.filter { $0.kind == .command }.map { spec in
+            (spec.method, MethodHandler.command { d, payload in try d.command(spec, payload) })
+        })
 
     private static let handlers: [Method: MethodHandler] = [
-        // Commands: changes of the call's store.
-        .addChordset: .command { d, payload in try d.command(Chordstore_V1_AddChordsetRequest.self, payload, .addChordset) },
-        .renameChordset: .command { d, payload in try d.command(Chordstore_V1_RenameChordsetRequest.self, payload, .renameChordset) },
-        .deleteChordset: .command { d, payload in try d.command(Chordstore_V1_DeleteChordsetRequest.self, payload, .deleteChordset) },
-        .setChordColor: .command { d, payload in try d.command(Chordstore_V1_SetChordColorRequest.self, payload, .setChordColor) },
-        .setChordBPM: .command { d, payload in try d.command(Chordstore_V1_SetChordBpmRequest.self, payload, .setChordBPM) },
-        .setControlsChord: .command { d, payload in
-            try d.command(Chordstore_V1_SetControlsChordRequest.self, payload, .setControlsChord)
-        },
-        .moveChordset: .command { d, payload in try d.command(Chordstore_V1_MoveChordsetRequest.self, payload, .moveChordset) },
-        .deleteAll: .command { d, payload in try d.command(Chordstore_V1_DeleteAllRequest.self, payload, .deleteAll) },
-        .undo: .command { d, payload in try d.command(Chordstore_V1_UndoRequest.self, payload, .undo) },
-        .redo: .command { d, payload in try d.command(Chordstore_V1_RedoRequest.self, payload, .redo) },
-
         // Point reads of the call's store, on the event loop.
         .getChordset: .pointRead { d, payload, context in try d.getChordset(payload, context) },
         .getChord: .pointRead { d, payload, context in try d.getChord(payload, context) },

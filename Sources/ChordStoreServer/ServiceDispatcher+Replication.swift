@@ -2,8 +2,8 @@ import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreReplication
-public import ChordStoreWire
-public import Foundation
+package import ChordStoreWire
+import Foundation
 import SwiftProtobuf
 
 /// The leader's side of replication: the `Replicate` stream (the stored records, byte for
@@ -22,13 +22,13 @@ extension ServiceDispatcher {
     /// leading, or the server drains.
     /// A follower that names a configured member must connect from that member's host
     /// (`PERMISSION_DENIED` otherwise).
-    public func replicate(
-        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
+    package func replicate(
+        payload: RequestPayload, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: MethodHandler.Emit
     ) async throws(WireError) {
         let request: Chordstore_V1_ReplicateRequest
         do {
-            request = try Chordstore_V1_ReplicateRequest(serializedBytes: payload)
+            request = try payload.decode(Chordstore_V1_ReplicateRequest.self)
         } catch {
             throw WireError(.invalidArgument, "the payload of Replicate is not a ReplicateRequest: \(error)")
         }
@@ -226,7 +226,7 @@ extension ServiceDispatcher {
     /// Read your writes: returns once this node has applied event `sequence` of the
     /// call's store; fails with UNAVAILABLE after `limit` (the call's deadline, if sooner,
     /// ends it first).
-    public func waitForSequence(_ sequence: UInt64, store name: String, limit: Duration = .seconds(30)) async throws(WireError) {
+    package func waitForSequence(_ sequence: UInt64, store name: String, limit: Duration = .seconds(30)) async throws(WireError) {
         let deadline = ContinuousClock.now + limit
         while true {
             let last: UInt64

@@ -10,7 +10,7 @@ import SwiftProtobuf
 /// They work on the whole server; creating and deleting are writes (the leader's, as
 /// durable as the server's default durability).
 extension ServiceDispatcher {
-    func createStore(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func createStore(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_CreateStoreRequest.self, payload, .createStore)
         try checkLeading()
         let info: StoreInfo
@@ -23,7 +23,7 @@ extension ServiceDispatcher {
         return try info.proto.serializedBytes()
     }
 
-    func deleteStore(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func deleteStore(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_DeleteStoreRequest.self, payload, .deleteStore)
         try checkLeading()
         let recorded: RecordedEvent
@@ -36,7 +36,7 @@ extension ServiceDispatcher {
         return try Chordstore_V1_DeleteStoreReply.with { $0.logSequence = recorded.logSequence }.serializedBytes()
     }
 
-    func listStores(_ payload: Data) throws -> [UInt8] {
+    func listStores(_ payload: RequestPayload) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_ListStoresRequest.self, payload, .listStores)
         let size = request.pageSize == 0 ? min(100, limits.maxListSize) : min(Int(request.pageSize), limits.maxListSize)
         if !request.pageToken.isEmpty { try StoreName.check(request.pageToken) }
@@ -47,7 +47,7 @@ extension ServiceDispatcher {
         }.serializedBytes()
     }
 
-    func getStoreInfo(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getStoreInfo(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetStoreInfoRequest.self, payload, .getStoreInfo)
         return try store.storeInfo(request.name.isEmpty ? context.store : request.name).proto.serializedBytes()
     }

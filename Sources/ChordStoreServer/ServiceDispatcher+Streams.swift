@@ -2,8 +2,8 @@ import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
-public import ChordStoreWire
-public import Foundation
+package import ChordStoreWire
+import Foundation
 import SwiftProtobuf
 
 /// The live streams: the change feed (`Subscribe`) and live queries (`WatchQuery`).
@@ -41,14 +41,14 @@ extension ServiceDispatcher {
     /// Answers `Subscribe`: pages of stored records from the requested position, then,
     /// whenever the writer commits, the new ones. Ends with `UNAVAILABLE` when
     /// `isDraining()` turns true (the server is shutting down).
-    public func subscribe(
-        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
+    package func subscribe(
+        payload: RequestPayload, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: MethodHandler.Emit
     ) async throws(WireError) {
         let request: Chordstore_V1_SubscribeRequest
         let chordset: UUID?
         do {
-            request = try Chordstore_V1_SubscribeRequest(serializedBytes: payload)
+            request = try payload.decode(Chordstore_V1_SubscribeRequest.self)
             chordset = request.chordsetID.isEmpty ? nil : try UUID(protoBytes: request.chordsetID)
         } catch {
             throw WireError(.invalidArgument, "the payload of Subscribe is not a valid SubscribeRequest: \(error)")
@@ -115,13 +115,13 @@ extension ServiceDispatcher {
     /// after commits, the deltas that turn the previous result into the new one, each
     /// message tagged with the log position it reflects. Its slot among the live queries
     /// is the call's (``LiveCalls``), taken before it starts.
-    public func watchQuery(
-        payload: Data, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
+    package func watchQuery(
+        payload: RequestPayload, context: CallContext, isDraining: @escaping @Sendable () -> Bool,
         emit: MethodHandler.Emit
     ) async throws(WireError) {
         let query: ChordsetQuery
         do {
-            let request = try Chordstore_V1_QueryRequest(serializedBytes: payload)
+            let request = try payload.decode(Chordstore_V1_QueryRequest.self)
             guard request.cursor.isEmpty else { throw WireError(.invalidArgument, "a live query starts at the beginning: no cursor") }
             query = ChordsetQuery(proto: request, maxLimit: limits.maxLiveQuerySize)
         } catch let error as WireError {

@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// The token methods (docs/SECURITY.md): creating, revoking and listing bearer tokens.
 /// Admin only. Creating and revoking are writes of the leader, replicated like any event.
 extension ServiceDispatcher {
-    func createToken(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func createToken(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_CreateTokenRequest.self, payload, .createToken)
         guard let role = TokenRole(proto: request.role) else {
             throw WireError(.invalidArgument, "role is required: admin, read-write or read-only")
@@ -37,7 +37,7 @@ extension ServiceDispatcher {
         }.serializedBytes()
     }
 
-    func revokeToken(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func revokeToken(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_RevokeTokenRequest.self, payload, .revokeToken)
         if request.tokenID == TokenGrant.localAdminID {
             throw WireError(
@@ -56,7 +56,7 @@ extension ServiceDispatcher {
         return try Chordstore_V1_RevokeTokenReply.with { $0.logSequence = recorded.logSequence }.serializedBytes()
     }
 
-    func listTokens(_ payload: Data) throws -> [UInt8] {
+    func listTokens(_ payload: RequestPayload) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_ListTokensRequest.self, payload, .listTokens)
         let size = request.pageSize == 0 ? min(100, limits.maxListSize) : min(Int(request.pageSize), limits.maxListSize)
         if !request.pageToken.isEmpty { try TokenGrant.checkID(request.pageToken) }

@@ -1,16 +1,16 @@
 import ChordStoreAPI
 import ChordStoreDomain
-public import ChordStoreEngine
+package import ChordStoreEngine
 import ChordStoreProto
-public import ChordStoreReplication
-public import ChordStoreWire
-public import Foundation
+package import ChordStoreReplication
+package import ChordStoreWire
+import Foundation
 import SwiftProtobuf
 
 /// Turns calls of the `chordstore.v1.ChordStore` service into engine commands and
 /// queries. No I/O of its own: the connection handler feeds it request payloads and
 /// writes what it returns, so it is tested without a socket.
-public struct ServiceDispatcher: Sendable {
+package struct ServiceDispatcher: Sendable {
     let store: ChordStore
     let limits: WireLimits
     let node: String
@@ -27,7 +27,7 @@ public struct ServiceDispatcher: Sendable {
     let authenticator: Authenticator?
 
     /// Creates a dispatcher over `store`.
-    public init(
+    package init(
         store: ChordStore, limits: WireLimits = WireLimits(), node: String, replication: ReplicationNode? = nil,
         authenticator: Authenticator? = nil
     ) {
@@ -43,7 +43,7 @@ public struct ServiceDispatcher: Sendable {
 
     // MARK: Reads of the call's store (see ``registry``)
 
-    func getChordset(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getChordset(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetChordsetRequest.self, payload, .getChordset)
         let chordsetID = try id(request.chordsetID, "chordset_id")
         guard let message = try store.chordsetMessage(chordsetID, store: context.store) else {
@@ -52,7 +52,7 @@ public struct ServiceDispatcher: Sendable {
         return message
     }
 
-    func getChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getChord(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetChordRequest.self, payload, .getChord)
         let chordID = try id(request.chordID, "chord_id")
         guard let found = try store.chord(chordID, store: context.store) else { throw WireError(.notFound, "no chord has id \(chordID)", reason: .chordNotFound) }
@@ -62,13 +62,13 @@ public struct ServiceDispatcher: Sendable {
         }.serializedBytes()
     }
 
-    func getControlsChord(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getControlsChord(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         _ = try parse(Chordstore_V1_GetControlsChordRequest.self, payload, .getControlsChord)
         guard let chord = try store.controlsChord(store: context.store) else { throw WireError(.notFound, "the controls chord is not set", reason: .chordNotFound) }
         return try chord.proto.serializedBytes()
     }
 
-    func getProfile(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getProfile(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         _ = try parse(Chordstore_V1_GetProfileRequest.self, payload, .getProfile)
         return try store.profile(store: context.store).proto.serializedBytes()
     }
@@ -76,7 +76,7 @@ public struct ServiceDispatcher: Sendable {
     /// The server's health: its version, protocol, node, and the last event of store
     /// `default` (as before stores; `GetStoreInfo` tells any store's) when the caller may
     /// read `default` (health needs no token; the rest of a store needs its token).
-    func health(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func health(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         _ = try parse(Chordstore_V1_HealthRequest.self, payload, .health)
         let last = context.principal.check(.read, store: StoreName.default) == nil ? try store.lastSequence() : 0
         return try Chordstore_V1_HealthReply.with {
@@ -91,20 +91,20 @@ public struct ServiceDispatcher: Sendable {
         }.serializedBytes()
     }
 
-    func listChordsets(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func listChordsets(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_ListChordsetsRequest.self, payload, .listChordsets)
         let limit = request.limit == 0 ? limits.maxListSize : min(Int(request.limit), limits.maxListSize)
         let chordsets = try store.chordsets(order: ChordsetOrder(proto: request.order), limit: limit, store: context.store)
         return try Chordstore_V1_ChordsetList.with { $0.chordsets = chordsets.map(\.proto) }.serializedBytes()
     }
 
-    func getSession(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func getSession(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetSessionRequest.self, payload, .getSession)
         let state = try store.session(request.session.isEmpty ? context.session : request.session, store: context.store)
         return try state.proto.serializedBytes()
     }
 
-    func queryChordsets(_ payload: Data, _ context: CallContext) throws -> [UInt8] {
+    func queryChordsets(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_QueryRequest.self, payload, .queryChordsets)
         let page = try store.query(ChordsetQuery(proto: request, maxLimit: limits.maxListSize), store: context.store)
         return try Chordstore_V1_QueryPage.with {
@@ -114,7 +114,7 @@ public struct ServiceDispatcher: Sendable {
         }.serializedBytes()
     }
 
-    func countChordsets(_ payload: Data, _ context: CallContext) async throws -> [UInt8] {
+    func countChordsets(_ payload: RequestPayload, _ context: CallContext) async throws -> [UInt8] {
         let request = try parse(Chordstore_V1_QueryRequest.self, payload, .countChordsets)
         let query = ChordsetQuery(proto: request, maxLimit: limits.maxListSize)
         let counted = try await offLoop { [store] in try store.count(query, store: context.store) }
@@ -127,7 +127,7 @@ public struct ServiceDispatcher: Sendable {
     /// Answers `ReadLog`: calls `emit` with pages of `EventEnvelope`s, in order, each sent
     /// as the bytes stored in the log (no decode and re-encode; the checksum chain can be
     /// checked by the client).
-    public func readLog(payload: Data, context: CallContext, emit: MethodHandler.Emit) async throws(WireError) {
+    package func readLog(payload: RequestPayload, context: CallContext, emit: MethodHandler.Emit) async throws(WireError) {
         let request: Chordstore_V1_ReadLogRequest
         do {
             request = try parse(Chordstore_V1_ReadLogRequest.self, payload, .readLog)
@@ -212,9 +212,9 @@ public struct ServiceDispatcher: Sendable {
         }
     }
 
-    func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: Data, _ method: Method) throws -> M {
+    func parse<M: SwiftProtobuf.Message>(_ type: M.Type, _ payload: RequestPayload, _ method: Method) throws -> M {
         do {
-            return try M(serializedBytes: payload)
+            return try payload.decode(M.self)
         } catch {
             throw WireError(.invalidArgument, "the payload of \(method.rawValue) is not a \(M.protoMessageName): \(error)")
         }
@@ -225,30 +225,17 @@ public struct ServiceDispatcher: Sendable {
         return try UUID(protoBytes: bytes)
     }
 
-    /// Parses a command request with the one mapping of requests to commands.
-    func command<Request: SwiftProtobuf.Message & ContextCarrying>(_ type: Request.Type, _ payload: Data, _ method: Method) throws -> ParsedCommand {
-        let request = try parse(Request.self, payload, method)
-        return ParsedCommand(command: try CommandMessages.command(from: request), context: request.context)
+    /// Parses the request of command `spec` with the one mapping of requests to commands.
+    func command(_ spec: MethodSpec, _ payload: RequestPayload) throws -> ParsedCommand {
+        guard let request = try parse(spec.request, payload, spec.method) as? any CommandRequest else {
+            throw WireError(.internal, "\(spec.request.protoMessageName) carries no command context")
+        }
+        return ParsedCommand(command: try CommandMessages.command(from: request), context: request.commandContext)
     }
 }
 
-/// The command requests, which all carry a `CommandContext` as field `context`.
-protocol ContextCarrying {
-    var context: Chordstore_V1_CommandContext { get }
-}
-extension Chordstore_V1_AddChordsetRequest: ContextCarrying {}
-extension Chordstore_V1_RenameChordsetRequest: ContextCarrying {}
-extension Chordstore_V1_DeleteChordsetRequest: ContextCarrying {}
-extension Chordstore_V1_SetChordColorRequest: ContextCarrying {}
-extension Chordstore_V1_SetChordBpmRequest: ContextCarrying {}
-extension Chordstore_V1_SetControlsChordRequest: ContextCarrying {}
-extension Chordstore_V1_MoveChordsetRequest: ContextCarrying {}
-extension Chordstore_V1_DeleteAllRequest: ContextCarrying {}
-extension Chordstore_V1_UndoRequest: ContextCarrying {}
-extension Chordstore_V1_RedoRequest: ContextCarrying {}
-
 /// What this server build is.
-public enum ServerInfo {
+package enum ServerInfo {
     /// The server's version.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 }

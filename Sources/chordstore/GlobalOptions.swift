@@ -202,7 +202,7 @@ func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async thro
         if global.data != nil {
             access = LocalAccess(store: try global.openStore(), name: global.storeName)
         } else {
-            access = try RemoteAccess(global.server, store: global.storeName, credentials: try global.credentials())
+            access = try ClientAccess(global.server, store: global.storeName, credentials: try global.credentials())
         }
     } catch {
         throw Failure(error)

@@ -439,7 +439,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let grpcPort {
             let tls = tlsCert.map { GRPCEndpoint.TLSFiles(certificateFile: $0, keyFile: tlsKey ?? "", clientCAFile: tlsClientCa) }
             let endpoint = GRPCEndpoint(
-                runner: server.callRunner, host: host, port: grpcPort, tls: tls, limits: limits, grace: .seconds(grace), logger: logger)
+                executor: server.callExecutor, host: host, port: grpcPort, tls: tls, limits: limits, grace: .seconds(grace), logger: logger)
             services.append(.init(service: endpoint.service { [logger] address in
                 logger.notice("serving gRPC: chordstore.v1.ChordStore, grpc.health.v1.Health, grpc.reflection.v1.ServerReflection", metadata: ["grpc": "\(address)", "tls": "\(tls != nil)"])
             }))

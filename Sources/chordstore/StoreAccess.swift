@@ -113,7 +113,7 @@ struct LocalAccess: StoreAccess {
 /// A store reached through a server, or the members of a cluster (`--server a,b,c`),
 /// through the client library's domain API: writes sent to a follower go to its leader,
 /// and through a failover to the new one.
-struct RemoteAccess: StoreAccess {
+struct ClientAccess: StoreAccess {
     let client: Client
 
     /// A client of `servers` (`HOST:PORT[,HOST:PORT...]`) working on `store`.

@@ -100,14 +100,14 @@ struct HoardingTests {
         var refused = try await hoarder.stream(.watchQuery, Chordstore_V1_QueryRequest(), as: Chordstore_V1_QueryUpdate.self).makeAsyncIterator()
         let error = await #expect(throws: ClientError.self) { _ = try await refused.next() }
         #expect(error?.code == .resourceExhausted && error?.message.contains("--max-live-queries-per-token") == true, "\(String(describing: error))")
-        // The same token through the runner of the gRPC and HTTP endpoints: the same share.
-        let runner = server.server.callRunner
-        let principal = try await runner.admit(.watchQuery, metadata: ["authorization": "Bearer \(readOnly)"], store: "a", peer: "127.0.0.1")
-        let context = CallContext(session: "", peerAddress: "127.0.0.1", store: "a", principal: principal)
-        let viaRunner = await #expect(throws: WireError.self) {
-            try await runner.stream(.watchQuery, payload: Data(), context: context) { _ throws(WireError) in }
+        // The same token through the executor, as the gRPC and HTTP endpoints call it: the same share.
+        let executor = server.server.callExecutor
+        let call = try await executor.admit(
+            .watchQuery, metadata: ["authorization": "Bearer \(readOnly)"], store: "a", minSequence: 0, peer: CallPeer(address: "127.0.0.1", port: 1))
+        let viaExecutor = await #expect(throws: WireError.self) {
+            try await executor.stream(call, payload: .bytes(Data())) { _ throws(WireError) in }
         }
-        #expect(viaRunner?.code == .resourceExhausted)
+        #expect(viaExecutor?.code == .resourceExhausted)
         // The admin's live query on store b is not locked out.
         let admin = try await Connection.connect(host: "127.0.0.1", port: server.port, store: "b", credentials: Self.admin)
         var adminUpdates = try await admin.stream(.watchQuery, Chordstore_V1_QueryRequest(), as: Chordstore_V1_QueryUpdate.self).makeAsyncIterator()
@@ -132,12 +132,11 @@ struct HoardingTests {
         let waiting = Task {
             try await victim.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(20), minSequence: 99, as: Chordstore_V1_Profile.self)
         }
-        // The same token's waiting read through the runner the gRPC and HTTP endpoints use.
-        let runner = server.server.callRunner
-        let principal = try await runner.admit(.getProfile, metadata: ["authorization": "Bearer \(readOnly)"], store: "a", peer: "127.0.0.1")
-        let viaRunner = Task {
-            try await runner.unary(.getProfile, payload: Data(), context: CallContext(session: "", peerAddress: "127.0.0.1", store: "a", principal: principal), minSequence: 99)
-        }
+        // The same token's waiting read through the executor, as the gRPC and HTTP endpoints call it.
+        let executor = server.server.callExecutor
+        let call = try await executor.admit(
+            .getProfile, metadata: ["authorization": "Bearer \(readOnly)"], store: "a", minSequence: 99, peer: CallPeer(address: "127.0.0.1", port: 2))
+        let viaRunner = Task { try await executor.unary(call, payload: .bytes(Data())) }
         try await Task.sleep(for: .milliseconds(300))  // every call is waiting
         let id = String(readOnly.split(separator: ".")[1])
         let admin = try await Connection.connect(host: "127.0.0.1", port: server.port, credentials: Self.admin)

@@ -1,4 +1,6 @@
 import ChordStoreAPI
+import ChordStoreDomain
+import ChordStoreProto
 import ChordStoreServer
 import Foundation
 import SwiftProtobuf
@@ -33,5 +35,25 @@ struct MethodTableTests {
             }
             #expect(kindMatches, "\(method.rawValue) is declared \(spec.kind) but handled as another kind")
         }
+    }
+
+    @Test("every domain command maps to a declared command method and back: its request message is that method's, and parses to the same command")
+    func everyCommandHasItsMethod() throws {
+        let id = UUID()
+        let color = ChordColor(hue: 0.5, purity: 0.5, brightness: 0.5, alpha: 1)
+        let commands: [Command] = [
+            .addChordset(AddChordset(title: "a")), .renameChordset(id: id, title: "b"), .deleteChordset(id: id),
+            .setChordColor(chordID: id, color: color), .setChordBPM(chordID: id, bpm: 90),
+            .setControlsChord(SetControlsChord(bpm: 80, color: color)), .moveChordset(id: id, toIndex: 2), .deleteAll, .undo, .redo,
+        ]
+        var methods: Set<Method> = []
+        for command in commands {
+            let request = CommandMessages.request(for: command, context: Chordstore_V1_CommandContext())
+            let spec = try #require(MethodSpec.command(for: request), "\(command) has no declared method")
+            #expect(spec.kind == .command && ObjectIdentifier(spec.request) == ObjectIdentifier(type(of: request)))
+            #expect(try CommandMessages.command(from: request) == command)
+            methods.insert(spec.method)
+        }
+        #expect(methods == Set(Method.allCases.filter { $0.spec.kind == .command }), "each command method carries one of these commands")
     }
 }

@@ -97,14 +97,14 @@ void   chordstore__v1__rejected_write__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__rejected_write__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descriptors[12] =
+static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descriptors[14] =
 {
   {
     "add_chordset",
     1,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, add_chordset),
     &chordstore__v1__add_chordset_request__descriptor,
     NULL,
@@ -116,7 +116,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     2,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, rename_chordset),
     &chordstore__v1__rename_chordset_request__descriptor,
     NULL,
@@ -128,7 +128,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, delete_chordset),
     &chordstore__v1__delete_chordset_request__descriptor,
     NULL,
@@ -140,7 +140,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     4,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, set_chord_color),
     &chordstore__v1__set_chord_color_request__descriptor,
     NULL,
@@ -152,7 +152,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     5,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, set_chord_bpm),
     &chordstore__v1__set_chord_bpm_request__descriptor,
     NULL,
@@ -164,7 +164,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, set_controls_chord),
     &chordstore__v1__set_controls_chord_request__descriptor,
     NULL,
@@ -176,7 +176,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, move_chordset),
     &chordstore__v1__move_chordset_request__descriptor,
     NULL,
@@ -188,7 +188,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     8,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, delete_all),
     &chordstore__v1__delete_all_request__descriptor,
     NULL,
@@ -200,7 +200,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     9,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, undo),
     &chordstore__v1__undo_request__descriptor,
     NULL,
@@ -212,7 +212,7 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     10,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Chordstore__V1__PendingWrite, request_case),
+    offsetof(Chordstore__V1__PendingWrite, legacy_request_case),
     offsetof(Chordstore__V1__PendingWrite, redo),
     &chordstore__v1__redo_request__descriptor,
     NULL,
@@ -243,6 +243,30 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "method",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__PendingWrite, method),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "request",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__PendingWrite, request),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
   0,   /* field[0] = add_chordset */
@@ -250,9 +274,11 @@ static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
   7,   /* field[7] = delete_all */
   2,   /* field[2] = delete_chordset */
   10,   /* field[10] = made_micros */
+  12,   /* field[12] = method */
   6,   /* field[6] = move_chordset */
   9,   /* field[9] = redo */
   1,   /* field[1] = rename_chordset */
+  13,   /* field[13] = request */
   4,   /* field[4] = set_chord_bpm */
   3,   /* field[3] = set_chord_color */
   5,   /* field[5] = set_controls_chord */
@@ -261,7 +287,7 @@ static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
 static const ProtobufCIntRange chordstore__v1__pending_write__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__pending_write__descriptor =
 {
@@ -271,7 +297,7 @@ const ProtobufCMessageDescriptor chordstore__v1__pending_write__descriptor =
   "Chordstore__V1__PendingWrite",
   "chordstore.v1",
   sizeof(Chordstore__V1__PendingWrite),
-  12,
+  14,
   chordstore__v1__pending_write__field_descriptors,
   chordstore__v1__pending_write__field_indices_by_name,
   1,  chordstore__v1__pending_write__number_ranges,

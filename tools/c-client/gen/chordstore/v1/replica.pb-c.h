@@ -26,29 +26,38 @@ typedef struct Chordstore__V1__RejectedWrite Chordstore__V1__RejectedWrite;
 /* --- messages --- */
 
 typedef enum {
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST__NOT_SET = 0,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_ADD_CHORDSET = 1,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_RENAME_CHORDSET = 2,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_DELETE_CHORDSET = 3,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_SET_CHORD_COLOR = 4,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_SET_CHORD_BPM = 5,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_SET_CONTROLS_CHORD = 6,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_MOVE_CHORDSET = 7,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_DELETE_ALL = 8,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_UNDO = 9,
-  CHORDSTORE__V1__PENDING_WRITE__REQUEST_REDO = 10
-    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__PENDING_WRITE__REQUEST__CASE)
-} Chordstore__V1__PendingWrite__RequestCase;
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST__NOT_SET = 0,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_ADD_CHORDSET = 1,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_RENAME_CHORDSET = 2,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_DELETE_CHORDSET = 3,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_SET_CHORD_COLOR = 4,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_SET_CHORD_BPM = 5,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_SET_CONTROLS_CHORD = 6,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_MOVE_CHORDSET = 7,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_DELETE_ALL = 8,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_UNDO = 9,
+  CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST_REDO = 10
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST__CASE)
+} Chordstore__V1__PendingWrite__LegacyRequestCase;
 
 /*
  * A write made on the device and not yet seen in the store's change feed: the request
  * the replica sends (with its command id, so a resend applies once), fully specified
  * (ids, creation date and colours filled in), so that the server records what the
- * device showed.
+ * device showed. Written as `method` and `request` (any command of the method table);
+ * `oneof request` is how replicas before that wrote it, and is still read.
  */
 struct  Chordstore__V1__PendingWrite
 {
   ProtobufCMessage base;
+  /*
+   * the command's method, e.g. "chordstore.v1.ChordStore/AddChordset"
+   */
+  char *method;
+  /*
+   * its request message (with its CommandContext)
+   */
+  ProtobufCBinaryData request;
   /*
    * when the device made it
    */
@@ -57,7 +66,7 @@ struct  Chordstore__V1__PendingWrite
    * the store sequence the server recorded it at; 0: not yet
    */
   uint64_t confirmed_sequence;
-  Chordstore__V1__PendingWrite__RequestCase request_case;
+  Chordstore__V1__PendingWrite__LegacyRequestCase legacy_request_case;
   union {
     Chordstore__V1__AddChordsetRequest *add_chordset;
     Chordstore__V1__RenameChordsetRequest *rename_chordset;
@@ -73,7 +82,7 @@ struct  Chordstore__V1__PendingWrite
 };
 #define CHORDSTORE__V1__PENDING_WRITE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__pending_write__descriptor) \
-    , 0, 0, CHORDSTORE__V1__PENDING_WRITE__REQUEST__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, {0,NULL}, 0, 0, CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST__NOT_SET, {0} }
 
 
 /*

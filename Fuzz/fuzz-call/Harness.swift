@@ -1,6 +1,7 @@
 // libFuzzer harness: a Call frame body, then what the server does before the payload:
 // the method's registry entry, the credentials in its metadata, and the permission check.
 import FuzzSupport
+import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto

@@ -2,6 +2,7 @@
 // method) and the point reads, against an in-memory store. The first byte picks the
 // method, the rest is its payload.
 import FuzzSupport
+import ChordStoreAPI
 import ChordStoreEngine
 import ChordStoreServer
 import ChordStoreWire
@@ -17,9 +18,9 @@ public func fuzzCommand(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let payload = Data(bytes: data + 1, count: size - 1)
     switch ServiceDispatcher.registry[method]?.handler {
     case .command(let parse):
-        _ = try? parse(dispatcher, payload)
+        _ = try? parse(dispatcher, .bytes(payload))
     case .pointRead(let read):
-        _ = try? read(dispatcher, payload, CallContext(session: "fuzz", peerAddress: ""))
+        _ = try? read(dispatcher, .bytes(payload), CallContext(session: "fuzz", peerAddress: ""))
     default:
         break
     }

@@ -1,6 +1,7 @@
 // libFuzzer harness: the frame decoder, then each frame body as a chordstore.v1.Frame.
 // Built by tools/fuzz only (CHORDSTORE_FUZZ=1, -sanitize=fuzzer,address).
 import FuzzSupport
+import ChordStoreAPI
 import ChordStoreProto
 import ChordStoreWire
 import NIOCore

@@ -63,4 +63,32 @@ struct ClientMethodTests {
         #expect(next?.isInitial == false && next?.chordsets.map(\.title) == ["a", "b"] && next?.deltas.count == 1, "\(String(describing: next))")
         await client.close()
     }
+
+    @Test("the README's Swift example runs as written")
+    func readmeExample() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        _ = try await Client(host: "127.0.0.1", port: server.port).createStore("songs")
+        // The lines of README.md, "From Swift" (the server here needs no token).
+        let client = Client(host: "127.0.0.1", port: server.port, store: "songs", credentials: ClientCredentials(token: nil))
+        let verse = try await client.addChordset(title: "Verse")
+        try await client.renameChordset(verse.id, to: "Verse 1")
+        try await client.setChordBPM(verse.chords[0].id, to: 96)
+        try await client.undo()
+        let page = try await client.chordsets(ChordsetQuery(title: (.prefix, "Ver"), order: .title))
+        var caught = false
+        do {
+            try await client.renameChordset(UUID(), to: "x")
+        } catch {
+            caught = error.reason == .chordsetNotFound
+        }
+        var shown: [[Chordset]] = []
+        for try await update in client.watch(ChordsetQuery()) {
+            shown.append(update.chordsets)
+            break
+        }
+        #expect(page.chordsets.map(\.title) == ["Verse 1"] && caught)
+        #expect(shown.first?.first?.chords[0].bpm == verse.chords[0].bpm, "the undo reverted the tempo")
+        await client.close()
+    }
 }

@@ -55,6 +55,9 @@ public struct ClientCredentials: Sendable {
 /// when the server asks for one (mutual TLS).
 public struct ClientTLS: Sendable {
     let context: NIOSSLContext
+    /// Whether the settings are the system's own (its trust store, no client certificate):
+    /// on Apple platforms such a connection uses the system's TLS (``ConnectionBootstrap``).
+    let usesSystemTrust: Bool
 
     /// Trusts the certificates in `caFile` (PEM), or the system's roots when `nil`; shows
     /// `certificateFile` with `keyFile` (PEM) when given. The server's certificate must
@@ -71,6 +74,7 @@ public struct ClientTLS: Sendable {
                 throw ClientError(.invalidArgument, "a client certificate needs both its file and its key's")
             }
             context = try NIOSSLContext(configuration: configuration)
+            usesSystemTrust = caFile == nil && certificateFile == nil
         } catch let error as ClientError {
             throw error
         } catch {

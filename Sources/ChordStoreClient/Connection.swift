@@ -4,8 +4,6 @@ import ChordStoreDomain
 public import ChordStoreWire
 public import Foundation
 import NIOCore
-import NIOPosix
-import NIOSSL
 public import SwiftProtobuf
 import Synchronization
 
@@ -54,22 +52,19 @@ import Synchronization
         host: String, port: Int, maxFrameSize: Int = WireLimits.defaultMaxFrameSize, localAddress: String? = nil,
         store: String = "", credentials: ClientCredentials = ClientCredentials(), connectTimeout: Duration = .seconds(10)
     ) async throws(ClientError) -> Connection {
-        // Every connection of the process shares NIO's event loops: a member's periodic
-        // calls to its peers no longer start (and stop) a thread each.
-        let group = MultiThreadedEventLoopGroup.singleton
         let router = ReplyRouter()
         do {
             let channel: any Channel
             do {
-                channel = try await bootstrap(group, router, maxFrameSize, from: localAddress, host: host, tls: credentials.tls)
-                    .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
-                    .connect(host: host, port: port).get()
+                channel = try await ConnectionBootstrap.connect(
+                    host: host, port: port, from: localAddress, tls: credentials.tls, maxFrameSize: maxFrameSize, router: router,
+                    connectTimeout: connectTimeout)
             } catch where localAddress != nil {
                 // The local address cannot reach this host (another address family, say):
                 // from wherever the system picks, as any client.
-                channel = try await bootstrap(group, router, maxFrameSize, from: nil, host: host, tls: credentials.tls)
-                    .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
-                    .connect(host: host, port: port).get()
+                channel = try await ConnectionBootstrap.connect(
+                    host: host, port: port, from: nil, tls: credentials.tls, maxFrameSize: maxFrameSize, router: router,
+                    connectTimeout: connectTimeout)
             }
             router.setReading { [channel] on in
                 channel.eventLoop.execute {
@@ -81,28 +76,6 @@ import Synchronization
         } catch {
             throw ClientError(.unavailable, "cannot connect to \(host):\(port): \(error)", reason: .cannotConnect)
         }
-    }
-
-    private static func bootstrap(
-        _ group: MultiThreadedEventLoopGroup, _ router: ReplyRouter, _ maxFrameSize: Int, from localAddress: String?,
-        host: String, tls: ClientTLS?
-    ) throws -> ClientBootstrap {
-        // A certificate names a DNS host by name; an IP address is checked against the
-        // connection's peer address.
-        let serverHostname = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
-        var bootstrap = ClientBootstrap(group: group)
-        if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
-        return bootstrap
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls { try pipeline.addHandler(try NIOSSLClientHandler(context: tls.context, serverHostname: serverHostname)) }
-                    try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize)))
-                    try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
-                    try pipeline.addHandler(ReplyHandler(router: router))
-                }
-            }
     }
 
     /// Makes a unary call and decodes its response as `Response`.

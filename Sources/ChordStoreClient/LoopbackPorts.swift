@@ -4,6 +4,12 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+// sockaddr_in's members: when another file of this module imports NIOPosix, the C
+// module that declares them to Swift in a compile batch can be CNIOLinux (it includes
+// <netinet/in.h>), and with MemberImportVisibility they are then visible only where it
+// is imported. Which module it is depends on how files are batched (seen once in an
+// incremental build): importing it here makes both cases compile.
+import CNIOLinux
 #endif
 
 /// Free TCP ports on 127.0.0.1, for tests and tools that start servers whose addresses

@@ -28,10 +28,6 @@ public struct MethodSpec: Sendable {
 
     /// Whether the server answers with a stream of messages.
     public var isStream: Bool { kind == .serverStream }
-
-    /// Whether only cluster members call it (replication): it is served on the framed
-    /// port alone, where a member's source address is checked.
-    public var isMemberOnly: Bool { permission == .member }
 }
 
 extension Method {

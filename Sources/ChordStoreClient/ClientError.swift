@@ -31,11 +31,14 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         self.isServerReply = false
     }
 
-    /// The error a failed call's status reports.
+    /// The error a failed call's status reports. A status without a reason comes from a
+    /// server older than reasons: its reason is read from its words
+    /// (``ChordStoreDomain/ErrorReason/ofOlderServer(code:message:)``), or is its code's name.
     @_spi(Raw) public init(_ status: Chordstore_V1_Status) {
         let code = StatusCode(rawValue: status.code) ?? .unknown
         self.init(
-            code, status.message, reason: status.reason.isEmpty ? nil : ErrorReason(rawValue: status.reason),
+            code, status.message,
+            reason: status.reason.isEmpty ? ErrorReason.ofOlderServer(code: code, message: status.message) : ErrorReason(rawValue: status.reason),
             currentRevision: status.code == StatusCode.aborted.rawValue ? status.currentRevision : nil,
             leader: status.leader.isEmpty ? nil : status.leader)
         isServerReply = true

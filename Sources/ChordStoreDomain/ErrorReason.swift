@@ -10,12 +10,15 @@
 /// catch let error as ClientError where error.reason == .notLeader { … }
 /// ```
 public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The name, as sent on the wire.
     public var rawValue: String
+    /// The reason named `rawValue`.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The reason of a refusal that gives none more specific than its code.
     public init(_ code: StatusCode) { self.init(rawValue: code.description) }
 
+    /// The name.
     public var description: String { rawValue }
 
     // MARK: Where to send the call

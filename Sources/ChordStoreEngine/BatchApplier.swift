@@ -224,7 +224,7 @@ struct BatchApplier: Sendable {
             return .success(.token(.created(grant)))
         case .revoke(let id):
             guard try space.token(id: id) != nil else {
-                return .failure(ChordStoreError(.notFound, "there is no token \(id.prefix(40))"))
+                return .failure(ChordStoreError(.notFound, "there is no token \(id.prefix(40))", reason: .tokenNotFound))
             }
             return .success(.token(.revoked(id: id)))
         }

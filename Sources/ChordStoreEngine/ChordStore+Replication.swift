@@ -11,9 +11,6 @@ extension ChordStore {
     /// The epoch new records get: raised by promotion, or by following a newer leader.
     package var epoch: UInt64 { writer.currentEpoch }
 
-    /// The refusal of a command while ``acceptsCommands`` is `false`.
-    package static var notLeaderRefusal: ChordStoreError { GroupCommitWriter.readOnlyError }
-
     /// Whether the store accepts commands (`false` on a follower: they fail with
     /// `failedPrecondition`, in the writer, so no batch straddles the change).
     package var acceptsCommands: Bool {

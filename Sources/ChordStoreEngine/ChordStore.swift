@@ -111,7 +111,7 @@ public final class ChordStore: Sendable {
     /// arriving. Reads of the current state answer as the copy's views have it; as-of
     /// reads, histories, event feeds of past events, `verify` and backups fail with
     /// `unavailable` (the log is not there, ``logAbsence``), and commands are refused as
-    /// on a follower (``notLeaderRefusal``). Nothing is written to the files.
+    /// on a follower (`NOT_LEADER`). Nothing is written to the files.
     public static func openViews(at directory: URL, options: Options = Options()) throws(ChordStoreError) -> ChordStore {
         let store = ChordStore(backend: try ViewsOnlyBackend(directory: directory), directory: nil, options: options)
         store.acceptsCommands = false

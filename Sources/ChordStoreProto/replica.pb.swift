@@ -184,6 +184,12 @@ public nonisolated struct Chordstore_V1_RejectedWrite: @unchecked Sendable {
     set {_uniqueStorage()._rejectedMicros = newValue}
   }
 
+  /// the status's reason (§3); empty in writes recorded before reasons
+  public var reason: String {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -420,13 +426,14 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RejectedWrite"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}write\0\u{1}code\0\u{1}message\0\u{3}rejected_micros\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}write\0\u{1}code\0\u{1}message\0\u{3}rejected_micros\0\u{1}reason\0")
 
   fileprivate class _StorageClass {
     var _write: Chordstore_V1_PendingWrite? = nil
     var _code: UInt32 = 0
     var _message: String = String()
     var _rejectedMicros: Int64 = 0
+    var _reason: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -441,6 +448,7 @@ nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftP
       _code = source._code
       _message = source._message
       _rejectedMicros = source._rejectedMicros
+      _reason = source._reason
     }
   }
 
@@ -463,6 +471,7 @@ nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftP
         case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._code) }()
         case 3: try { try decoder.decodeSingularStringField(value: &_storage._message) }()
         case 4: try { try decoder.decodeSingularInt64Field(value: &_storage._rejectedMicros) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._reason) }()
         default: break
         }
       }
@@ -487,6 +496,9 @@ nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftP
       if _storage._rejectedMicros != 0 {
         try visitor.visitSingularInt64Field(value: _storage._rejectedMicros, fieldNumber: 4)
       }
+      if !_storage._reason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._reason, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -500,6 +512,7 @@ nonisolated extension Chordstore_V1_RejectedWrite: SwiftProtobuf.Message, SwiftP
         if _storage._code != rhs_storage._code {return false}
         if _storage._message != rhs_storage._message {return false}
         if _storage._rejectedMicros != rhs_storage._rejectedMicros {return false}
+        if _storage._reason != rhs_storage._reason {return false}
         return true
       }
       if !storagesAreEqual {return false}

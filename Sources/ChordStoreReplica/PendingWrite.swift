@@ -39,15 +39,19 @@ public struct RejectedWrite: Sendable, Hashable {
     public let write: PendingWrite
     /// Why: the server's status code.
     public let code: ChordStoreError.Code
-    /// Why: the server's message.
+    /// Why, for the app to branch on: the server's reason (``ErrorReason``; a rejection
+    /// recorded before reasons reads as its code's name).
+    public let reason: ErrorReason
+    /// Why: the server's message, for people.
     public let message: String
     /// When the refusal came.
     public let rejected: Instant
 
-    /// Creates a rejection.
-    public init(write: PendingWrite, code: ChordStoreError.Code, message: String, rejected: Instant) {
+    /// Creates a rejection; `reason` defaults to the code's name.
+    public init(write: PendingWrite, code: ChordStoreError.Code, reason: ErrorReason? = nil, message: String, rejected: Instant) {
         self.write = write
         self.code = code
+        self.reason = reason ?? ErrorReason(code)
         self.message = message
         self.rejected = rejected
     }
@@ -131,6 +135,7 @@ enum PendingWriteCodec {
             $0.write = Self.message(rejected.write, session: session)
             $0.code = rejected.code.rawValue
             $0.message = rejected.message
+            $0.reason = rejected.reason.rawValue
             $0.rejectedMicros = rejected.rejected.microsecondsSince1970
         }
         return (try? message.serializedBytes()) ?? []
@@ -145,6 +150,7 @@ enum PendingWriteCodec {
         }
         return RejectedWrite(
             write: try write(message.write, key: key), code: StatusCode(rawValue: message.code) ?? .unknown,
+            reason: message.reason.isEmpty ? nil : ErrorReason(rawValue: message.reason),
             message: message.message, rejected: Instant(microsecondsSince1970: message.rejectedMicros))
     }
 }

@@ -217,7 +217,7 @@ extension Replica {
 
     private func reject(_ write: PendingWrite, _ error: ClientError) throws(ReplicaError) -> RejectedWrite {
         let rejection = RejectedWrite(
-            write: write, code: error.code, message: error.message, rejected: .now)
+            write: write, code: error.code, reason: error.reason, message: error.message, rejected: .now)
         try core.withLock { core throws(ReplicaError) in
             try storage.reject(rejection, session: session)
             _ = core.model.reject(commandID: write.commandID)

@@ -67,6 +67,9 @@ package struct CallExecutor: Sendable {
         case admitted(Call)
         /// Refused with the error.
         case refused(WireError)
+        /// Refused with the error, by the permission of a caller whose credential is
+        /// valid: the connection has shown one (it is not a stranger's).
+        case denied(WireError, Principal)
         /// Its credential is invalid: refused with the error, after the penalty the
         /// peer's failed guesses earn.
         case penalized(WireError, FailedAuthentications.Penalty)
@@ -80,9 +83,6 @@ package struct CallExecutor: Sendable {
         self.logger = logger
         self.caches = CredentialCaches(limit: limits.maxConnections)
     }
-
-    /// The methods served over gRPC and HTTP: all but those only cluster members call.
-    package static var methods: [Method] { Method.allCases.filter { $0.spec.permission != .member } }
 
     /// Whether the server is shutting down (it refuses new calls).
     package var isDraining: Bool { activity.isDraining }
@@ -127,7 +127,7 @@ package struct CallExecutor: Sendable {
         case .failure(let error):
             return .refused(error)  // the tokens could not be read: not a guess
         }
-        if let denial = principal.check(entry.permission, store: store) { return .refused(denial) }
+        if let denial = principal.check(entry.permission, store: store) { return .denied(denial, principal) }
         let session = metadata["session"].flatMap { $0.isEmpty ? nil : $0 } ?? peer.defaultSession
         return .admitted(Call(
             method: method, entry: entry, context: CallContext(session: session, peerAddress: peer.address, store: store, principal: principal),
@@ -146,7 +146,7 @@ package struct CallExecutor: Sendable {
         switch admission {
         case .admitted(let call):
             return call
-        case .refused(let error):
+        case .refused(let error), .denied(let error, _):
             metrics?.callEnded(method, code: error.code, duration: nil)
             throw error
         case .penalized(let error, let penalty):

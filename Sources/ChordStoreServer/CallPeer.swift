@@ -6,11 +6,23 @@ package struct CallPeer: Sendable, Hashable, CustomStringConvertible {
     package let address: String
     /// The port (0 when unknown).
     package let port: Int
+    /// The session of a call that names none (docs/PROTOCOL.md §5), on every transport:
+    /// `connection-` and the peer, the same for every call of one connection and
+    /// different for connections open at the same time; on the framed port followed by
+    /// `-` and the connection's number since the server started, so that a later
+    /// connection from the same address and port (a port the client's system hands out
+    /// again, a NAT's) never takes over an earlier one's undo history. gRPC and HTTP do
+    /// not tell this server their connections: a client that undoes over them names its
+    /// session. Made once per peer, not per call.
+    package let defaultSession: String
 
-    /// The peer at `address` and `port`.
-    package init(address: String, port: Int) {
+    /// The peer at `address` and `port`, on the connection numbered `connection` when
+    /// the transport tells it.
+    package init(address: String, port: Int, connection: Int? = nil) {
         self.address = address
         self.port = port
+        let shown = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+        self.defaultSession = "connection-\(shown)" + (connection.map { "-\($0)" } ?? "")
     }
 
     /// The peer gRPC names in `ServerContext.remotePeer` (`ipv4:10.0.0.7:53122`,
@@ -30,9 +42,4 @@ package struct CallPeer: Sendable, Hashable, CustomStringConvertible {
 
     /// `10.0.0.7:53122`, `[::1]:53122`.
     package var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
-
-    /// The session of a call that names none (docs/PROTOCOL.md §5), on every transport:
-    /// `connection-` and the peer, the same for every call of one connection and
-    /// different for connections open at the same time.
-    package var defaultSession: String { "connection-\(self)" }
 }

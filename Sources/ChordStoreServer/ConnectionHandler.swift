@@ -55,7 +55,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        peer = CallPeer(address: context.channel.remoteAddress?.ipAddress ?? "", port: context.channel.remoteAddress?.port ?? 0)
+        peer = CallPeer(
+            address: context.channel.remoteAddress?.ipAddress ?? "", port: context.channel.remoteAddress?.port ?? 0, connection: connection)
         guard !machine.authenticated else { return }
         let (bound, timeout) = (NIOLoopBound(self, eventLoop: context.eventLoop), limits.unauthenticatedTimeout)
         unauthenticatedTimer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
@@ -146,6 +147,15 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     // MARK: Calls
 
+    /// The connection showed `principal`'s valid credential: it is no stranger's any more
+    /// (even when the call it came with is not permitted).
+    private func proved(_ principal: Principal) {
+        guard machine.proved(principal) else { return }
+        unauthenticatedTimer?.cancel()
+        unauthenticatedTimer = nil
+        executor.activity.connectionAuthenticated(connection)
+    }
+
     private func start(_ call: Chordstore_V1_Call) {
         let (callID, now) = (call.callID, NIODeadline.now())
         if let refusal = machine.refusal(of: callID) {
@@ -162,15 +172,15 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .refused(let error):
             answer(callID, Method(rawValue: call.method), started: now, error: error)
             return
+        case .denied(let error, let principal):
+            proved(principal)
+            answer(callID, Method(rawValue: call.method), started: now, error: error)
+            return
         case .penalized(let error, let penalty):
             penalize(callID, Method(rawValue: call.method), error, penalty)
             return
         }
-        if machine.proved(admitted.context.principal) {
-            unauthenticatedTimer?.cancel()
-            unauthenticatedTimer = nil
-            executor.activity.connectionAuthenticated(connection)
-        }
+        proved(admitted.context.principal)
         let method = admitted.method
         if admitted.readsInline {
             // One short snapshot read: answering here saves two thread hops per call.

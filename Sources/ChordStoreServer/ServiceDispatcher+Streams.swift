@@ -34,7 +34,7 @@ extension ServiceDispatcher {
             throw WireError(error)
         }
         guard current == id else {
-            throw WireError(.notFound, "store \(StoreName.resolved(context.store)) was deleted while this stream was open")
+            throw WireError(.notFound, "store \(StoreName.resolved(context.store)) was deleted while this stream was open", reason: .storeNotFound)
         }
     }
 

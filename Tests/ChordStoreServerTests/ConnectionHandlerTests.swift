@@ -86,7 +86,7 @@ struct ConnectionHandlerTests {
         let added = try await rig.next()
         #expect(added.reply.callID == 2 && added.reply.hasStatus && added.reply.status.code == 0)
         let event = try Chordstore_V1_CommandReply(serializedBytes: added.reply.payload).event
-        #expect(event.session == "connection-127.0.0.1:5000", "the default session is the peer's")
+        #expect(event.session == "connection-127.0.0.1:5000-1", "the default session is the peer's and the connection's number")
         try await rig.send(3, .addChordset, Chordstore_V1_AddChordsetRequest.with { $0.title = "y" }, metadata: ["session": "mine"])
         #expect(try Chordstore_V1_CommandReply(serializedBytes: try await rig.next().reply.payload).event.session == "mine")
         try await rig.channel.writeInbound(ByteBuffer(bytes: [0xFF, 0x01]))
@@ -111,6 +111,30 @@ struct ConnectionHandlerTests {
         let replies = try await rig.written().map(\.reply)
         #expect(replies.map(\.callID) == [4, 5])
         #expect(replies.map(\.status.code) == [StatusCode.unauthenticated.rawValue, 0])
+        try await rig.close()
+    }
+
+    @Test("a valid credential refused by a method's permission still makes the connection no stranger's: no NO_CREDENTIAL_IN_TIME")
+    func deniedCredentialIsProof() async throws {
+        let token = "cs1.\(TokenGrant.localAdminID).0123456789abcdef0123456789abcdef"
+        let rig = try await Rig(adminToken: token)
+        let admin = ["authorization": "Bearer \(token)"]
+        try await rig.send(1, .ackReplication, Chordstore_V1_ReplicationAck(), metadata: admin)  // members only
+        let denied = try await rig.written()
+        #expect(denied.first?.reply.status.reason == ErrorReason.membersOnly.rawValue)
+        await rig.channel.testingEventLoop.advanceTime(by: .seconds(11))
+        let later = try await rig.written()
+        #expect(!later.contains { $0.goAway.status.reason == ErrorReason.noCredentialInTime.rawValue }, "\(later)")
+        try await rig.close()
+    }
+
+    @Test("a connection that shows no credential in time gets NO_CREDENTIAL_IN_TIME")
+    func strangerTimesOut() async throws {
+        let rig = try await Rig(adminToken: "cs1.admin.0123456789abcdef0123456789abcdef")
+        try await rig.send(1, .health, Chordstore_V1_HealthRequest())
+        _ = try await rig.written()
+        await rig.channel.testingEventLoop.advanceTime(by: .seconds(11))
+        #expect(try await rig.written().contains { $0.goAway.status.reason == ErrorReason.noCredentialInTime.rawValue })
         try await rig.close()
     }
 

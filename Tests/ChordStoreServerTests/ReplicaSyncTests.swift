@@ -59,10 +59,11 @@ struct ReplicaSyncTests {
         _ = try await phone.sync(with: client)
         let report = try await tablet.sync(with: client)
         #expect(report.rejected.count == 1)
-        #expect(report.rejected.first?.code == .notFound)
+        #expect(report.rejected.first?.code == .notFound && report.rejected.first?.reason == .chordNotFound)
         #expect(tablet.chordset(verse.id) == nil)
         #expect(tablet.pendingWrites.isEmpty)
         #expect(try tablet.rejectedWrites().map(\.write.commandID) == report.rejected.map(\.write.commandID))
+        #expect(try tablet.rejectedWrites().map(\.reason) == [.chordNotFound], "the reason is kept with the rejection")
         var iterator = notices.makeAsyncIterator()
         guard case .rejected(let rejection)? = await iterator.next() else {
             Issue.record("no rejection notice")

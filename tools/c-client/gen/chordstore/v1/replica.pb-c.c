@@ -304,7 +304,7 @@ const ProtobufCMessageDescriptor chordstore__v1__pending_write__descriptor =
   (ProtobufCMessageInit) chordstore__v1__pending_write__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__rejected_write__field_descriptors[4] =
+static const ProtobufCFieldDescriptor chordstore__v1__rejected_write__field_descriptors[5] =
 {
   {
     "write",
@@ -354,17 +354,30 @@ static const ProtobufCFieldDescriptor chordstore__v1__rejected_write__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__RejectedWrite, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__rejected_write__field_indices_by_name[] = {
   1,   /* field[1] = code */
   2,   /* field[2] = message */
+  4,   /* field[4] = reason */
   3,   /* field[3] = rejected_micros */
   0,   /* field[0] = write */
 };
 static const ProtobufCIntRange chordstore__v1__rejected_write__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__rejected_write__descriptor =
 {
@@ -374,7 +387,7 @@ const ProtobufCMessageDescriptor chordstore__v1__rejected_write__descriptor =
   "Chordstore__V1__RejectedWrite",
   "chordstore.v1",
   sizeof(Chordstore__V1__RejectedWrite),
-  4,
+  5,
   chordstore__v1__rejected_write__field_descriptors,
   chordstore__v1__rejected_write__field_indices_by_name,
   1,  chordstore__v1__rejected_write__number_ranges,

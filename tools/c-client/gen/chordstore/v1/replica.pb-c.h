@@ -99,10 +99,14 @@ struct  Chordstore__V1__RejectedWrite
   uint32_t code;
   char *message;
   int64_t rejected_micros;
+  /*
+   * the status's reason (§3); empty in writes recorded before reasons
+   */
+  char *reason;
 };
 #define CHORDSTORE__V1__REJECTED_WRITE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__rejected_write__descriptor) \
-    , NULL, 0, (char *)protobuf_c_empty_string, 0 }
+    , NULL, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /* Chordstore__V1__PendingWrite methods */

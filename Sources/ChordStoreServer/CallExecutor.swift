@@ -23,7 +23,7 @@ import Logging
 ///                                     minSequence: 0, peer: CallPeer(address: "10.0.0.7", port: 53122))
 /// let reply = try await executor.unary(call, payload: request)
 /// ```
-package struct CallExecutor: Sendable {
+package final class CallExecutor: Sendable {
     let dispatcher: ServiceDispatcher
     let authenticator: Authenticator
     let activity: ServerActivity
@@ -306,7 +306,7 @@ package struct CallExecutor: Sendable {
             guard !activity.isDraining else { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
             self.started(call.method, stream: false)
             defer { finished(call.method, stream: false) }
-            let reply = try await live(call) { () async throws(WireError) -> [UInt8] in try await perform(call, payload: payload).serialized }
+            let reply = try await live(call) { () async throws(WireError) -> [UInt8] in try await self.perform(call, payload: payload).serialized }
             record(call.method, nil, duration: ContinuousClock.now - started)
             return reply
         } catch {
@@ -327,7 +327,7 @@ package struct CallExecutor: Sendable {
             // is called from that one task, as it would be from this one.
             try await withoutActuallyEscaping(emit) { (emit) async throws(WireError) in
                 let sender = UncheckedSend(emit)
-                try await live(call) { () async throws(WireError) in try await performStream(call, payload: payload, emit: sender.value) }
+                try await live(call) { () async throws(WireError) in try await self.performStream(call, payload: payload, emit: sender.value) }
             }
             record(call.method, nil, duration: nil)
         } catch {

@@ -43,7 +43,8 @@ struct ConnectionStateMachineTests {
             Issue.record("call \(id) did not start")
             return 0
         }
-        #expect(machine.refusal(of: call.callID) == nil)
+        let refusal = machine.refusal(of: call.callID)
+        #expect(refusal == nil)
         let token = machine.nextToken()
         _ = machine.started(call.callID, token: token, method: method, isStream: stream, at: t0, due: due)
         return token
@@ -62,7 +63,8 @@ struct ConnectionStateMachineTests {
         #expect(machine.running == 1)
         guard case .end(let end) = machine.frameReceived(cancel(1), at: t0) else { Issue.record("no end"); return }
         #expect(code(end) == .cancelled && end.cancelsTask && end.started == nil, "a stream's latency is not counted")
-        #expect(!machine.isActive(1, token: token))
+        let active = machine.isActive(1, token: token)
+        #expect(!active)
         guard case .none = machine.frameReceived(cancel(1), at: t0) else { Issue.record("a second cancel acted"); return }
         let (releases, late) = machine.finished(1, token: token, with: .success(.none), at: t0)
         #expect(late == nil && releases && machine.running == 0)
@@ -85,9 +87,11 @@ struct ConnectionStateMachineTests {
     func limits() {
         var machine = ConnectionStateMachine(limits: Self.limits, authenticated: true)
         let a = start(&machine, 1)
-        #expect(machine.refusal(of: 1)?.code == .invalidArgument)
+        let refusalOfOne = machine.refusal(of: 1)
+        #expect(refusalOfOne?.code == .invalidArgument)
         _ = start(&machine, 2)
-        #expect(machine.refusal(of: 3)?.code == .resourceExhausted)
+        let refusalOfThree = machine.refusal(of: 3)
+        #expect(refusalOfThree?.code == .resourceExhausted)
         // Cancelled calls free their slots, but their tasks still run.
         _ = machine.frameReceived(cancel(1), at: t0)
         _ = machine.frameReceived(cancel(2), at: t0)
@@ -98,7 +102,8 @@ struct ConnectionStateMachineTests {
         let refusal = machine.refusal(of: 5)
         #expect(refusal?.code == .resourceExhausted && refusal?.reason == .stillFinishing)
         _ = machine.finished(1, token: a, with: .success(.none), at: t0)
-        #expect(machine.refusal(of: 5) == nil)
+        let refusalOfFive = machine.refusal(of: 5)
+        #expect(refusalOfFive == nil)
     }
 
     @Test("a result after the deadline ends the call with DEADLINE_EXCEEDED; a reply too large for a frame with RESOURCE_EXHAUSTED")
@@ -116,7 +121,8 @@ struct ConnectionStateMachineTests {
     func penalty() {
         var machine = ConnectionStateMachine(limits: Self.limits, authenticated: false)
         machine.penalize()
-        #expect(!machine.shouldRead(writable: true))
+        let reads = machine.shouldRead(writable: true)
+        #expect(!reads)
         guard case .none = machine.frameReceived(call(1, .health), at: t0), case .none = machine.frameReceived(call(2, .getProfile), at: t0) else {
             Issue.record("a held frame ran")
             return
@@ -124,7 +130,9 @@ struct ConnectionStateMachineTests {
         let early = machine.nextHeldFrame(at: t0)
         #expect(early == nil, "nothing runs before the penalty is over")
         machine.penaltyOver()
-        #expect(machine.shouldRead(writable: true) && !machine.shouldRead(writable: false))
+        let readsWritable = machine.shouldRead(writable: true)
+        let readsUnwritable = machine.shouldRead(writable: false)
+        #expect(readsWritable && !readsUnwritable)
         var order: [UInt64] = []
         while let next = machine.nextHeldFrame(at: t0) { if case .start(let call) = next { order.append(call.callID) } }
         #expect(order == [1, 2])
@@ -180,7 +188,8 @@ struct ConnectionStateMachineTests {
         let (ends, stop) = machine.progressRead(taken: 200, waiting: true, at: clock + .seconds(25), deadline: t0)  // 10 s after the first reading without progress
         #expect(ends.map(\.callID) == [1] && !stop)
         if case .failure(let error) = ends.first?.result { #expect(error.reason == .slowReader) } else { Issue.record("not ended") }
-        #expect(machine.isActive(2, token: 2), "a unary call is not a stream")
+        let active = machine.isActive(2, token: 2)
+        #expect(active, "a unary call is not a stream")
         let last = machine.progressRead(taken: 200, waiting: true, at: clock + .seconds(40), deadline: t0)
         #expect(last.stop)
         #expect(!machine.watchingProgress)

@@ -21,8 +21,7 @@ package struct CallPeer: Sendable, Hashable, CustomStringConvertible {
     package init(address: String, port: Int, connection: Int? = nil) {
         self.address = address
         self.port = port
-        let shown = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
-        self.defaultSession = "connection-\(shown)" + (connection.map { "-\($0)" } ?? "")
+        self.defaultSession = "connection-\(Self.shown(address, port))" + (connection.map { "-\($0)" } ?? "")
     }
 
     /// The peer gRPC names in `ServerContext.remotePeer` (`ipv4:10.0.0.7:53122`,
@@ -41,5 +40,10 @@ package struct CallPeer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `10.0.0.7:53122`, `[::1]:53122`.
-    package var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    package var description: String { Self.shown(address, port) }
+
+    /// `address` and `port` as written in a URL (an IPv6 address in brackets).
+    private static func shown(_ address: String, _ port: Int) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
 }

@@ -69,7 +69,9 @@ struct HoardingTests {
     @Test("a connection that shows no valid credential within the unauthenticated timeout is closed, Health or not")
     func unauthenticatedTimeout() async throws {
         var limits = WireLimits()
-        limits.unauthenticatedTimeout = .milliseconds(300)
+        // Long enough for the admin's connection and first call on a busy machine (at
+        // 300 ms a parallel run once closed it before that call arrived).
+        limits.unauthenticatedTimeout = .seconds(1)
         let (server, _) = try await Self.start(limits)
         defer { Task { await server.stop() } }
         let stranger = try RawClient(port: server.port)
@@ -78,7 +80,7 @@ struct HoardingTests {
         #expect(closed?.status.code == StatusCode.unauthenticated.rawValue, "\(String(describing: closed))")
         let admin = try await Connection.connect(host: "127.0.0.1", port: server.port, credentials: Self.admin)
         _ = try await admin.call(.getProfile, Chordstore_V1_GetProfileRequest(), as: Chordstore_V1_Profile.self)
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .milliseconds(1_500))
         _ = try await admin.call(.getProfile, Chordstore_V1_GetProfileRequest(), as: Chordstore_V1_Profile.self)
         await admin.close()
     }

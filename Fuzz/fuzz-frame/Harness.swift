@@ -1,4 +1,5 @@
-// libFuzzer harness: the frame decoder, then each frame body as a chordstore.v1.Frame.
+// libFuzzer harness: the frame decoder, then each frame body as a chordstore.v1.Frame, read
+// by hand and by SwiftProtobuf.
 // Built by tools/fuzz only (CHORDSTORE_FUZZ=1, -sanitize=fuzzer,address).
 import FuzzSupport
 import ChordStoreAPI
@@ -19,12 +20,15 @@ public func fuzzFrame(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             return 0
         }
         guard let body else { break }
-        if let frame = try? Chordstore_V1_Frame(serializedBytes: Array(body.readableBytesView)) {
-            // What the server reads of a frame first: its kind, and a call's method and metadata.
-            if case .call(let call) = frame.kind {
-                _ = Method(rawValue: call.method)
-                _ = call.metadata.count
-            }
+        // The server reads a frame by hand (ClientFrame) where it can: its reading must be
+        // SwiftProtobuf's, for every input.
+        let reference = (try? Chordstore_V1_Frame(serializedBytes: Array(body.readableBytesView))).map(ClientFrame.init)
+        let read = try? ClientFrame(body)
+        guard read == reference else { fatalError("ClientFrame read \(String(describing: read)), SwiftProtobuf \(String(describing: reference))") }
+        if case .call(let call) = read {
+            // What the server reads of a call first: its method and metadata.
+            _ = Method(rawValue: call.method)
+            _ = call.metadata.count
         }
     }
     _ = try? decoder.decodeLast(buffer: &buffer, seenEOF: true)

@@ -156,7 +156,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         executor.activity.connectionAuthenticated(connection)
     }
 
-    private func start(_ call: Chordstore_V1_Call) {
+    private func start(_ call: CallFrame) {
         let (callID, now) = (call.callID, NIODeadline.now())
         if let refusal = machine.refusal(of: callID) {
             answer(callID, Method(rawValue: call.method), started: now, error: refusal)

@@ -90,7 +90,7 @@ struct ConnectionStateMachine {
         /// Nothing (held, or the connection closes).
         case none
         /// Start this call (after ``refusal(of:)`` and admission).
-        case start(Chordstore_V1_Call)
+        case start(CallFrame)
         /// A cancel ended this call.
         case end(CallEnd)
         /// Say goodbye with this error and close (the machine is closing already).
@@ -162,21 +162,21 @@ struct ConnectionStateMachine {
     }
 
     private mutating func run(_ body: ByteBuffer, at now: NIODeadline) -> FrameAction {
-        let frame: Chordstore_V1_Frame
+        let frame: ClientFrame
         do {
-            frame = try body.withUnsafeReadableBytes { try Chordstore_V1_Frame(serializedBytes: $0.bytes) }
+            frame = try ClientFrame(body)
         } catch {
             return goAway(WireError(.invalidArgument, "a frame is not a chordstore.v1.Frame: \(error)"))
         }
-        switch frame.kind {
+        switch frame {
         case .call(let call):
             return .start(call)
-        case .cancel(let cancel):
-            guard let token = calls[cancel.callID]?.token,
-                  let end = end(cancel.callID, token: token, with: .failure(WireError(.cancelled, "cancelled by the client")), at: now)
+        case .cancel(let callID):
+            guard let token = calls[callID]?.token,
+                  let end = end(callID, token: token, with: .failure(WireError(.cancelled, "cancelled by the client")), at: now)
             else { return .none }
             return .end(end)
-        case .reply, .goAway, nil:
+        case .notFromClient:
             return goAway(WireError(.invalidArgument, "a client sends only Call and Cancel frames"))
         }
     }

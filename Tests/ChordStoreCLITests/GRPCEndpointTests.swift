@@ -121,7 +121,9 @@ struct GRPCEndpointTests {
         let stopping = ContinuousClock.now
         #expect(try await served.terminate() == 0)
         let exited = ContinuousClock.now - stopping
-        #expect(exited >= .seconds(2) && exited < .milliseconds(3_500), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
+        // The upper bound only tells "at --grace" from "when the waiting call gave up" (its deadline is
+        // a minute away): the exit is seen by polling from a loaded test pool, which once took 2.3 s more.
+        #expect(exited >= .seconds(2) && exited < .seconds(12), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
         let line = try await waiting.value
         let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(result["code"] as? String == "UNAVAILABLE", "\(result)")

@@ -128,7 +128,9 @@ struct JSONGatewayTests {
         let stopping = ContinuousClock.now
         #expect(try await served.terminate() == 0)
         let exited = ContinuousClock.now - stopping
-        #expect(exited >= .seconds(2) && exited < .milliseconds(3_500), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
+        // The upper bound only tells "at --grace" from "when the waiting call ended" (it has no deadline,
+        // so without --grace it waits for ever): the exit is seen by polling from a loaded test pool, which once took 2.3 s more.
+        #expect(exited >= .seconds(2) && exited < .seconds(12), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
         let reply = try await waiting.value
         #expect(reply.status == 503 && reply.body.contains("UNAVAILABLE"), "\(reply.status) \(reply.body)")
     }

@@ -150,7 +150,8 @@ struct HoardingTests {
         #expect(readEnd?.code == .unauthenticated, "\(String(describing: readEnd))")
         let runnerEnd = await #expect(throws: WireError.self) { _ = try await within(.seconds(5)) { try await viaRunner.value } }
         #expect(runnerEnd?.code == .unauthenticated, "\(String(describing: runnerEnd))")
-        #expect(ContinuousClock.now - revoked < .seconds(1), "ended at once, not at the store's next event")
+        // The store has no next event, and the waiting read's deadline is 20 s: the bound leaves a loaded machine room.
+        #expect(ContinuousClock.now - revoked < .seconds(5), "ended at once, not at the store's next event")
         let settled = await eventually(timeout: .seconds(2)) { server.server.callsInFlight == 0 }
         #expect(settled, "the revoked calls' work ended too")
         await admin.close()

@@ -164,7 +164,8 @@ public final class Client: Sendable {
                 // as a leader does for a quorum that timed out), or it knows no leader.
                 let unreachable = error.code == .unavailable && !error.isServerReply
                 let lost = unreachable || (error.code == .failedPrecondition && named == nil && Self.isNotLeader(error))
-                if unreachable { drop(used) }
+                // A frame over the server's limit closed the connection (after its GoAway).
+                if unreachable || error.reason == .frameTooLarge { drop(used) }
                 guard retryable else { throw error }
                 if let leader = named, redirects < retry.redirects {
                     redirects += 1
@@ -279,7 +280,11 @@ public final class Client: Sendable {
     }
 
     func connection() async throws(ClientError) -> Connection {
-        if let connection = current.withLock({ $0 }) { return connection }
+        if let connection = current.withLock({ $0 }) {
+            // One the server closed (a GoAway, an idle timeout) is replaced, not used.
+            if connection.isOpen { return connection }
+            drop(connection)
+        }
         let (host, port) = target.withLock { $0 }
         let fresh = try await Connection.connect(
             host: host, port: port, localAddress: localAddress, store: store, credentials: credentials.shown(to: "\(host):\(port)"),

@@ -34,6 +34,24 @@ import Synchronization
         self.usesTLS = credentials.tls != nil
     }
 
+    /// Whether the connection is still open (the server has not closed it).
+    var isOpen: Bool { channel.isActive }
+
+    /// The error of a call whose connection closed before its reply (`lost`): the
+    /// server's `FRAME_TOO_LARGE` when the call's own frame, of `frameBytes`, was over the
+    /// limit its `GoAway` names (the same request never fits), else `UNAVAILABLE`
+    /// (`CONNECTION_LOST`).
+    private func closedError(_ lost: String, frameBytes: Int) -> ClientError {
+        if let goAway = router.goAway, goAway.status.reason == ErrorReason.frameTooLarge.rawValue,
+           goAway.maxFrameSize > 0, UInt64(frameBytes) > goAway.maxFrameSize {
+            return ClientError(
+                .resourceExhausted,
+                "the request's frame of \(frameBytes) bytes exceeds the server's limit of \(goAway.maxFrameSize) bytes (its --max-frame-size)",
+                reason: .frameTooLarge)
+        }
+        return ClientError(.unavailable, "\(lost)\(closedBecause)", reason: .connectionLost)
+    }
+
     /// Why the connection closed, as a clause for an error message.
     private var closedBecause: String {
         // A TLS server closes a plaintext connection without a GoAway: the hint is for that.
@@ -100,7 +118,7 @@ import Synchronization
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
         defer { router.close(callID) }
-        try await send(
+        let frameBytes = try await send(
             callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: metadata,
             minSequence: minSequence)
         var payload = Data()
@@ -123,7 +141,7 @@ import Synchronization
             try? await cancel(callID)
             throw ClientError(.cancelled, "the call was cancelled")
         }
-        throw ClientError(.unavailable, "the connection closed before the reply\(closedBecause)", reason: .connectionLost)
+        throw closedError("the connection closed before the reply", frameBytes: frameBytes)
     }
 
     /// Makes a server-streaming call; the sequence yields each message and ends with the
@@ -134,7 +152,7 @@ import Synchronization
         let callID = nextCallID.add(1, ordering: .relaxed).oldValue
         let replies = router.open(callID)
         do {
-            try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:], minSequence: 0)
+            _ = try await send(callID: callID, method: method.rawValue, request: request, timeout: timeout, metadata: [:], minSequence: 0)
         } catch {
             router.close(callID)
             throw error
@@ -167,10 +185,11 @@ import Synchronization
         return router.goAway
     }
 
+    /// Sends a call's frame; returns the frame's size in bytes.
     private func send(
         callID: UInt64, method: String, request: some SwiftProtobuf.Message, timeout: Duration?, metadata: [String: String],
         minSequence: UInt64
-    ) async throws(ClientError) {
+    ) async throws(ClientError) -> Int {
         var call = Chordstore_V1_Call()
         call.callID = callID
         call.method = method
@@ -190,15 +209,26 @@ import Synchronization
         }
         var frame = Chordstore_V1_Frame()
         frame.call = call
-        try await write(frame)
+        return try await write(frame)
     }
 
-    private func write(_ frame: Chordstore_V1_Frame) async throws(ClientError) {
+    /// Writes a frame; returns its size in bytes.
+    @discardableResult
+    private func write(_ frame: Chordstore_V1_Frame) async throws(ClientError) -> Int {
+        let body: ByteBuffer
         do {
-            let body = try frame.body(allocator: channel.allocator)
+            body = try frame.body(allocator: channel.allocator)
+        } catch {
+            throw ClientError(.invalidArgument, "cannot encode the frame: \(error)")
+        }
+        do {
             try await channel.writeAndFlush(body).get()
         } catch {
-            throw ClientError(.unavailable, "cannot send to the server: \(error)\(closedBecause)", reason: .connectionLost)
+            // The server may have closed the connection over this very frame's size: once
+            // the channel is closed, its GoAway (if any came) has been read.
+            if !channel.isActive { try? await channel.closeFuture.get() }
+            throw closedError("cannot send to the server: \(error)", frameBytes: body.readableBytes)
         }
+        return body.readableBytes
     }
 }

@@ -92,6 +92,10 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The disk, or a map at `--map-size-max`, is full: commands are refused, reads go on.
     /// (Other limits of the server are `RESOURCE_EXHAUSTED` with the code's name.)
     public static let diskFull = ErrorReason(rawValue: "DISK_FULL")
+    /// A frame was larger than the server's `--max-frame-size`: the connection closes
+    /// with a `GoAway` naming the limit, and the call in that frame is refused (the same
+    /// request never fits: a device replica takes such a write aside as rejected).
+    public static let frameTooLarge = ErrorReason(rawValue: "FRAME_TOO_LARGE")
     /// The client did not take what its stream sent in time: the stream ended.
     public static let slowReader = ErrorReason(rawValue: "SLOW_READER")
     /// Calls of the connection that ended still hold their work: retry shortly.

@@ -289,6 +289,11 @@ public nonisolated struct Chordstore_V1_GoAway: Sendable {
   /// Clears the value of `status`. Subsequent reads from it will return its default value.
   public mutating func clearStatus() {self._status = nil}
 
+  /// With reason FRAME_TOO_LARGE: the server's frame limit, in bytes (its --max-frame-size).
+  /// The call whose frame was larger than this is the one refused; the client's other calls
+  /// in flight on the connection were lost with it. 0 otherwise.
+  public var maxFrameSize: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2369,7 +2374,7 @@ nonisolated extension Chordstore_V1_Status: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Chordstore_V1_GoAway: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GoAway"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{3}max_frame_size\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2378,6 +2383,7 @@ nonisolated extension Chordstore_V1_GoAway: SwiftProtobuf.Message, SwiftProtobuf
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._status) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.maxFrameSize) }()
       default: break
       }
     }
@@ -2391,11 +2397,15 @@ nonisolated extension Chordstore_V1_GoAway: SwiftProtobuf.Message, SwiftProtobuf
     try { if let v = self._status {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     } }()
+    if self.maxFrameSize != 0 {
+      try visitor.visitSingularUInt64Field(value: self.maxFrameSize, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Chordstore_V1_GoAway, rhs: Chordstore_V1_GoAway) -> Bool {
     if lhs._status != rhs._status {return false}
+    if lhs.maxFrameSize != rhs.maxFrameSize {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -32,11 +32,13 @@ extension Replica {
     public func sync(with client: Client, timeout: Duration = .seconds(30)) async throws(ReplicaError) -> SyncReport {
         try begin(client)
         var report = SyncReport()
-        do {
+        do throws(ReplicaError) {
             try await checkStore(client, timeout: timeout)
-            try await push(client, timeout: timeout, into: &report)
+            // A write the server holds back for now does not keep the others' changes out.
+            let held = try await push(client, timeout: timeout, into: &report)
             try await pull(client, timeout: timeout, live: false, into: &report)
             try storage.flush()
+            if let held { throw held }
             end(.synced)
         } catch {
             end(error.isTransient ? .idle(error.message) : .stopped(error))
@@ -60,7 +62,7 @@ extension Replica {
             do {
                 var report = SyncReport()
                 try await checkStore(client, timeout: timeout)
-                try await push(client, timeout: timeout, into: &report)
+                let held = try await push(client, timeout: timeout, into: &report)
                 setLink(.live)
                 backoff.reset()
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -68,10 +70,24 @@ extension Replica {
                         var report = SyncReport()
                         try await self.pull(client, timeout: timeout, live: true, into: &report)
                     }
-                    group.addTask {
-                        for await _ in wakeups {
+                    group.addTask { [held] in
+                        // A write held back is tried again after a while (or at the next
+                        // local write), while the feed goes on.
+                        var retry = Backoff(first: .seconds(1), limit: .seconds(30), jitter: 0.25)
+                        var heldBack = held
+                        while !Task.isCancelled {
+                            let timer = heldBack.map { _ in
+                                Task { [delay = retry.next()] in
+                                    try await Task.sleep(for: delay)
+                                    wake.yield()
+                                }
+                            }
+                            let woken = await wakeups.first { true } != nil
+                            timer?.cancel()
+                            guard woken else { return }
                             var report = SyncReport()
-                            try await self.push(client, timeout: timeout, into: &report)
+                            heldBack = try await self.push(client, timeout: timeout, into: &report)
+                            if heldBack == nil { retry.reset() }
                             self.publishStatus()
                         }
                     }
@@ -179,8 +195,9 @@ extension Replica {
     }
 
     /// Sends the queued writes in order, one at a time (a write may depend on the one
-    /// before it), each under its command id.
-    private func push(_ client: Client, timeout: Duration, into report: inout SyncReport) async throws(ReplicaError) {
+    /// before it), each under its command id. Returns `writesHeld` when the server refused
+    /// the next write for now (it stays queued, with the ones after it).
+    private func push(_ client: Client, timeout: Duration, into report: inout SyncReport) async throws(ReplicaError) -> ReplicaError? {
         while let write = core.withLock({ $0.closed ? nil : $0.model.nextToPush }) {
             try Task.checkCancellation(or: .offline)
             let context = Chordstore_V1_CommandContext.with {
@@ -198,6 +215,8 @@ extension Replica {
                 report.confirmed.append((write.commandID, reply.event.sequence))
             } catch let error as ClientError where Self.isRefusal(error) {
                 report.rejected.append(try reject(write, error))
+            } catch let error as ClientError where Self.isHeldBack(error) {
+                return ReplicaError(.writesHeld, "the server holds back the next queued write for now: \(error.code): \(error.message)")
             } catch let error as ClientError {
                 throw Self.failure(error, doing: "sending a write")
             } catch let error as ReplicaError {
@@ -206,6 +225,7 @@ extension Replica {
                 throw ReplicaError(.protocolError, "\(error)")
             }
         }
+        return nil
     }
 
     private func confirm(_ write: PendingWrite, at sequence: UInt64) throws(ReplicaError) {
@@ -311,16 +331,28 @@ extension Replica {
         changed()
     }
 
-    /// Refusals of a write that sending it again would not change: the write is taken back.
+    /// Refusals of a write's content, which sending it again would not change: the write
+    /// is taken back. A refusal of the credential (UNAUTHENTICATED, PERMISSION_DENIED) is
+    /// not one: it stops the sync as `accessRevoked` with the queue kept, for a person to
+    /// give a token that may write.
     static func isRefusal(_ error: ClientError) -> Bool {
         switch error.code {
-        case .invalidArgument, .notFound, .alreadyExists, .permissionDenied, .aborted, .outOfRange:
+        case .invalidArgument, .notFound, .alreadyExists, .aborted, .outOfRange:
             return !isStoreGone(error)
+        case .resourceExhausted:
+            // Larger than the server's frame limit: the same request never fits.
+            return error.reason == .frameTooLarge
         case .failedPrecondition:
             return error.leader == nil && error.reason != .notLeader
         default:
             return false
         }
+    }
+
+    /// Refusals of a write for now, by a server that answered: a full disk, a limit of the
+    /// store. The write stays queued; the feed is still copied.
+    static func isHeldBack(_ error: ClientError) -> Bool {
+        error.code == .resourceExhausted && error.reason != .frameTooLarge
     }
 
     private static func isStoreGone(_ error: ClientError) -> Bool {

@@ -8,6 +8,10 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The server cannot be reached (or did not answer in time): the replica stays
         /// usable offline and syncs later.
         case offline
+        /// The server refused the next queued write for now (a full disk, a limit of the
+        /// store reached): it stays queued, with the ones after it; the others' changes
+        /// were still copied. Syncing again later sends it.
+        case writesHeld
         /// The store was deleted on the server. Pending writes stay on the device.
         case storeDeleted
         /// The server refused the replica's credentials: the token was revoked (or its
@@ -47,7 +51,7 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Whether syncing again later may succeed without anyone acting (the server was
     /// unreachable); the other failures need a person (a new token, a resync).
-    public var isTransient: Bool { code == .offline || code == .busy }
+    public var isTransient: Bool { code == .offline || code == .busy || code == .writesHeld }
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
@@ -57,6 +61,7 @@ extension ReplicaError {
     public var statusCode: ChordStoreError.Code {
         switch code {
         case .offline, .inUse, .busy: .unavailable
+        case .writesHeld: .resourceExhausted
         case .storeDeleted, .noReplica: .notFound
         case .accessRevoked: .unauthenticated
         case .storeReplaced, .formatTooNew: .failedPrecondition

@@ -437,7 +437,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let context else { return }
         logger.notice("closing the connection", metadata: ["reason": "\(error)"])
         var buffer = context.channel.allocator.buffer(capacity: 256)
-        if (try? ReplyFrame.write(.goAway(error), into: &buffer)) != nil {
+        let limit = error.reason == .frameTooLarge ? limits.maxFrameSize : 0
+        if (try? ReplyFrame.write(.goAway(error, maxFrameSize: limit), into: &buffer)) != nil {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         }
         context.close(promise: nil)

@@ -58,7 +58,7 @@ final class FrameReader: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 context.fireChannelRead(wrapInboundOut(body))
             case .tooLarge(let length):
-                fail(context, WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(limits.maxFrameSize) bytes"))
+                fail(context, WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(limits.maxFrameSize) bytes", reason: .frameTooLarge))
                 return
             case .needMore(let length):
                 if let length, length > WireLimits.budgetedFrameSize, reserved == 0 {

@@ -16,10 +16,14 @@ extension Chordstore_V1_Frame {
         return frame
     }
 
-    /// A connection-level error, sent before the server closes the connection.
-    public static func goAway(_ error: WireError) -> Chordstore_V1_Frame {
+    /// A connection-level error, sent before the server closes the connection; with
+    /// `FRAME_TOO_LARGE`, `maxFrameSize` is the limit the frame exceeded.
+    public static func goAway(_ error: WireError, maxFrameSize: Int = 0) -> Chordstore_V1_Frame {
         var frame = Chordstore_V1_Frame()
-        frame.goAway = .with { $0.status = .init(error) }
+        frame.goAway = .with {
+            $0.status = .init(error)
+            $0.maxFrameSize = UInt64(max(0, maxFrameSize))
+        }
         return frame
     }
 

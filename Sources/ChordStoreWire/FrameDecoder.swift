@@ -22,7 +22,7 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
             return nil
         }
         guard length <= maxFrameSize else {
-            throw WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(maxFrameSize) bytes")
+            throw WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(maxFrameSize) bytes", reason: .frameTooLarge)
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: 4)

@@ -36,6 +36,7 @@ struct ServerLimitTests {
         let hugeGoAway = try await huge.readUntilClosed()
         #expect(hugeGoAway?.status.code == StatusCode.resourceExhausted.rawValue)
         #expect(hugeGoAway?.status.message.contains("exceeds the limit of 1000 bytes") == true)
+        #expect(hugeGoAway?.status.reason == "FRAME_TOO_LARGE" && hugeGoAway?.maxFrameSize == 1_000, "the reason and the limit, for a client to tell which call never fits")
 
         let garbage = try RawClient(port: server.port)
         garbage.send([0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])

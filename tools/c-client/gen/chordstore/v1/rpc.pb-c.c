@@ -4004,7 +4004,7 @@ const ProtobufCMessageDescriptor chordstore__v1__status__descriptor =
   (ProtobufCMessageInit) chordstore__v1__status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__go_away__field_descriptors[1] =
+static const ProtobufCFieldDescriptor chordstore__v1__go_away__field_descriptors[2] =
 {
   {
     "status",
@@ -4018,14 +4018,27 @@ static const ProtobufCFieldDescriptor chordstore__v1__go_away__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "max_frame_size",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__GoAway, max_frame_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__go_away__field_indices_by_name[] = {
+  1,   /* field[1] = max_frame_size */
   0,   /* field[0] = status */
 };
 static const ProtobufCIntRange chordstore__v1__go_away__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__go_away__descriptor =
 {
@@ -4035,7 +4048,7 @@ const ProtobufCMessageDescriptor chordstore__v1__go_away__descriptor =
   "Chordstore__V1__GoAway",
   "chordstore.v1",
   sizeof(Chordstore__V1__GoAway),
-  1,
+  2,
   chordstore__v1__go_away__field_descriptors,
   chordstore__v1__go_away__field_indices_by_name,
   1,  chordstore__v1__go_away__number_ranges,

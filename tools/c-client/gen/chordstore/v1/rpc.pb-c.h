@@ -305,10 +305,16 @@ struct  Chordstore__V1__GoAway
 {
   ProtobufCMessage base;
   Chordstore__V1__Status *status;
+  /*
+   * With reason FRAME_TOO_LARGE: the server's frame limit, in bytes (its --max-frame-size).
+   * The call whose frame was larger than this is the one refused; the client's other calls
+   * in flight on the connection were lost with it. 0 otherwise.
+   */
+  uint64_t max_frame_size;
 };
 #define CHORDSTORE__V1__GO_AWAY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__go_away__descriptor) \
-    , NULL }
+    , NULL, 0 }
 
 
 /*

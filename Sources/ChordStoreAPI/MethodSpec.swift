@@ -100,7 +100,9 @@ extension MethodSpec {
         MethodSpec(.createStore, Chordstore_V1_CreateStoreRequest.self, Chordstore_V1_StoreInfo.self, .serverChange, .admin),
         MethodSpec(.deleteStore, Chordstore_V1_DeleteStoreRequest.self, Chordstore_V1_DeleteStoreReply.self, .serverChange, .admin),
         MethodSpec(.listStores, Chordstore_V1_ListStoresRequest.self, Chordstore_V1_StoreList.self, .unary, .admin),
-        MethodSpec(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.self, Chordstore_V1_StoreInfo.self, .unary, .admin),
+        // A store's own token reads its store's description (a device replica checks the
+        // store's id with it); naming another store needs that store's token or admin.
+        MethodSpec(.getStoreInfo, Chordstore_V1_GetStoreInfoRequest.self, Chordstore_V1_StoreInfo.self, .unary, .read),
         MethodSpec(.createToken, Chordstore_V1_CreateTokenRequest.self, Chordstore_V1_CreatedToken.self, .serverChange, .admin),
         MethodSpec(.revokeToken, Chordstore_V1_RevokeTokenRequest.self, Chordstore_V1_RevokeTokenReply.self, .serverChange, .admin),
         MethodSpec(.listTokens, Chordstore_V1_ListTokensRequest.self, Chordstore_V1_TokenList.self, .unary, .admin),

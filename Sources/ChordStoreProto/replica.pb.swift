@@ -133,6 +133,12 @@ public nonisolated struct Chordstore_V1_PendingWrite: Sendable {
   /// the store sequence the server recorded it at; 0: not yet
   public var confirmedSequence: UInt64 = 0
 
+  /// An undo or redo: the command id of the device's change it reverts, as decided when it
+  /// was made (empty: a write of a replica older than this, or a change with no command id).
+  /// Should that no longer be the change it would revert (that change was refused), the
+  /// device refuses the undo too and never sends it.
+  public var revertsCommandID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_LegacyRequest: Equatable, Sendable {
@@ -203,7 +209,7 @@ fileprivate nonisolated let _protobuf_package = "chordstore.v1"
 
 nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PendingWrite"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}add_chordset\0\u{3}rename_chordset\0\u{3}delete_chordset\0\u{3}set_chord_color\0\u{3}set_chord_bpm\0\u{3}set_controls_chord\0\u{3}move_chordset\0\u{3}delete_all\0\u{1}undo\0\u{1}redo\0\u{3}made_micros\0\u{3}confirmed_sequence\0\u{1}method\0\u{1}request\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}add_chordset\0\u{3}rename_chordset\0\u{3}delete_chordset\0\u{3}set_chord_color\0\u{3}set_chord_bpm\0\u{3}set_controls_chord\0\u{3}move_chordset\0\u{3}delete_all\0\u{1}undo\0\u{1}redo\0\u{3}made_micros\0\u{3}confirmed_sequence\0\u{1}method\0\u{1}request\0\u{3}reverts_command_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -345,6 +351,7 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.confirmedSequence) }()
       case 13: try { try decoder.decodeSingularStringField(value: &self.method) }()
       case 14: try { try decoder.decodeSingularBytesField(value: &self.request) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.revertsCommandID) }()
       default: break
       }
     }
@@ -410,6 +417,9 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
     if !self.request.isEmpty {
       try visitor.visitSingularBytesField(value: self.request, fieldNumber: 14)
     }
+    if !self.revertsCommandID.isEmpty {
+      try visitor.visitSingularStringField(value: self.revertsCommandID, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -419,6 +429,7 @@ nonisolated extension Chordstore_V1_PendingWrite: SwiftProtobuf.Message, SwiftPr
     if lhs.legacyRequest != rhs.legacyRequest {return false}
     if lhs.madeMicros != rhs.madeMicros {return false}
     if lhs.confirmedSequence != rhs.confirmedSequence {return false}
+    if lhs.revertsCommandID != rhs.revertsCommandID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

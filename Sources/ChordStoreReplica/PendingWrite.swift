@@ -20,14 +20,22 @@ public struct PendingWrite: Sendable, Hashable {
     /// The store sequence the server recorded it at, once it answered (0: not yet). The
     /// write leaves the queue when the feed brings that event.
     public var confirmedSequence: UInt64
+    /// An undo or redo: the command id of the device's change it reverts, as decided when
+    /// it was made (`nil`: not an undo or redo, or queued by an older version). Should
+    /// that stop being the change it would revert (the change was refused), the undo is
+    /// refused on the device and never sent.
+    public let revertsCommandID: String?
 
     /// Creates a pending write.
-    public init(key: UInt64, commandID: String, command: Command, made: Instant, confirmedSequence: UInt64 = 0) {
+    public init(
+        key: UInt64, commandID: String, command: Command, made: Instant, confirmedSequence: UInt64 = 0, revertsCommandID: String? = nil
+    ) {
         self.key = key
         self.commandID = commandID
         self.command = command
         self.made = made
         self.confirmedSequence = confirmedSequence
+        self.revertsCommandID = revertsCommandID
     }
 }
 
@@ -75,6 +83,7 @@ enum PendingWriteCodec {
             $0.request = (try? request.serializedData()) ?? Data()
             $0.madeMicros = write.made.microsecondsSince1970
             $0.confirmedSequence = write.confirmedSequence
+            $0.revertsCommandID = write.revertsCommandID ?? ""
         }
     }
 
@@ -100,7 +109,8 @@ enum PendingWriteCodec {
         do {
             return PendingWrite(
                 key: key, commandID: request.commandContext.commandID, command: try CommandMessages.command(from: request),
-                made: Instant(microsecondsSince1970: message.madeMicros), confirmedSequence: message.confirmedSequence)
+                made: Instant(microsecondsSince1970: message.madeMicros), confirmedSequence: message.confirmedSequence,
+                revertsCommandID: message.revertsCommandID.isEmpty ? nil : message.revertsCommandID)
         } catch {
             throw ReplicaError(.damaged, "pending write \(key) cannot be read: \(error.message)")
         }

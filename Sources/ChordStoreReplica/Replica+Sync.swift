@@ -148,8 +148,9 @@ extension Replica {
     /// Checks that the server's store is the one copied: its last copied event must be
     /// on the server, byte for byte (a record names its store's id and its place in the
     /// whole log, so a store deleted and created again under the same name, or a server
-    /// restored from an older backup, does not match), and, where the token may ask (an
-    /// admin token), the store's id must be the one first seen.
+    /// restored from an older backup, does not match), and the store's id must be the one
+    /// first seen (any token of the store reads it; on a server older than that, only an
+    /// admin token could, and a store's token relies on the record check alone).
     private func checkStore(_ client: Client, timeout: Duration) async throws(ReplicaError) {
         let replaced = ReplicaError(
             .storeReplaced,
@@ -162,8 +163,8 @@ extension Replica {
                 try storage.setStoreID(info.id)
                 core.withLock { $0.storeID = info.id }
             }
-        } catch let error as ClientError where error.code == .permissionDenied {
-            // A store-scoped token: the record check below is enough.
+        } catch let error as ClientError where error.code == .permissionDenied && error.reason == .adminOnly {
+            // A store's token on a server older than its reading GetStoreInfo.
         } catch let error as ClientError {
             throw Self.failure(error, doing: "reading the store's description")
         } catch let error as ReplicaError {
@@ -198,8 +199,21 @@ extension Replica {
     /// before it), each under its command id. Returns `writesHeld` when the server refused
     /// the next write for now (it stays queued, with the ones after it).
     private func push(_ client: Client, timeout: Duration, into report: inout SyncReport) async throws(ReplicaError) -> ReplicaError? {
-        while let write = core.withLock({ $0.closed ? nil : $0.model.nextToPush }) {
+        while let (write, misdirected) = core.withLock({ core -> (PendingWrite, String?)? in
+            guard !core.closed, let write = core.model.nextToPush else { return nil }
+            return (write, core.model.misdirected[write.commandID])
+        }) {
             try Task.checkCancellation(or: .offline)
+            if let named = misdirected {
+                // The change it was made to revert was refused: sent, it would revert another.
+                let verb = if case .redo = write.command { "redo" } else { "undo" }
+                let refusal = ClientError(
+                    .failedPrecondition,
+                    "this \(verb) was made to revert the device's change \(named), which the server refused; it is refused too, so that it reverts no other change",
+                    reason: verb == "redo" ? .nothingToRedo : .nothingToUndo)
+                report.rejected.append(try reject(write, refusal))
+                continue
+            }
             let context = Chordstore_V1_CommandContext.with {
                 $0.session = session
                 $0.commandID = write.commandID

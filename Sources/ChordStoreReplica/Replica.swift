@@ -139,7 +139,7 @@ public final class Replica: Sendable {
                 guard recorded.sequence == sequence else {
                     throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) is event \(recorded.sequence)")
                 }
-                try view.fold(recorded.change, session: session)
+                try view.fold(recorded.change, session: session, commandID: recorded.commandID)
             }
         } catch let error as ChordStoreError {
             throw ReplicaError(.damaged, error.message)

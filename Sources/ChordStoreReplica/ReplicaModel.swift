@@ -20,6 +20,9 @@ struct ReplicaModel: Sendable {
     private(set) var local = ReplicaView()
     /// Command ids of pending writes the view leaves out (they no longer apply).
     private(set) var shadowed: Set<String> = []
+    /// Command ids of queued undos and redos that would now revert another change than
+    /// the one they name (that one was refused): the device refuses them, never sends them.
+    private(set) var misdirected: [String: String] = [:]
     /// Bumped on every change of ``local``.
     private(set) var version: UInt64 = 0
 
@@ -34,8 +37,11 @@ struct ReplicaModel: Sendable {
     ) throws(ChordStoreError) -> PendingWrite {
         let decision = try decider.decide(
             command, session: session, state: local.state, changes: local.changes, log: local, timestamp: now, using: &generator)
-        let write = PendingWrite(key: key, commandID: commandID, command: Self.specified(command, by: decision.event), made: now)
-        try local.fold(Change(sequence: local.head + 1, session: session, event: decision.event, mark: decision.mark), session: session)
+        let write = PendingWrite(
+            key: key, commandID: commandID, command: Self.specified(command, by: decision.event), made: now,
+            revertsCommandID: local.commandID(revertedBy: decision.mark))
+        try local.fold(
+            Change(sequence: local.head + 1, session: session, event: decision.event, mark: decision.mark), session: session, commandID: commandID)
         pending.append(write)
         version += 1
         return write
@@ -55,7 +61,7 @@ struct ReplicaModel: Sendable {
             guard change.sequence == confirmed.head + 1 else {
                 throw ChordStoreError(.dataLoss, "the feed sent event \(change.sequence) after \(confirmed.head)")
             }
-            try confirmed.fold(change, session: session)
+            try confirmed.fold(change, session: session, commandID: commandID)
             if !commandID.isEmpty { arrived[commandID] = change.sequence }
         }
         let done = pending.compactMap { write in arrived[write.commandID].map { (write, $0) } }
@@ -93,19 +99,28 @@ struct ReplicaModel: Sendable {
     private mutating func rebase() {
         var view = confirmed
         var left: Set<String> = []
+        var wrongTarget: [String: String] = [:]
         var generator = SplitMix64(seed: 0)  // specified commands draw nothing
         for write in pending {
             do {
                 let decision = try decider.decide(
                     write.command, session: session, state: view.state, changes: view.changes, log: view,
                     timestamp: write.made, using: &generator)
-                try view.fold(Change(sequence: view.head + 1, session: session, event: decision.event, mark: decision.mark), session: session)
+                if let named = write.revertsCommandID, let now = view.commandID(revertedBy: decision.mark), now != named {
+                    wrongTarget[write.commandID] = named
+                    left.insert(write.commandID)
+                    continue
+                }
+                try view.fold(
+                    Change(sequence: view.head + 1, session: session, event: decision.event, mark: decision.mark), session: session,
+                    commandID: write.commandID)
             } catch {
                 left.insert(write.commandID)
             }
         }
         local = view
         shadowed = left
+        misdirected = wrongTarget
         version += 1
     }
 

@@ -6,7 +6,8 @@ import LMDB
 /// A replica's directory: one LMDB environment with four databases.
 ///
 /// - `meta`: the format number, the store's name (and id once known), the device's
-///   session, the last store sequence folded (`head`) and the next queue key;
+///   session, the installation it belongs to (``Installation``), the last store sequence
+///   folded (`head`) and the next queue key;
 /// - `log`: the store's events as the change feed sent them (the server's records,
 ///   byte for byte), by sequence: the confirmed store is their fold;
 /// - `pending`: the queue of writes made on the device (`chordstore.v1.PendingWrite`);
@@ -34,6 +35,9 @@ final class ReplicaStorage: @unchecked Sendable {
         var store: String
         var storeID: UInt32?
         var session: String
+        /// The files' identity when the session was given (`nil`: a directory written
+        /// before installations were told apart, or a file system without inodes).
+        var installation: Installation?
         var head: UInt64 = 0
         var nextKey: UInt64 = 1
     }
@@ -98,10 +102,23 @@ final class ReplicaStorage: @unchecked Sendable {
             storage.close()
             throw error
         }
-        if let found {
+        if var found {
             if let store, store != found.store {
                 storage.close()
                 throw ReplicaError(.wrongStore, "\(directory.path) is a replica of store \(found.store), not \(store)")
+            }
+            // A copied or restored directory is another installation: it starts a session
+            // of its own, so its undo never reverts the original device's changes.
+            let here = Installation(of: directory)
+            if let here, found.installation != here {
+                if found.installation != nil { found.session = newSession() }
+                found.installation = here
+                do {
+                    try storage.write { txn in try storage.putMeta(found, txn) }
+                } catch {
+                    storage.close()
+                    throw error
+                }
             }
             return (storage, found, true)
         }
@@ -109,7 +126,8 @@ final class ReplicaStorage: @unchecked Sendable {
             storage.close()
             throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
         }
-        let fresh = Meta(store: store, session: newSession())
+        var fresh = Meta(store: store, session: newSession())
+        fresh.installation = Installation(of: directory)
         do {
             try storage.write { txn in try storage.putMeta(fresh, txn) }
         } catch {
@@ -144,6 +162,7 @@ final class ReplicaStorage: @unchecked Sendable {
                 var result = Meta(
                     format: UInt32(clamping: format), store: try string(txn, "store"), storeID: nil, session: try string(txn, "session"))
                 result.storeID = try txn.get(meta, key: Array("store_id".utf8)).map { UInt32(clamping: Self.number($0)) }
+                result.installation = try txn.get(meta, key: Array("installation".utf8)).flatMap { Installation(String(decoding: $0, as: UTF8.self)) }
                 result.head = try txn.get(meta, key: Array("head".utf8)).map(Self.number) ?? 0
                 result.nextKey = try txn.get(meta, key: Array("next_key".utf8)).map(Self.number) ?? 1
                 return result
@@ -294,6 +313,9 @@ final class ReplicaStorage: @unchecked Sendable {
         try txn.put(meta, key: Array("format".utf8), value: Self.key(UInt64(value.format)))
         try txn.put(meta, key: Array("store".utf8), value: Array(value.store.utf8))
         try txn.put(meta, key: Array("session".utf8), value: Array(value.session.utf8))
+        if let installation = value.installation {
+            try txn.put(meta, key: Array("installation".utf8), value: Array(installation.description.utf8))
+        }
         try txn.put(meta, key: Array("head".utf8), value: Self.key(value.head))
         try txn.put(meta, key: Array("next_key".utf8), value: Self.key(value.nextKey))
     }

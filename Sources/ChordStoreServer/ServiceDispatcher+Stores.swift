@@ -49,6 +49,8 @@ extension ServiceDispatcher {
 
     func getStoreInfo(_ payload: RequestPayload, _ context: CallContext) throws -> [UInt8] {
         let request = try parse(Chordstore_V1_GetStoreInfoRequest.self, payload, .getStoreInfo)
+        // The call's store was checked at admission; a store the request names is checked here.
+        if !request.name.isEmpty, let refusal = context.principal.check(.read, store: request.name) { throw refusal }
         return try store.storeInfo(request.name.isEmpty ? context.store : request.name).proto.serializedBytes()
     }
 }

@@ -98,4 +98,94 @@ struct ReplicaIntentTests {
         #expect(report.pushed == 1 && replica.pendingWrites.isEmpty)
         #expect(try server.store.chordsets().map(\.title) == ["queued"])
     }
+
+    @Test("with the store's own token, a store deleted and created again before the replica copied any event is refused as replaced, not merged into")
+    func recreatedStoreWithScopedToken() async throws {
+        let server = try await TestServer.start(durable: true, security: SecurityTests.secured)
+        defer { Task { await server.stop() } }
+        let admin = Client(host: "127.0.0.1", port: server.port, retry: .once, credentials: ClientCredentials(token: SecurityTests.adminSecret))
+        _ = try await admin.createStore("songs")
+        let first = try await Self.token(admin, store: "songs", role: .readWrite)
+        func client(_ token: String) -> Client {
+            Client(host: "127.0.0.1", port: server.port, retry: .once, store: "songs", credentials: ClientCredentials(token: token))
+        }
+        let replica = try Replica.open(at: Self.directory(), store: "songs")
+        defer { replica.close() }
+        let empty = try await replica.sync(with: client(first))
+        #expect(empty.pulled == 0 && replica.lastSequence == 0, "nothing copied: only the store's id tells the stores apart")
+        try replica.addChordset(AddChordset(title: "queued"))
+        _ = try await admin.deleteStore("songs")
+        _ = try await admin.createStore("songs")
+        let second = try await Self.token(admin, store: "songs", role: .readWrite)
+        let replaced = await #expect(throws: ReplicaError.self) { _ = try await replica.sync(with: client(second)) }
+        #expect(replaced?.code == .storeReplaced, "\(String(describing: replaced))")
+        #expect(replica.pendingWrites.count == 1)
+        #expect(try server.store.chordsets(store: "songs").isEmpty, "nothing was merged into the new store")
+        // Another store's description stays the admin's (or that store's token's).
+        _ = try await admin.createStore("other")
+        let other = await #expect(throws: ClientError.self) { _ = try await client(second).storeInfo("other") }
+        #expect(other?.code == .permissionDenied && other?.reason == .otherStore)
+    }
+
+    @Test("a copied replica directory (a device restored from a backup) starts a session of its own: its undo never reverts the original's change; the original keeps its session")
+    func copiedDirectory() async throws {
+        let server = try await TestServer.start(durable: true)
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port, retry: .once)
+        let original = Self.directory()
+        let copy = Self.directory()
+        let session: String
+        do {
+            let replica = try Replica.open(at: original, store: "default")
+            defer { replica.close() }
+            session = replica.session
+            try replica.addChordset(AddChordset(title: "made on the original"))
+            _ = try await replica.sync(with: client)
+        }
+        try FileManager.default.copyItem(at: original, to: copy)
+
+        let restored = try Replica.open(at: copy)
+        #expect(restored.session != session, "the copy has a session of its own")
+        #expect(try restored.chordsets().chordsets.map(\.title) == ["made on the original"], "and the original's data")
+        let undo = #expect(throws: ChordStoreError.self) { try restored.undo() }
+        #expect(undo?.code == .failedPrecondition && undo?.reason == .nothingToUndo, "\(String(describing: undo))")
+        _ = try await restored.sync(with: client)
+        #expect(try server.store.chordsets().map(\.title) == ["made on the original"])
+        restored.close()
+        let reopened = try Replica.open(at: copy)
+        #expect(reopened.session == restored.session, "the copy keeps its new session from then on")
+        reopened.close()
+
+        let back = try Replica.open(at: original)
+        defer { back.close() }
+        #expect(back.session == session, "the original keeps its session")
+        try back.undo()
+        _ = try await back.sync(with: client)
+        #expect(try server.store.chordsets().isEmpty, "the original's undo reverts its own add")
+    }
+
+    @Test("a queued undo whose change the server refused is refused too, never applied to another change")
+    func undoOfARefusedChange() async throws {
+        let server = try await TestServer.start(durable: true)
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port, retry: .once)
+        let chordset = try await server.store.add("C")
+        let replica = try Replica.open(at: Self.directory(), store: "default")
+        defer { replica.close() }
+        _ = try await replica.sync(with: client)
+        // Offline on the device: add X, rename C, undo (the rename).
+        try replica.addChordset(AddChordset(title: "X"))
+        try replica.renameChordset(chordset.id, to: "C renamed")
+        try replica.undo()
+        #expect(Set(try replica.chordsets().chordsets.map(\.title)) == ["C", "X"])
+        // Another device deletes C meanwhile.
+        _ = try await server.store.execute(.deleteChordset(id: chordset.id))
+        let report = try await replica.sync(with: client)
+        #expect(report.pushed == 1, "only the add went")
+        #expect(report.rejected.map { $0.write.command.kindName } == ["rename-chordset", "undo"], "\(report.rejected)")
+        #expect(report.rejected.map { $0.reason } == [ErrorReason.chordsetNotFound, ErrorReason.nothingToUndo])
+        #expect(try server.store.chordsets().map(\.title) == ["X"], "the add of X stays: the undo reverted nothing")
+        #expect(try replica.chordsets().chordsets.map(\.title) == ["X"])
+        #expect(replica.pendingWrites.isEmpty)
+    }
 }

@@ -37,7 +37,7 @@ struct SecurityTests {
         .health: .anyone,
         .replicate: .member, .ackReplication: .member, .promote: .member, .fence: .member, .getLogPosition: .member,
         .getNodeStatus: .status, .getClusterStatus: .status, .addMember: .status, .removeMember: .status,
-        .createStore: .admin, .deleteStore: .admin, .listStores: .admin, .getStoreInfo: .admin,
+        .createStore: .admin, .deleteStore: .admin, .listStores: .admin, .getStoreInfo: .read,
         .createToken: .admin, .revokeToken: .admin, .listTokens: .admin,
         .backup: .status, .importEvents: .admin,
     ]

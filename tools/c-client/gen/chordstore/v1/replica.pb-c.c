@@ -97,7 +97,7 @@ void   chordstore__v1__rejected_write__free_unpacked
   assert(message->base.descriptor == &chordstore__v1__rejected_write__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descriptors[14] =
+static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descriptors[15] =
 {
   {
     "add_chordset",
@@ -267,6 +267,18 @@ static const ProtobufCFieldDescriptor chordstore__v1__pending_write__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reverts_command_id",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__PendingWrite, reverts_command_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
   0,   /* field[0] = add_chordset */
@@ -279,6 +291,7 @@ static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
   9,   /* field[9] = redo */
   1,   /* field[1] = rename_chordset */
   13,   /* field[13] = request */
+  14,   /* field[14] = reverts_command_id */
   4,   /* field[4] = set_chord_bpm */
   3,   /* field[3] = set_chord_color */
   5,   /* field[5] = set_controls_chord */
@@ -287,7 +300,7 @@ static const unsigned chordstore__v1__pending_write__field_indices_by_name[] = {
 static const ProtobufCIntRange chordstore__v1__pending_write__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__pending_write__descriptor =
 {
@@ -297,7 +310,7 @@ const ProtobufCMessageDescriptor chordstore__v1__pending_write__descriptor =
   "Chordstore__V1__PendingWrite",
   "chordstore.v1",
   sizeof(Chordstore__V1__PendingWrite),
-  14,
+  15,
   chordstore__v1__pending_write__field_descriptors,
   chordstore__v1__pending_write__field_indices_by_name,
   1,  chordstore__v1__pending_write__number_ranges,

@@ -66,6 +66,13 @@ struct  Chordstore__V1__PendingWrite
    * the store sequence the server recorded it at; 0: not yet
    */
   uint64_t confirmed_sequence;
+  /*
+   * An undo or redo: the command id of the device's change it reverts, as decided when it
+   * was made (empty: a write of a replica older than this, or a change with no command id).
+   * Should that no longer be the change it would revert (that change was refused), the
+   * device refuses the undo too and never sends it.
+   */
+  char *reverts_command_id;
   Chordstore__V1__PendingWrite__LegacyRequestCase legacy_request_case;
   union {
     Chordstore__V1__AddChordsetRequest *add_chordset;
@@ -82,7 +89,7 @@ struct  Chordstore__V1__PendingWrite
 };
 #define CHORDSTORE__V1__PENDING_WRITE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__pending_write__descriptor) \
-    , (char *)protobuf_c_empty_string, {0,NULL}, 0, 0, CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, {0,NULL}, 0, 0, (char *)protobuf_c_empty_string, CHORDSTORE__V1__PENDING_WRITE__LEGACY_REQUEST__NOT_SET, {0} }
 
 
 /*

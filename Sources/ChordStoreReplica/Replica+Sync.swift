@@ -163,8 +163,10 @@ extension Replica {
                 try storage.setStoreID(info.id)
                 core.withLock { $0.storeID = info.id }
             }
-        } catch let error as ClientError where error.code == .permissionDenied && error.reason == .adminOnly {
-            // A store's token on a server older than its reading GetStoreInfo.
+        } catch let error as ClientError where error.code == .permissionDenied {
+            // A store's token on a server older than its reading GetStoreInfo (which may
+            // be older than reasons too): the record check below is what is left. A
+            // token that may not read the store is refused by the calls that follow.
         } catch let error as ClientError {
             throw Self.failure(error, doing: "reading the store's description")
         } catch let error as ReplicaError {
@@ -206,11 +208,11 @@ extension Replica {
             try Task.checkCancellation(or: .offline)
             if let named = misdirected {
                 // The change it was made to revert was refused: sent, it would revert another.
-                let verb = if case .redo = write.command { "redo" } else { "undo" }
+                let isRedo = if case .redo = write.command { true } else { false }
                 let refusal = ClientError(
                     .failedPrecondition,
-                    "this \(verb) was made to revert the device's change \(named), which the server refused; it is refused too, so that it reverts no other change",
-                    reason: verb == "redo" ? .nothingToRedo : .nothingToUndo)
+                    "this \(isRedo ? "redo" : "undo") was made to revert the device's change \(named), which the server refused; it is refused too, so that it reverts no other change",
+                    reason: isRedo ? .nothingToRedo : .nothingToUndo)
                 report.rejected.append(try reject(write, refusal))
                 continue
             }
@@ -331,7 +333,7 @@ extension Replica {
             let done: [(PendingWrite, UInt64)]
             do {
                 done = try core.model.applyPulled(
-                    batch.map(\.recorded.change), commandIDs: batch.map { $0.recorded.session == session ? $0.recorded.commandID : "" })
+                    batch.map(\.recorded.change), commandIDs: batch.map(\.recorded.commandID))
                 try storage.appendEvents(batch.map { ($0.sequence, $0.bytes) }, confirming: done.map(\.0))
             } catch {
                 // The model folded part of the batch in place: take it back from disk.

@@ -48,12 +48,16 @@ struct ReplicaModel: Sendable {
     }
 
     /// Folds events of the change feed (the next ones after the confirmed head, in
-    /// order; `commandIDs` are the device session's command ids, empty for others');
+    /// order, with their command ids);
     /// returns the pending writes they confirm, which leave the queue, with their
     /// sequence numbers.
     ///
     /// Folds in place (the view lets go of its share of the state first, so nothing is
     /// copied): if it throws, the model is unusable and must be restored from disk.
+    ///
+    /// A pending write is matched by its command id whatever the event's session: a
+    /// directory copied from another installation sends the original's queued writes under
+    /// its own session, and the server answers a command id it has with its first event.
     mutating func applyPulled(_ events: [Change], commandIDs: [String]) throws(ChordStoreError) -> [(PendingWrite, UInt64)] {
         local = ReplicaView()
         var arrived: [String: UInt64] = [:]
@@ -100,13 +104,16 @@ struct ReplicaModel: Sendable {
         var view = confirmed
         var left: Set<String> = []
         var wrongTarget: [String: String] = [:]
+        let queued = Set(pending.map(\.commandID))
         var generator = SplitMix64(seed: 0)  // specified commands draw nothing
         for write in pending {
             do {
                 let decision = try decider.decide(
                     write.command, session: session, state: view.state, changes: view.changes, log: view,
                     timestamp: write.made, using: &generator)
-                if let named = write.revertsCommandID, let now = view.commandID(revertedBy: decision.mark), now != named {
+                // Misdirected only once the named change left the queue without reaching the
+                // view (refused); one merely left out of the view is still the server's to decide.
+                if let named = write.revertsCommandID, !queued.contains(named), let now = view.commandID(revertedBy: decision.mark), now != named {
                     wrongTarget[write.commandID] = named
                     left.insert(write.commandID)
                     continue

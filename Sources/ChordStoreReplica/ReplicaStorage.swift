@@ -35,7 +35,7 @@ final class ReplicaStorage: @unchecked Sendable {
         var store: String
         var storeID: UInt32?
         var session: String
-        /// The files' identity when the session was given (`nil`: a directory written
+        /// The data file's number when the session was given (`nil`: a directory written
         /// before installations were told apart, or a file system without inodes).
         var installation: Installation?
         var head: UInt64 = 0

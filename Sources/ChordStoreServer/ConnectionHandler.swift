@@ -441,6 +441,17 @@ final class ConnectionHandler: ChannelInboundHandler {
         if (try? ReplyFrame.write(.goAway(error, maxFrameSize: limit), into: &buffer)) != nil {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         }
-        context.close(promise: nil)
+        guard error.reason == .frameTooLarge else {
+            context.close(promise: nil)
+            return
+        }
+        // The client may still be writing the frame: closing with its bytes unread would
+        // reset the connection, and a client still writing would lose the GoAway. Only the
+        // output is closed (the client reads the GoAway, then the end); what it still
+        // sends is dropped unread (FrameReader has failed), and the connection closes when
+        // the client closes it, or after the frame timeout.
+        context.close(mode: .output, promise: nil)
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) { channel.close(promise: nil) }
     }
 }

@@ -1,6 +1,6 @@
-public import ChordStoreProto
-public import Foundation
-public import NIOCore
+package import ChordStoreProto
+package import Foundation
+package import NIOCore
 import SwiftProtobuf
 
 /// A frame as a client sends it: a call, a cancel, or something a client does not send.
@@ -11,7 +11,7 @@ import SwiftProtobuf
 /// with certainty (another kind, a known field with an unexpected wire type, a group,
 /// a string that is not UTF-8, a varint past 64 bits) goes through SwiftProtobuf, so the
 /// answer is always SwiftProtobuf's: the tests and the frame fuzzer compare both readings.
-public enum ClientFrame: Sendable, Equatable {
+package enum ClientFrame: Sendable, Equatable {
     /// `Frame.call`.
     case call(CallFrame)
     /// `Frame.cancel`, naming the call to stop.
@@ -21,7 +21,7 @@ public enum ClientFrame: Sendable, Equatable {
 
     /// The frame in `body` (a `chordstore.v1.Frame`, without its length prefix).
     /// - Throws: SwiftProtobuf's error when the bytes are not a `Frame`.
-    public init(_ body: ByteBuffer) throws {
+    package init(_ body: ByteBuffer) throws {
         if let read = body.withUnsafeReadableBytes({ ClientFrame.read($0) }) {
             self = read
             return
@@ -31,7 +31,7 @@ public enum ClientFrame: Sendable, Equatable {
     }
 
     /// The same frame, from the message SwiftProtobuf decoded.
-    public init(_ frame: Chordstore_V1_Frame) {
+    package init(_ frame: Chordstore_V1_Frame) {
         switch frame.kind {
         case .call(let call): self = .call(CallFrame(call))
         case .cancel(let cancel): self = .cancel(callID: cancel.callID)
@@ -90,27 +90,27 @@ public enum ClientFrame: Sendable, Equatable {
 }
 
 /// A `chordstore.v1.Call`'s fields, as the server reads them (see ``ClientFrame``).
-public struct CallFrame: Sendable, Equatable {
+package struct CallFrame: Sendable, Equatable {
     /// Chosen by the client; unique among its calls in flight.
-    public var callID: UInt64 = 0
+    package var callID: UInt64 = 0
     /// The method's wire name, e.g. `chordstore.v1.ChordStore/AddChordset`.
-    public var method = ""
+    package var method = ""
     /// The call's metadata (`authorization`, `session`, ...).
-    public var metadata: [String: String] = [:]
+    package var metadata: [String: String] = [:]
     /// The deadline, in microseconds from the server's receipt; 0: none.
-    public var timeoutMicros: UInt64 = 0
+    package var timeoutMicros: UInt64 = 0
     /// The method's request message.
-    public var payload = Data()
+    package var payload = Data()
     /// The sequence a read waits for; 0: no wait.
-    public var minSequence: UInt64 = 0
+    package var minSequence: UInt64 = 0
     /// The store the call works on; empty: `default`.
-    public var store = ""
+    package var store = ""
 
     /// An empty call (every field at its default).
-    public init() {}
+    package init() {}
 
     /// The fields of a decoded `Call`.
-    public init(_ call: Chordstore_V1_Call) {
+    package init(_ call: Chordstore_V1_Call) {
         callID = call.callID
         method = call.method
         metadata = call.metadata

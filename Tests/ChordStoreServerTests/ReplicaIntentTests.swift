@@ -75,6 +75,19 @@ struct ReplicaIntentTests {
         #expect(try server.store.chordsets().map(\.title) == ["from another device", "short"])
     }
 
+    @Test("a request of 5 MB against the default 4 MiB limit gets FRAME_TOO_LARGE: the GoAway reaches a client still writing, and the next call gets a new connection")
+    func largeFrameWhileWriting() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port, retry: .once)
+        let huge = Chordstore_V1_GetChordsetRequest.with { $0.chordsetID = Data(count: 5 << 20) }
+        let refused = await #expect(throws: ClientError.self) {
+            let _: Chordstore_V1_Chordset = try await client.call(.getChordset, huge)
+        }
+        #expect(refused?.code == .resourceExhausted && refused?.reason == .frameTooLarge, "\(String(describing: refused))")
+        #expect(try await client.profile().lastSequence == 0, "the next call works")
+    }
+
     @Test("a write the server holds back for now (the store's chordset limit) stays queued, and the others' changes still come; once there is room it goes")
     func heldBackWrite() async throws {
         var options = ChordStore.Options()
@@ -127,7 +140,7 @@ struct ReplicaIntentTests {
         #expect(other?.code == .permissionDenied && other?.reason == .otherStore)
     }
 
-    @Test("a copied replica directory (a device restored from a backup) starts a session of its own: its undo never reverts the original's change; the original keeps its session")
+    @Test("a copied replica directory (a device restored from a backup) starts a session of its own: its undo never reverts the original's change; a write queued before the copy is applied once and leaves both queues; the original keeps its session")
     func copiedDirectory() async throws {
         let server = try await TestServer.start(durable: true)
         defer { Task { await server.stop() } }
@@ -139,29 +152,32 @@ struct ReplicaIntentTests {
             let replica = try Replica.open(at: original, store: "default")
             defer { replica.close() }
             session = replica.session
-            try replica.addChordset(AddChordset(title: "made on the original"))
+            try replica.addChordset(AddChordset(title: "A"))
             _ = try await replica.sync(with: client)
+            try replica.addChordset(AddChordset(title: "B, queued before the copy"))
         }
         try FileManager.default.copyItem(at: original, to: copy)
 
         let restored = try Replica.open(at: copy)
+        defer { restored.close() }
         #expect(restored.session != session, "the copy has a session of its own")
-        #expect(try restored.chordsets().chordsets.map(\.title) == ["made on the original"], "and the original's data")
-        let undo = #expect(throws: ChordStoreError.self) { try restored.undo() }
-        #expect(undo?.code == .failedPrecondition && undo?.reason == .nothingToUndo, "\(String(describing: undo))")
-        _ = try await restored.sync(with: client)
-        #expect(try server.store.chordsets().map(\.title) == ["made on the original"])
-        restored.close()
-        let reopened = try Replica.open(at: copy)
-        #expect(reopened.session == restored.session, "the copy keeps its new session from then on")
-        reopened.close()
-
+        #expect(restored.pendingWrites.count == 1, "and the original's data and queue")
         let back = try Replica.open(at: original)
         defer { back.close() }
         #expect(back.session == session, "the original keeps its session")
+        _ = try await back.sync(with: client)
+
+        let report = try await restored.sync(with: client)
+        #expect(report.rejected.isEmpty && restored.pendingWrites.isEmpty, "the write the original sent leaves the copy's queue: \(report)")
+        #expect(try server.store.chordsets().map(\.title) == ["A", "B, queued before the copy"], "applied once")
+        let undo = #expect(throws: ChordStoreError.self) { try restored.undo() }
+        #expect(undo?.code == .failedPrecondition && undo?.reason == .nothingToUndo, "\(String(describing: undo))")
+
         try back.undo()
         _ = try await back.sync(with: client)
-        #expect(try server.store.chordsets().isEmpty, "the original's undo reverts its own add")
+        #expect(try server.store.chordsets().map(\.title) == ["A"], "the original's undo reverts its own last change")
+        _ = try await restored.sync(with: client)
+        #expect(try restored.chordsets().chordsets.map(\.title) == ["A"])
     }
 
     @Test("a queued undo whose change the server refused is refused too, never applied to another change")

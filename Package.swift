@@ -49,6 +49,8 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2.git", exact: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", exact: "2.9.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
+        // The device replica's storage (SQLite; part of iOS and macOS, libsqlite3-dev here).
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
     ],
     targets: [
         // C: only a modulemap and a shim header, as swift-nio's CNIO* targets.
@@ -210,6 +212,7 @@ let package = Package(
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "LMDB",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings
@@ -366,6 +369,7 @@ let package = Package(
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

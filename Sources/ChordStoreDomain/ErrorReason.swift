@@ -108,6 +108,9 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let notCaughtUp = ErrorReason(rawValue: "NOT_CAUGHT_UP")
     /// The log is damaged: writes are refused until the data directory is repaired.
     public static let logDamaged = ErrorReason(rawValue: "LOG_DAMAGED")
+    /// A device replica found a queued write damaged on the device's disk (its checksum
+    /// did not match): it was taken aside, never sent. Given by the replica, not a server.
+    public static let damagedOnDevice = ErrorReason(rawValue: "DAMAGED_ON_DEVICE")
     /// The client cannot reach the server.
     public static let cannotConnect = ErrorReason(rawValue: "CANNOT_CONNECT")
     /// The client's connection was lost while the call was in flight.

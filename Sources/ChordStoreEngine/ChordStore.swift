@@ -283,6 +283,15 @@ public final class ChordStore: Sendable {
         try backend.withSnapshot(store: store) { try $0.forEachRecord(from: sequence, body) }
     }
 
+    /// ``forEachRecord(from:store:_:)`` with each record's chain seed: the checksum of the
+    /// log record before it (0 for the log's first), which its own checksum chains to
+    /// (for the feed's `with_chain_seeds`).
+    package func forEachChainedRecord(
+        from sequence: UInt64 = 1, store: String = StoreName.default, _ body: (UInt64, UnsafeRawBufferPointer, UInt64) throws -> Bool
+    ) throws(ChordStoreError) {
+        try backend.withSnapshot(store: store) { try $0.forEachChainedRecord(from: sequence, body) }
+    }
+
     /// Up to `limit` events of the whole log from log position `sequence` on (every
     /// store's, in commit order).
     package func logEvents(from sequence: UInt64, limit: Int) throws(ChordStoreError) -> [RecordedEvent] {

@@ -185,7 +185,7 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     func commandCount() -> Int { store.log.commandCount }
     func indexedChordCount() -> Int { state.chordCount() }
 
-    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func forEachChainedRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         var next = max(sequence, 1)
         let logSequences = store.log.logSequences
         while next <= UInt64(logSequences.count) {
@@ -196,7 +196,7 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
             let previous = logSequence == 1 ? 0 : records[Int(logSequence - 2)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
             let keepGoing = try records[Int(logSequence - 1)].withUnsafeBytes { record in
                 try RecordCodec.checkStoreRecord(record, sequence: next, store: store.record.id, logSequence: logSequence, previousChecksum: previous)
-                return try body(next, record)
+                return try body(next, record, previous)
             }
             if !keepGoing { return }
             next += 1

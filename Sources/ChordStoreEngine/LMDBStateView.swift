@@ -228,7 +228,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     func indexedChordCount() throws -> Int { try scoped.count(dbs.chords) }
 
     /// The store's records from `sequence` on, each checked (``RecordCodec/checkStoreRecord(_:sequence:store:logSequence:previousChecksum:)``).
-    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func forEachChainedRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         try scoped.withCursor(dbs.storeLog) { cursor in
             var entry = try StoreKeys.sequence(max(sequence, 1)).withUnsafeBytes { try cursor.seek(atLeast: $0) }
             var previous: (logSequence: UInt64, checksum: UInt64)?
@@ -255,7 +255,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 }
                 try RecordCodec.checkStoreRecord(record, sequence: sequence, store: self.record.id, logSequence: logSequence, previousChecksum: seed)
                 previous = (logSequence, RecordCodec.storedChecksum(record) ?? 0)
-                guard try body(sequence, record) else { return }
+                guard try body(sequence, record, seed) else { return }
                 entry = try cursor.next()
             }
         }

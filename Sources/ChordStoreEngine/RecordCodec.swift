@@ -37,6 +37,36 @@ public enum RecordCodec {
     /// The protobuf envelope of `recorded`, checksum included (for JSON output and the wire).
     public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope { recorded.envelope }
 
+    /// The two tag bytes of field 24 (`chain_seed`), wire type 1 (64-bit).
+    static let chainSeedTag: [UInt8] = [0xC1, 0x01]
+    /// Bytes a chain seed adds after a record on the feed.
+    public static let chainSeedSize = 10
+
+    /// The record as the feed sends it with `with_chain_seeds`: followed by its chain seed
+    /// (EventEnvelope field 24, never stored), the checksum of the log record before it.
+    public static func withChainSeed(_ record: UnsafeRawBufferPointer, seed: UInt64) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(record.count + chainSeedSize)
+        bytes.append(contentsOf: record)
+        bytes.append(contentsOf: chainSeedTag)
+        withUnsafeBytes(of: seed.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// Splits a feed message into the stored record and its chain seed (`nil`: the
+    /// message is a record alone, as a server older than `with_chain_seeds` sends it). The
+    /// seed is recognised only after a checksum trailer, so a record alone is never taken
+    /// for one with a seed.
+    public static func splitChainSeed(_ message: [UInt8]) -> (record: [UInt8], seed: UInt64?) {
+        let count = message.count
+        guard count > chainSeedSize + trailerSize,
+              message[count - chainSeedSize] == chainSeedTag[0], message[count - chainSeedSize + 1] == chainSeedTag[1],
+              message[count - chainSeedSize - trailerSize] == checksumTag
+        else { return (message, nil) }
+        let seed = message[(count - 8)...].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return (Array(message[..<(count - chainSeedSize)]), seed)
+    }
+
     /// The checksum a record stores (its last 8 bytes), or `nil` if it has no trailer.
     public static func storedChecksum(_ record: UnsafeRawBufferPointer) -> UInt64? {
         guard record.count > trailerSize, record[record.count - trailerSize] == checksumTag else { return nil }

@@ -62,9 +62,10 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     func commandCount() throws -> Int
     /// How many chords the chord index holds (for verify; ``chordCount()`` may derive it).
     func indexedChordCount() throws -> Int
-    /// Calls `body` with each stored record from `sequence` on, in order, until it returns
+    /// Calls `body` with each stored record from `sequence` on, in order, and the checksum
+    /// of the log record before it (the seed its own checksum chains to), until it returns
     /// `false`. The buffer is valid only during the call.
-    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    func forEachChainedRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer, UInt64) throws -> Bool) throws
     /// Up to `limit` sequence numbers of the chordset's history after `after`.
     func history(chordset: UUID, after: UInt64, limit: Int) throws -> [UInt64]
     /// Up to `limit` sequence numbers of the session's history after `after`.
@@ -169,5 +170,13 @@ extension StorageBackend {
             }
             return try body(try stores.snapshot(of: record))
         }
+    }
+}
+
+extension StoreSnapshot {
+    /// Calls `body` with each stored record from `sequence` on, in order, until it returns
+    /// `false`. The buffer is valid only during the call.
+    func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEachChainedRecord(from: sequence) { sequence, record, _ in try body(sequence, record) }
     }
 }

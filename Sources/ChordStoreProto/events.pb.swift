@@ -589,6 +589,15 @@ public nonisolated struct Chordstore_V1_EventEnvelope: @unchecked Sendable {
     set {_uniqueStorage()._checksum = newValue}
   }
 
+  /// Never stored. Sent only by Subscribe with `with_chain_seeds`, after `checksum`, as
+  /// the message's last 10 bytes (0xC1 0x01 and 8 little-endian bytes): the checksum of
+  /// the log record before this one (0 for the log's first), the seed this record's
+  /// `checksum` chains to. Without these 10 bytes, the message is the stored record.
+  public var chainSeed: UInt64 {
+    get {_storage._chainSeed}
+    set {_uniqueStorage()._chainSeed = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Event: Equatable, Sendable {
@@ -1176,7 +1185,7 @@ nonisolated extension Chordstore_V1_TokenRevoked: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EventEnvelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0\u{1}store\0\u{3}log_sequence\0\u{3}store_created\0\u{3}store_deleted\0\u{3}token_created\0\u{3}token_revoked\0\u{3}token_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}epoch\0\u{1}timestamp\0\u{1}session\0\u{3}command_id\0\u{3}chordset_added\0\u{3}chordset_renamed\0\u{3}chordset_deleted\0\u{3}chord_color_set\0\u{3}chord_bpm_set\0\u{3}controls_chord_set\0\u{3}chordset_moved\0\u{3}all_deleted\0\u{1}mark\0\u{1}checksum\0\u{3}all_restored\0\u{1}store\0\u{3}log_sequence\0\u{3}store_created\0\u{3}store_deleted\0\u{3}token_created\0\u{3}token_revoked\0\u{3}token_id\0\u{3}chain_seed\0")
 
   fileprivate class _StorageClass {
     var _sequence: UInt64 = 0
@@ -1190,6 +1199,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
     var _tokenID: String = String()
     var _mark: Chordstore_V1_ChangeMark? = nil
     var _checksum: UInt64 = 0
+    var _chainSeed: UInt64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1211,6 +1221,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       _tokenID = source._tokenID
       _mark = source._mark
       _checksum = source._checksum
+      _chainSeed = source._chainSeed
     }
   }
 
@@ -1408,6 +1419,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
           }
         }()
         case 23: try { try decoder.decodeSingularStringField(value: &_storage._tokenID) }()
+        case 24: try { try decoder.decodeSingularFixed64Field(value: &_storage._chainSeed) }()
         default: break
         }
       }
@@ -1507,6 +1519,9 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
       if !_storage._tokenID.isEmpty {
         try visitor.visitSingularStringField(value: _storage._tokenID, fieldNumber: 23)
       }
+      if _storage._chainSeed != 0 {
+        try visitor.visitSingularFixed64Field(value: _storage._chainSeed, fieldNumber: 24)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1527,6 +1542,7 @@ nonisolated extension Chordstore_V1_EventEnvelope: SwiftProtobuf.Message, SwiftP
         if _storage._tokenID != rhs_storage._tokenID {return false}
         if _storage._mark != rhs_storage._mark {return false}
         if _storage._checksum != rhs_storage._checksum {return false}
+        if _storage._chainSeed != rhs_storage._chainSeed {return false}
         return true
       }
       if !storagesAreEqual {return false}

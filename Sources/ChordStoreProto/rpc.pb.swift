@@ -1029,6 +1029,11 @@ public nonisolated struct Chordstore_V1_SubscribeRequest: Sendable {
   /// only these event kinds (e.g. "chordset_renamed"); empty: all
   public var kinds: [String] = []
 
+  /// Each event ends with its `chain_seed` (EventEnvelope field 24), so that a client can
+  /// check every record's checksum as the server does (docs/PROTOCOL.md, "Checking the
+  /// feed's records"). A server older than this field sends the records alone.
+  public var withChainSeeds: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3649,7 +3654,7 @@ nonisolated extension Chordstore_V1_HealthReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Chordstore_V1_SubscribeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubscribeRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_sequence\0\u{3}from_now\0\u{3}chordset_id\0\u{1}kinds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_sequence\0\u{3}from_now\0\u{3}chordset_id\0\u{1}kinds\0\u{3}with_chain_seeds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3661,6 +3666,7 @@ nonisolated extension Chordstore_V1_SubscribeRequest: SwiftProtobuf.Message, Swi
       case 2: try { try decoder.decodeSingularBoolField(value: &self.fromNow) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.chordsetID) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.withChainSeeds) }()
       default: break
       }
     }
@@ -3679,6 +3685,9 @@ nonisolated extension Chordstore_V1_SubscribeRequest: SwiftProtobuf.Message, Swi
     if !self.kinds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.kinds, fieldNumber: 4)
     }
+    if self.withChainSeeds != false {
+      try visitor.visitSingularBoolField(value: self.withChainSeeds, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3687,6 +3696,7 @@ nonisolated extension Chordstore_V1_SubscribeRequest: SwiftProtobuf.Message, Swi
     if lhs.fromNow != rhs.fromNow {return false}
     if lhs.chordsetID != rhs.chordsetID {return false}
     if lhs.kinds != rhs.kinds {return false}
+    if lhs.withChainSeeds != rhs.withChainSeeds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

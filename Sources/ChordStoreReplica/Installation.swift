@@ -1,7 +1,8 @@
 import Foundation
 
 /// Which installation a replica directory belongs to: the file system's number of its
-/// data file (the inode), recorded when the device session was given. A directory
+/// queue's file (the inode; format 1: its data file), recorded when the device session
+/// was given. A directory
 /// copied, or restored from a backup (an iPad restored, an app moved to a new device),
 /// has new files and so another number: it is another installation and starts a session
 /// of its own. A directory moved or renamed on its volume keeps its files and its
@@ -11,10 +12,9 @@ import Foundation
 struct Installation: Sendable, Hashable, CustomStringConvertible {
     let file: UInt64
 
-    /// The identity of the replica's data file in `directory`; `nil` where the file
-    /// system gives none.
-    init?(of directory: URL) {
-        let path = directory.appendingPathComponent("data.mdb").path
+    /// The identity of `file`; `nil` where the file system gives none.
+    init?(of file: URL) {
+        let path = file.path
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               let file = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value, file != 0
         else { return nil }

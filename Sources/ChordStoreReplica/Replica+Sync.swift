@@ -175,7 +175,15 @@ extension Replica {
             throw ReplicaError(.protocolError, "\(error)")
         }
         let head = lastSequence
-        guard head > 0, let stored = try storage.record(at: head) else { return }
+        let stored: [UInt8]?
+        do {
+            stored = try storage.record(at: head)
+        } catch where error.inCopy {
+            // Damaged on the device, not replaced on the server: copied again.
+            try dropDamagedCopy(because: error)
+            return
+        }
+        guard head > 0, let stored else { return }
         let target: UInt64
         do {
             target = try await client.profile(timeout: timeout).lastSequence
@@ -284,11 +292,15 @@ extension Replica {
         }
         var iterator: ServerStream<Chordstore_V1_EventEnvelope>.Iterator
         do {
-            iterator = try await client.stream(.subscribe, Chordstore_V1_SubscribeRequest.with { $0.fromSequence = head + 1 }).makeAsyncIterator()
+            iterator = try await client.stream(.subscribe, Chordstore_V1_SubscribeRequest.with {
+                $0.fromSequence = head + 1
+                $0.withChainSeeds = true
+            }).makeAsyncIterator()
         } catch {
             throw Self.failure(error, doing: "subscribing to the store's feed")
         }
-        var batch: [(sequence: UInt64, bytes: [UInt8], recorded: RecordedEvent)] = []
+        var batch: [CopiedEvent] = []
+        var chain = try storage.record(at: head).flatMap(FeedChain.init)
         while true {
             let payload: Data?
             do {
@@ -299,14 +311,15 @@ extension Replica {
                 throw ReplicaError(.offline, "the feed ended: \(error)")
             }
             guard let payload else { throw ReplicaError(.offline, "the server ended the feed") }
-            let bytes = [UInt8](payload)
+            let (bytes, seed) = RecordCodec.splitChainSeed([UInt8](payload))
             let recorded: RecordedEvent
             do {
                 recorded = try bytes.withUnsafeBytes { raw throws(ChordStoreError) in try RecordCodec.decodeChecked(raw) }
             } catch {
                 throw ReplicaError(.protocolError, "the feed sent an unreadable event: \(error)")
             }
-            batch.append((recorded.sequence, bytes, recorded))
+            try FeedChain.check(bytes, recorded: recorded, seed: seed, after: &chain)
+            batch.append(CopiedEvent(sequence: recorded.sequence, bytes: bytes, seed: seed, recorded: recorded))
             if recorded.sequence >= target || batch.count >= 1_024 {
                 try apply(batch)
                 report.pulled += batch.count
@@ -325,16 +338,22 @@ extension Replica {
         publishStatus()
     }
 
-    /// Folds feed events into the confirmed store and stores them, with the queued writes
-    /// they confirm taken off the queue, in one commit.
-    private func apply(_ batch: [(sequence: UInt64, bytes: [UInt8], recorded: RecordedEvent)]) throws(ReplicaError) {
+    /// Folds feed events into the confirmed store and stores them, then takes the queued
+    /// writes they confirm off the queue.
+    private func apply(_ batch: [CopiedEvent]) throws(ReplicaError) {
         let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
             let done: [(PendingWrite, UInt64)]
             do {
                 done = try core.model.applyPulled(
                     batch.map(\.recorded.change), commandIDs: batch.map(\.recorded.commandID))
-                try storage.appendEvents(batch.map { ($0.sequence, $0.bytes) }, confirming: done.map(\.0))
+                try storage.appendEvents(batch, confirming: done.map(\.0))
+            } catch let error as ReplicaError where error.inCopy {
+                // The copy of the events was found damaged while storing the batch: it is
+                // dropped and the next round copies it again (`run` retries at once).
+                let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
+                try dropCopy(&core, reason: reason)
+                throw ReplicaError(.offline, reason)
             } catch {
                 // The model folded part of the batch in place: take it back from disk.
                 try reload(&core)

@@ -20,7 +20,9 @@ import Synchronization
 public final class Replica: Sendable {
     /// How a replica stores its data.
     public struct Options: Sendable {
-        /// The LMDB map's first size (it doubles when full).
+        /// Not used since replica format 2 (SQLite, which grows by itself); kept so that
+        /// code setting it still builds.
+        @available(*, deprecated, message: "replica format 2 is SQLite, which grows by itself")
         public var mapSize = 1 << 30
         /// Flush every local write to disk before it returns (survives a power loss, not
         /// only the app being killed), at the cost of an fsync per write.
@@ -28,7 +30,7 @@ public final class Replica: Sendable {
         /// Most chordsets a live query's window holds (as the server's `WatchQuery`).
         public var maxLiveQuerySize = 1_000
 
-        /// The defaults: a 1 GiB map, writes flushed at each sync and on close.
+        /// The defaults: writes flushed at each sync and on close.
         public init() {}
     }
 
@@ -55,6 +57,8 @@ public final class Replica: Sendable {
         var watchers = Watchers()
         var indexes: (version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex]) = (0, [:])
         var resyncReason: String?
+        /// What opening and syncing found damaged on the device and did about it.
+        var damageFound: [ReplicaDamage] = []
         /// Whether ``ReplicaNotice/resyncing(reason:)`` went out (at the first sync).
         var resyncAnnounced = false
     }
@@ -94,75 +98,132 @@ public final class Replica: Sendable {
             }
         }
         let (storage, meta, _) = try ReplicaStorage.open(
-            directory, store: store, newSession: { "device-" + UUID().uuidString.lowercased() },
-            mapSize: options.mapSize, flushEveryWrite: options.flushEveryWrite)
+            directory, store: store, newSession: { "device-" + UUID().uuidString.lowercased() }, flushEveryWrite: options.flushEveryWrite)
         do throws(ReplicaError) {
-            if meta.format > ReplicaStorage.format {
-                throw ReplicaError(
-                    .formatTooNew,
-                    "\(directory.path) was written by a newer ChordStore (replica format \(meta.format); this version reads up to \(ReplicaStorage.format))")
-            }
-            var resyncReason: String?
-            var head = meta.head
-            if meta.format < ReplicaStorage.format {
-                resyncReason = "replica format \(meta.format) is copied again in format \(ReplicaStorage.format)"
-                try storage.dropEvents(format: ReplicaStorage.format)
-                head = 0
-            }
-            var view = ReplicaView()
-            do {
-                view = try load(storage, through: head, session: meta.session)
-            } catch {
-                resyncReason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
-                try storage.dropEvents(format: ReplicaStorage.format)
-                view = ReplicaView()
-            }
+            let restored = try restore(storage, through: meta.head, session: meta.session)
             var model = ReplicaModel(session: meta.session)
-            let pending = try storage.pendingWrites()
-            model.restore(confirmed: view, pending: pending)
-            let nextKey = max(meta.nextKey, (pending.last?.key ?? 0) + 1)
+            model.restore(confirmed: restored.view, pending: restored.pending)
+            let nextKey = max(meta.nextKey, (restored.pending.last?.key ?? 0) + 1)
             return Replica(
                 directory: directory, storeName: meta.store, session: meta.session, options: options, storage: storage,
-                core: Core(model: model, nextKey: nextKey, storeID: resyncReason == nil ? meta.storeID : nil, resyncReason: resyncReason))
+                core: Core(
+                    model: model, nextKey: nextKey, storeID: meta.storeID,
+                    resyncReason: storage.eventsDropped ?? restored.resyncReason, damageFound: storage.damageFound + restored.damage))
         } catch {
             storage.close()
             throw error
         }
     }
 
-    /// Folds the stored events 1...head.
-    static func load(_ storage: ReplicaStorage, through head: UInt64, session: String) throws(ReplicaError) -> ReplicaView {
+    /// What the directory holds, checked: the confirmed view, the intact queued writes
+    /// (those the copied events confirm taken off the queue: the app stopped between the
+    /// two files' commits), and what was found damaged and done about it (a damaged copy
+    /// of the events dropped, damaged queued writes set aside).
+    static func restore(
+        _ storage: ReplicaStorage, through head: UInt64, session: String
+    ) throws(ReplicaError) -> (view: ReplicaView, pending: [PendingWrite], damage: [ReplicaDamage], resyncReason: String?) {
+        var (pending, damaged) = try storage.queuedWrites()
+        var damage: [ReplicaDamage] = []
+        var resyncReason: String?
         var view = ReplicaView()
+        var found: Set<String> = []
+        do {
+            let queued = Set(pending.map(\.commandID) + damaged.compactMap(\.decoded?.commandID))
+            (view, found) = try load(storage, through: head, session: session, finding: queued)
+        } catch {
+            let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
+            resyncReason = reason
+            damage.append(ReplicaDamage(.copyDropped, reason))
+            try storage.dropEvents()
+        }
+        let isConfirmed = { (commandID: String?) in commandID.map(found.contains) ?? false }
+        try storage.removeConfirmed(keys: pending.filter { isConfirmed($0.commandID) }.map(\.key) + damaged.filter { isConfirmed($0.decoded?.commandID) }.map(\.key))
+        pending.removeAll { isConfirmed($0.commandID) }
+        damaged.removeAll { isConfirmed($0.decoded?.commandID) }
+        damage += try storage.setAside(damaged, session: session, now: .now)
+        return (view, pending, damage, resyncReason)
+    }
+
+    /// Folds the stored events 1...head; returns the view and which of the command ids
+    /// `finding` the events hold.
+    static func load(
+        _ storage: ReplicaStorage, through head: UInt64, session: String, finding: Set<String> = []
+    ) throws(ReplicaError) -> (ReplicaView, found: Set<String>) {
+        var view = ReplicaView()
+        var found: Set<String> = []
         do {
             try storage.forEachEvent(through: head) { sequence, record in
                 let recorded = try RecordCodec.decodeChecked(record)
                 guard recorded.sequence == sequence else {
                     throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) is event \(recorded.sequence)")
                 }
+                guard sequence == view.head + 1 else {
+                    throw ChordStoreError(.dataLoss, "the replica's copy has no event \(view.head + 1) (the next one stored is \(sequence))")
+                }
+                if !finding.isEmpty, finding.contains(recorded.commandID) { found.insert(recorded.commandID) }
                 try view.fold(recorded.change, session: session, commandID: recorded.commandID)
             }
         } catch let error as ChordStoreError {
             throw ReplicaError(.damaged, error.message)
+        } catch let error as ReplicaError {
+            throw error
         } catch {
             throw ReplicaError(.damaged, "\(error)")
         }
         guard view.head == head else {
             throw ReplicaError(.damaged, "the replica holds events up to \(view.head), but its head says \(head)")
         }
-        return view
+        return (view, found)
     }
 
-    /// Rebuilds the model from the directory (after a failure left it half-changed).
-    func reload(_ core: inout Core) throws(ReplicaError) {
+    /// Rebuilds the model from the directory (after a failure left it half-changed), as
+    /// opening does; returns why the copy of the events was dropped, if it was.
+    @discardableResult
+    func reload(_ core: inout Core) throws(ReplicaError) -> String? {
+        let head: UInt64
+        do {
+            head = try storage.storedHead()
+        } catch where error.inCopy {
+            try storage.dropEvents()
+            head = 0
+        }
+        let restored = try Self.restore(storage, through: head, session: session)
         var model = ReplicaModel(session: session)
-        model.restore(
-            confirmed: try Self.load(storage, through: try storage.storedHead(), session: session), pending: try storage.pendingWrites())
+        model.restore(confirmed: restored.view, pending: restored.pending)
         core.model = model
+        core.damageFound += restored.damage
+        if let reason = restored.resyncReason { core.resyncReason = reason }
+        return restored.resyncReason
+    }
+
+    /// Drops the copy of the store's events, found damaged on the device while the replica
+    /// is open: the view is the queued writes alone until the sync's pull copies the
+    /// events again.
+    func dropDamagedCopy(because error: ReplicaError) throws(ReplicaError) {
+        let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
+        try core.withLock { core throws(ReplicaError) in try dropCopy(&core, reason: reason) }
+        announce([.resyncing(reason: reason)])
+        changed()
+    }
+
+    /// Drops the copy of the store's events and rebuilds the view from the queue alone.
+    func dropCopy(_ core: inout Core, reason: String) throws(ReplicaError) {
+        try storage.dropEvents()
+        try reload(&core)
+        core.resyncReason = reason
+        core.damageFound.append(ReplicaDamage(.copyDropped, reason))
     }
 
     /// Why the copy of the store's events was dropped when the replica opened (an older
     /// format, a damaged record), or `nil`: the next sync copies them again.
     public var resyncReason: String? { core.withLock { $0.resyncReason } }
+
+    /// What opening (and syncing since) found damaged on the device and did about it: a
+    /// copy of the store's events that did not match its checksums (dropped, copied again
+    /// at the next sync), queued writes that did not (taken aside, never sent: one that
+    /// still reads is among ``rejectedWrites(limit:)`` with reason `DAMAGED_ON_DEVICE`),
+    /// values of the description made again. Empty when nothing was.
+    public var damageFound: [ReplicaDamage] { core.withLock { $0.damageFound } }
 
     /// Flushes and closes the replica: live queries and status streams end, a running
     /// sync stops at its next step, and the directory is unlocked.

@@ -42,6 +42,9 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     /// A sentence for people.
     public var message: String
+    /// Whether the failure is the copy of the store's events being damaged (which the
+    /// replica drops and copies again), not the queue.
+    var inCopy = false
 
     /// Creates an error.
     public init(_ code: Code, _ message: String) {

@@ -1,77 +1,95 @@
 import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
-import LMDB
+import GRDB
 
-/// A replica's directory: one LMDB environment with four databases.
+/// A replica's directory (format 2): two SQLite databases, so that what only the device
+/// holds never shares a file with what the server can send again.
 ///
-/// - `meta`: the format number, the store's name (and id once known), the device's
-///   session, the installation it belongs to (``Installation``), the last store sequence
-///   folded (`head`) and the next queue key;
-/// - `log`: the store's events as the change feed sent them (the server's records,
-///   byte for byte), by sequence: the confirmed store is their fold;
-/// - `pending`: the queue of writes made on the device (`chordstore.v1.PendingWrite`);
-/// - `rejected`: the last ``maxRejected`` writes the server refused.
+/// - `queue.sqlite`: `meta` (the format, the store's name, the device's session, the
+///   installation it belongs to, ``Installation``, and the next queue key), `pending`
+///   (the writes made on the device, `chordstore.v1.PendingWrite`), `rejected` (the last
+///   ``maxRejected`` writes the server refused, and writes found damaged on the device)
+///   and `unreadable` (queued writes too damaged to read, kept as they were);
+/// - `events.sqlite`: `meta` (the last store sequence copied, `head`, and the store's
+///   id) and `events` (the store's events as the change feed sent them, the server's
+///   records byte for byte, by sequence: the confirmed store is their fold).
 ///
-/// Commits skip the fsync (`MDB_NOSYNC`, keeping LMDB's ordering, so a crash of the
-/// machine can lose the last commits but never damages the files): a write survives the
-/// app being killed as soon as it returns, and a power loss once ``flush()`` ran (after
-/// every sync, on close, or after every write with ``Replica/Options/flushEveryWrite``).
+/// Every row carries a checksum of its bytes seeded with its key (XXH64): a byte changed
+/// on the device's disk is found when the row is read. An event also keeps the chain seed
+/// the feed sent with it (`chain_seed`, NULL from a server older than it), so that its
+/// own checksum is checked as the server checks it, whenever the copy is read. A damaged event, or an events
+/// file SQLite cannot read, drops the copy of the events (the next sync copies them
+/// again); a damaged queued write is taken aside, never sent. The queue's file is small
+/// and written only by the device's own writes.
+///
+/// Both databases are in WAL mode with `synchronous = NORMAL` (a crash of the machine can
+/// lose the last commits but never damages the files): a write survives the app being
+/// killed as soon as it returns, and a power loss once ``flush()`` ran (after every sync,
+/// on close, or after every write with ``Replica/Options/flushEveryWrite``, which sets
+/// `synchronous = FULL`). A format 1 directory (LMDB, ``ReplicaFormat1``) is moved to
+/// format 2 when it is opened.
 final class ReplicaStorage: @unchecked Sendable {
     /// The format this version writes. Formats are listed in docs/DEVICES.md; each has a
     /// golden fixture under Tests/Fixtures.
-    static let format: UInt32 = 1
+    static let format: UInt32 = 2
     /// Rejected writes kept for the app; older ones are dropped.
     static let maxRejected = 1_000
+    static let queueFile = "queue.sqlite"
+    static let eventsFile = "events.sqlite"
 
-    /// The stored head (the last event copied).
-    func storedHead() throws(ReplicaError) -> UInt64 {
-        try readMeta()?.head ?? 0
-    }
-
-    /// What `meta` holds.
+    /// What the queue's `meta` holds, with the events' head.
     struct Meta: Sendable, Hashable {
         var format: UInt32 = ReplicaStorage.format
         var store: String
         var storeID: UInt32?
         var session: String
-        /// The data file's number when the session was given (`nil`: a directory written
+        /// The queue file's number when the session was given (`nil`: a directory written
         /// before installations were told apart, or a file system without inodes).
         var installation: Installation?
         var head: UInt64 = 0
         var nextKey: UInt64 = 1
     }
 
-    private let environment: Environment
+    /// What opening found damaged and did about it (the copy of the events dropped, a
+    /// value of the description made again, format 1 files set aside).
+    private(set) var damageFound: [ReplicaDamage] = []
+    /// Why opening dropped the copy of the events (its file or its description damaged),
+    /// or `nil`.
+    private(set) var eventsDropped: String?
+
+    /// Held by every use of the databases and by closing them.
+    private let access = NSRecursiveLock()
+    private var closed = false
+    let directory: URL
     private let lock: DirectoryLock
-    private let meta: Database
-    private let log: Database
-    private let pending: Database
-    private let rejected: Database
+    private let queue: DatabaseQueue
+    private var events: DatabaseQueue
     let flushEveryWrite: Bool
 
-    private init(environment: Environment, lock: DirectoryLock, flushEveryWrite: Bool) throws {
-        self.environment = environment
+    private init(directory: URL, lock: DirectoryLock, queue: DatabaseQueue, events: DatabaseQueue, flushEveryWrite: Bool) {
+        self.directory = directory
         self.lock = lock
+        self.queue = queue
+        self.events = events
         self.flushEveryWrite = flushEveryWrite
-        meta = try environment.openDatabase("meta")
-        log = try environment.openDatabase("log")
-        pending = try environment.openDatabase("pending")
-        rejected = try environment.openDatabase("rejected")
     }
 
     /// Opens (creating it if `store` is given and the directory is new) the replica in
-    /// `directory`.
+    /// `directory`, moving a format 1 directory to format 2 first.
     static func open(
-        _ directory: URL, store: String?, newSession: () -> String, mapSize: Int, flushEveryWrite: Bool
+        _ directory: URL, store: String?, newSession: () -> String, flushEveryWrite: Bool
     ) throws(ReplicaError) -> (ReplicaStorage, Meta, existed: Bool) {
-        let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
+        let fileManager = FileManager.default
+        let queuePath = directory.appendingPathComponent(queueFile).path
+        let format1 = fileManager.fileExists(atPath: ReplicaFormat1.dataFile(in: directory).path)
+        let existed = fileManager.fileExists(atPath: queuePath) || format1
         if !existed {
             guard store != nil else {
                 throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
             }
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw ReplicaError(.storage, "cannot create \(directory.path): \(error.localizedDescription)")
             }
@@ -84,166 +102,237 @@ final class ReplicaStorage: @unchecked Sendable {
         } catch {
             throw ReplicaError(error.code == .unavailable ? .inUse : .storage, error.message)
         }
-        let storage: ReplicaStorage
-        do {
-            var options = Environment.Options()
-            options.mapSize = mapSize
-            options.noSync = true
-            options.maxDatabases = 8
-            storage = try ReplicaStorage(
-                environment: try Environment(directory: directory, options: options), lock: lock, flushEveryWrite: flushEveryWrite)
-        } catch {
-            throw ReplicaError(.storage, "cannot open the replica in \(directory.path): \(error)")
-        }
-        let found: Meta?
-        do {
-            found = try storage.readMeta()
-        } catch {
-            storage.close()
-            throw error
-        }
-        if var found {
-            if let store, store != found.store {
-                storage.close()
-                throw ReplicaError(.wrongStore, "\(directory.path) is a replica of store \(found.store), not \(store)")
-            }
-            // A copied or restored directory is another installation: it starts a session
-            // of its own, so its undo never reverts the original device's changes.
-            let here = Installation(of: directory)
-            if let here, found.installation != here {
-                if found.installation != nil { found.session = newSession() }
-                found.installation = here
+        do throws(ReplicaError) {
+            let leftovers = format1 && fileManager.fileExists(atPath: queuePath)
+            if format1 && !leftovers { try move(format1: directory, newSession: newSession) }
+            let opened = try open(directory, lock: lock, store: store, newSession: newSession, flushEveryWrite: flushEveryWrite, existed: existed)
+            if leftovers {
                 do {
-                    try storage.write { txn in try storage.putMeta(found, txn) }
+                    try opened.0.settleFormat1Leftovers()
                 } catch {
-                    storage.close()
+                    opened.0.closeDatabases()
                     throw error
                 }
             }
-            return (storage, found, true)
-        }
-        guard let store else {
-            storage.close()
-            throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
-        }
-        var fresh = Meta(store: store, session: newSession())
-        fresh.installation = Installation(of: directory)
-        do {
-            try storage.write { txn in try storage.putMeta(fresh, txn) }
+            return opened
         } catch {
-            storage.close()
+            lock.release()
             throw error
         }
-        return (storage, fresh, false)
+    }
+
+    private static func open(
+        _ directory: URL, lock: DirectoryLock, store: String?, newSession: () -> String, flushEveryWrite: Bool, existed: Bool
+    ) throws(ReplicaError) -> (ReplicaStorage, Meta, existed: Bool) {
+        let queuePath = directory.appendingPathComponent(queueFile)
+        let queue = try database(queuePath, migrations: queueMigrations, flushEveryWrite: flushEveryWrite, what: "the replica's queue")
+        var dropped: String?
+        let events: DatabaseQueue
+        do {
+            events = try database(
+                directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
+                what: "the replica's copy of the events")
+        } catch where error.code == .damaged {
+            // What the server sent can be copied again (a damaged page or schema); the
+            // queue is in its own file. (A file that cannot be opened for now, as iOS's
+            // file protection while the device is locked, is `storage`, not dropped.)
+            dropped = "the copy of the store's events cannot be opened (\(error.message)); it is copied again"
+            removeEventsFiles(directory)
+            events = try database(
+                directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
+                what: "the replica's copy of the events")
+        }
+        let storage = ReplicaStorage(directory: directory, lock: lock, queue: queue, events: events, flushEveryWrite: flushEveryWrite)
+        storage.eventsDropped = dropped
+        storage.damageFound = dropped.map { [ReplicaDamage(.copyDropped, $0)] } ?? []
+        do throws(ReplicaError) {
+            if var found = try storage.readMeta(newSession: newSession) {
+                // A newer format is refused before anything is written.
+                if found.format > format {
+                    throw ReplicaError(
+                        .formatTooNew,
+                        "\(directory.path) was written by a newer ChordStore (replica format \(found.format); this version reads up to \(format))")
+                }
+                if let store, store != found.store {
+                    throw ReplicaError(.wrongStore, "\(directory.path) is a replica of store \(found.store), not \(store)")
+                }
+                // A copied or restored directory is another installation: it starts a
+                // session of its own, so its undo never reverts the original device's changes.
+                let here = Installation(of: queuePath)
+                if let here, found.installation != here {
+                    if found.installation != nil { found.session = newSession() }
+                    found.installation = here
+                    try storage.writeQueue { db in try putMeta(db, found) }
+                }
+                return (storage, found, true)
+            }
+            guard let store else {
+                throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
+            }
+            var fresh = Meta(store: store, session: newSession())
+            fresh.installation = Installation(of: queuePath)
+            try storage.writeQueue { db in try putMeta(db, fresh) }
+            return (storage, fresh, existed)
+        } catch {
+            storage.closeDatabases()
+            throw error
+        }
     }
 
     /// Releases the files and the directory lock, flushing first.
     func close() {
-        try? environment.sync()
-        environment.close()
+        closeDatabases()
         lock.release()
     }
 
-    /// Flushes every commit to disk.
-    func flush() throws(ReplicaError) {
-        do {
-            try environment.sync()
-        } catch {
-            throw ReplicaError(.storage, "cannot flush the replica: \(error)")
+    private func closeDatabases() {
+        try? flush()
+        access.withLock {
+            closed = true
+            try? queue.close()
+            try? events.close()
         }
+    }
+
+    /// Flushes every commit to disk (a full checkpoint of each write-ahead log, synced).
+    func flush() throws(ReplicaError) {
+        try run(what: "flush the replica's queue") { _ = try queue.writeWithoutTransaction { db in try db.checkpoint(.full) } }
+        try run(what: "flush the replica's copy of the events") { _ = try events.writeWithoutTransaction { db in try db.checkpoint(.full) } }
     }
 
     // MARK: Reading
 
-    private func readMeta() throws(ReplicaError) -> Meta? {
-        do {
-            return try environment.withReadTransaction { txn -> Meta? in
-                guard let format = try txn.get(meta, key: Array("format".utf8)).map(Self.number) else { return nil }
-                var result = Meta(
-                    format: UInt32(clamping: format), store: try string(txn, "store"), storeID: nil, session: try string(txn, "session"))
-                result.storeID = try txn.get(meta, key: Array("store_id".utf8)).map { UInt32(clamping: Self.number($0)) }
-                result.installation = try txn.get(meta, key: Array("installation".utf8)).flatMap { Installation(String(decoding: $0, as: UTF8.self)) }
-                result.head = try txn.get(meta, key: Array("head".utf8)).map(Self.number) ?? 0
-                result.nextKey = try txn.get(meta, key: Array("next_key".utf8)).map(Self.number) ?? 1
-                return result
+    /// The stored head (the last event copied).
+    func storedHead() throws(ReplicaError) -> UInt64 {
+        try readEvents { db in try Self.number(db, "head", in: "events") ?? 0 }
+    }
+
+    /// The description, with what can be worked out again made again when damaged (a
+    /// damaged installation starts a new session; a damaged next key follows the keys in
+    /// use). A damaged format, store or session is `damaged`: nothing tells them.
+    private func readMeta(newSession: () -> String) throws(ReplicaError) -> Meta? {
+        var remade: [String] = []
+        var found = try readQueue { db -> Meta? in
+            guard let format = try Self.number(db, "format", in: "queue") else { return nil }
+            func text(_ name: String) throws -> String {
+                guard let bytes = try Self.value(db, name, in: "queue") else {
+                    throw ReplicaError(.damaged, "the replica's description has no \(name)")
+                }
+                return String(decoding: bytes, as: UTF8.self)
             }
-        } catch let error as ReplicaError {
-            throw error
+            var meta = Meta(format: UInt32(clamping: format), store: try text("store"), session: try text("session"))
+            do {
+                meta.installation = try Self.value(db, "installation", in: "queue").flatMap { Installation(String(decoding: $0, as: UTF8.self)) }
+            } catch {
+                meta.session = newSession()
+                remade.append("installation (a new device session was started)")
+            }
+            do {
+                meta.storeID = try Self.number(db, "store_id", in: "queue").map { UInt32(clamping: $0) }
+            } catch {
+                remade.append("store id (read again from the server at the next sync)")
+            }
+            do {
+                meta.nextKey = try Self.number(db, "next_key", in: "queue") ?? 1
+            } catch {
+                let largest = try Int64.fetchOne(
+                    db, sql: "SELECT MAX(key) FROM (SELECT key FROM pending UNION ALL SELECT key FROM rejected UNION ALL SELECT key FROM unreadable)")
+                meta.nextKey = UInt64(clamping: largest ?? 0) + 1
+                remade.append("next queue key")
+            }
+            return meta
+        }
+        guard var meta = found else { return nil }
+        if !remade.isEmpty {
+            for value in remade { damageFound.append(ReplicaDamage(.descriptionRemade, "the replica's \(value) was damaged and was made again")) }
+            try writeQueue { db in try Self.putMeta(db, meta) }
+        }
+        do {
+            meta.head = try readEvents { db in try Self.number(db, "head", in: "events") ?? 0 }
         } catch {
-            throw ReplicaError(.storage, "cannot read the replica's description: \(error)")
+            let reason = "the copy of the store's events has a damaged description (\(error.message)); it is copied again"
+            eventsDropped = reason
+            damageFound.append(ReplicaDamage(.copyDropped, reason))
+            try dropEvents()
+            meta.head = 0
         }
+        found = meta
+        return found
     }
 
-    private func string(_ txn: Transaction, _ key: String) throws -> String {
-        guard let bytes = try txn.get(meta, key: Array(key.utf8)) else {
-            throw ReplicaError(.damaged, "the replica's description has no \(key)")
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    /// Records a finding of opening.
+    func note(_ damage: ReplicaDamage) { damageFound.append(damage) }
+
+    static func putMeta(_ db: Database, _ value: Meta) throws {
+        try put(db, "format", bytes(UInt64(value.format)))
+        try put(db, "store", Array(value.store.utf8))
+        try put(db, "session", Array(value.session.utf8))
+        if let installation = value.installation { try put(db, "installation", Array(installation.description.utf8)) }
+        if let storeID = value.storeID { try put(db, "store_id", bytes(UInt64(storeID))) }
+        try put(db, "next_key", bytes(value.nextKey))
     }
 
-    /// Calls `body` with each stored event, in order, up to `head`.
+    /// Calls `body` with each stored event, in order, up to `head`, after checking its
+    /// row's checksum and, where the feed sent its chain seed, its own checksum as the
+    /// server checks it (a damaged one throws ``ReplicaError/Code/damaged``).
     func forEachEvent(through head: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
-        try environment.withReadTransaction { txn in
-            try txn.withCursor(log) { cursor in
-                var entry = try cursor.first()
-                while let (key, value) = entry {
-                    let sequence = Self.number(key)
-                    guard sequence <= head else { return }
-                    try body(sequence, value)
-                    entry = try cursor.next()
+        try readEvents { db in
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT sequence, record, checksum, chain_seed FROM events WHERE sequence <= ? ORDER BY sequence",
+                arguments: [Int64(clamping: head)])
+            while let row = try rows.next() {
+                let stored = try KeyedRow(row)
+                let seed = (try? row.decode(Int64?.self, atIndex: 3)).flatMap { $0 }.map { UInt64(bitPattern: $0) }
+                guard let record = stored.bytes, stored.isIntact else {
+                    throw ReplicaError(.damaged, "event \(stored.key) of the copy is damaged: its checksum does not match")
+                }
+                try record.withUnsafeBytes { raw in
+                    try Self.checkChain(raw, sequence: stored.key, seed: seed)
+                    try body(stored.key, raw)
                 }
             }
         }
     }
 
-    /// The stored record of event `sequence`, as the feed sent it.
+    /// The stored record of event `sequence`, as the feed sent it, checked as
+    /// ``forEachEvent(through:_:)`` checks it.
     func record(at sequence: UInt64) throws(ReplicaError) -> [UInt8]? {
-        do {
-            return try environment.withReadTransaction { txn in try txn.get(log, key: Self.key(sequence)).map { Array($0) } }
-        } catch {
-            throw ReplicaError(.storage, "cannot read event \(sequence) of the replica: \(error)")
-        }
-    }
-
-    /// The queue, in order.
-    func pendingWrites() throws(ReplicaError) -> [PendingWrite] {
-        do {
-            return try environment.withReadTransaction { txn in
-                try txn.withCursor(pending) { cursor in
-                    var writes: [PendingWrite] = []
-                    var entry = try cursor.first()
-                    while let (key, value) = entry {
-                        writes.append(try PendingWriteCodec.decode(value, key: Self.number(key)))
-                        entry = try cursor.next()
-                    }
-                    return writes
-                }
+        try readEvents { db -> [UInt8]? in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT sequence, record, checksum, chain_seed FROM events WHERE sequence = ?", arguments: [Int64(clamping: sequence)])
+            else { return nil }
+            let stored = try KeyedRow(row)
+            guard let record = stored.bytes, stored.isIntact, stored.key == sequence else {
+                throw ReplicaError(.damaged, "event \(sequence) of the copy is damaged: its checksum does not match")
             }
-        } catch let error as ReplicaError {
-            throw error
-        } catch {
-            throw ReplicaError(.storage, "cannot read the pending writes: \(error)")
+            let seed = (try? row.decode(Int64?.self, atIndex: 3)).flatMap { $0 }.map { UInt64(bitPattern: $0) }
+            try record.withUnsafeBytes { raw in try Self.checkChain(raw, sequence: sequence, seed: seed) }
+            return record
         }
     }
 
-    /// The last `limit` rejected writes, oldest first.
+    private static func checkChain(_ record: UnsafeRawBufferPointer, sequence: UInt64, seed: UInt64?) throws(ReplicaError) {
+        guard let seed else { return }
+        do {
+            _ = try RecordCodec.verify(record, sequence: sequence, previousChecksum: seed)
+        } catch {
+            throw ReplicaError(.damaged, "event \(sequence) of the copy does not match the log's checksum chain")
+        }
+    }
+
+    /// The last `limit` rejected writes, oldest first (a row that no longer reads is
+    /// left out).
     func rejectedWrites(limit: Int) throws(ReplicaError) -> [RejectedWrite] {
-        do {
-            return try environment.withReadTransaction { txn in
-                try txn.withCursor(rejected) { cursor in
-                    var found: [RejectedWrite] = []
-                    var entry = try cursor.last()
-                    while let (key, value) = entry, found.count < limit {
-                        found.append(try PendingWriteCodec.decodeRejected(value, key: Self.number(key)))
-                        entry = try cursor.previous()
-                    }
-                    return found.reversed()
-                }
+        try readQueue { db in
+            var found: [RejectedWrite] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT key, write, checksum FROM rejected ORDER BY key DESC LIMIT ?", arguments: [limit])
+            while let row = try rows.next() {
+                let stored = try KeyedRow(row)
+                guard stored.isIntact, let bytes = stored.bytes, let rejection = try? PendingWriteCodec.decodeRejected(bytes, key: stored.key)
+                else { continue }
+                found.append(rejection)
             }
-        } catch let error as ReplicaError {
-            throw error
-        } catch {
-            throw ReplicaError(.storage, "cannot read the rejected writes: \(error)")
+            return found.reversed()
         }
     }
 
@@ -251,100 +340,154 @@ final class ReplicaStorage: @unchecked Sendable {
 
     /// Queues a write (and advances the next key past it).
     func append(_ write: PendingWrite, session: String) throws(ReplicaError) {
-        try self.write { txn in
-            try txn.put(pending, key: Self.key(write.key), value: PendingWriteCodec.encode(write, session: session))
-            try txn.put(meta, key: Array("next_key".utf8), value: Self.key(write.key + 1))
+        try writeQueue { db in
+            try Self.putPending(db, write, session: session)
+            try Self.put(db, "next_key", Self.bytes(write.key + 1))
         }
-        if flushEveryWrite { try flush() }
     }
 
     /// Records the server's answer to a queued write.
     func update(_ write: PendingWrite, session: String) throws(ReplicaError) {
-        try self.write { txn in
-            try txn.put(pending, key: Self.key(write.key), value: PendingWriteCodec.encode(write, session: session))
-        }
+        try writeQueue { db in try Self.putPending(db, write, session: session) }
     }
 
-    /// Stores events of the feed (raw records, the next ones after the stored head) and
-    /// removes the queued writes they confirm, in one commit.
-    func appendEvents(_ records: [(sequence: UInt64, bytes: [UInt8])], confirming done: [PendingWrite]) throws(ReplicaError) {
+    /// Stores events of the feed (raw records, the next ones after the stored head), then
+    /// removes the queued writes they confirm. The two files commit one after the other:
+    /// should the app stop between them, opening finds the writes in the copied events
+    /// and removes them then (``removeConfirmed(commandIDs:)``).
+    func appendEvents(_ records: [CopiedEvent], confirming done: [PendingWrite]) throws(ReplicaError) {
         guard let last = records.last else { return }
-        try write { txn in
+        try writeEvents { db in
+            let insert = try db.cachedStatement(sql: "INSERT INTO events (sequence, record, checksum, chain_seed) VALUES (?, ?, ?, ?)")
             for record in records {
-                try txn.put(log, key: Self.key(record.sequence), value: record.bytes, flags: .append)
+                try insert.execute(arguments: [
+                    Int64(clamping: record.sequence), Data(record.bytes), Self.checksum(record.bytes, key: record.sequence),
+                    record.seed.map { Int64(bitPattern: $0) },
+                ])
             }
-            for write in done { try txn.delete(pending, key: Self.key(write.key)) }
-            try txn.put(meta, key: Array("head".utf8), value: Self.key(last.sequence))
+            try Self.put(db, "head", Self.bytes(last.sequence))
+        }
+        guard !done.isEmpty else { return }
+        try writeQueue { db in
+            for write in done { try db.execute(sql: "DELETE FROM pending WHERE key = ?", arguments: [Int64(clamping: write.key)]) }
         }
     }
 
-    /// Records the store's id on the server.
+    /// Removes the queued writes with these keys (found among the copied events when the
+    /// replica opened).
+    func removeConfirmed(keys: [UInt64]) throws(ReplicaError) {
+        guard !keys.isEmpty else { return }
+        try writeQueue { db in
+            for key in keys { try db.execute(sql: "DELETE FROM pending WHERE key = ?", arguments: [Int64(clamping: key)]) }
+        }
+    }
+
+    /// Records the store's id on the server (in the queue's file: it binds the queue to
+    /// its store, and outlives a copy of the events dropped).
     func setStoreID(_ id: UInt32) throws(ReplicaError) {
-        try write { txn in try txn.put(meta, key: Array("store_id".utf8), value: Self.key(UInt64(id))) }
+        try writeQueue { db in try Self.put(db, "store_id", Self.bytes(UInt64(id))) }
     }
 
     /// Moves a refused write from the queue to the rejected writes.
     func reject(_ rejection: RejectedWrite, session: String) throws(ReplicaError) {
-        try write { txn in
-            try txn.delete(pending, key: Self.key(rejection.write.key))
-            try txn.put(rejected, key: Self.key(rejection.write.key), value: PendingWriteCodec.encode(rejection, session: session))
-            let stat = try txn.stat(rejected)
-            if stat.entries > Self.maxRejected {
-                try txn.withCursor(rejected) { cursor in
-                    if let (key, _) = try cursor.first() { try txn.delete(rejected, key: Array(key)) }
-                }
-            }
+        try writeQueue { db in
+            try db.execute(sql: "DELETE FROM pending WHERE key = ?", arguments: [Int64(clamping: rejection.write.key)])
+            try Self.putRejected(db, rejection, session: session)
         }
     }
 
     /// Forgets the copied events (keeping the queue and the rejected writes): the next
-    /// sync copies the store again from its first event.
-    func dropEvents(format: UInt32) throws(ReplicaError) {
-        try write { txn in
-            try txn.empty(log)
-            try txn.put(meta, key: Array("head".utf8), value: Self.key(0))
-            try txn.delete(meta, key: Array("store_id".utf8))
-            try txn.put(meta, key: Array("format".utf8), value: Self.key(UInt64(format)))
-        }
-        try flush()
+    /// sync copies the store again from its first event. Called when the copy was found
+    /// damaged, so its file is removed and made again (a damaged page or schema would
+    /// outlive a `DELETE`).
+    func dropEvents() throws(ReplicaError) {
+        access.lock()
+        defer { access.unlock() }
+        guard !closed else { throw ReplicaError(.storage, "cannot drop the replica's copy of the events: the replica is closed") }
+        try? events.close()
+        Self.removeEventsFiles(directory)
+        events = try Self.database(
+            directory.appendingPathComponent(Self.eventsFile), migrations: Self.eventsMigrations, flushEveryWrite: flushEveryWrite,
+            what: "the replica's copy of the events")
     }
 
-    private func putMeta(_ value: Meta, _ txn: Transaction) throws {
-        try txn.put(meta, key: Array("format".utf8), value: Self.key(UInt64(value.format)))
-        try txn.put(meta, key: Array("store".utf8), value: Array(value.store.utf8))
-        try txn.put(meta, key: Array("session".utf8), value: Array(value.session.utf8))
-        if let installation = value.installation {
-            try txn.put(meta, key: Array("installation".utf8), value: Array(installation.description.utf8))
-        }
-        try txn.put(meta, key: Array("head".utf8), value: Self.key(value.head))
-        try txn.put(meta, key: Array("next_key".utf8), value: Self.key(value.nextKey))
-    }
+    // MARK: Files
 
-    /// Runs `body` in a write transaction, growing the map (doubling) when it is full.
-    private func write(_ body: (Transaction) throws -> Void) throws(ReplicaError) {
-        for _ in 0..<8 {
-            do {
-                try environment.withWriteTransaction(body)
-                return
-            } catch let error as LMDBError where error.isMapFull {
-                do {
-                    try environment.grow(by: environment.mapSize)
-                } catch {
-                    throw ReplicaError(.storage, "the replica's map is full and cannot grow: \(error)")
-                }
-            } catch let error as ReplicaError {
-                throw error
-            } catch {
-                throw ReplicaError(.storage, "cannot write the replica: \(error)")
+    /// Opens (creating) one of the two databases, migrated to this version's tables; a
+    /// database written by a newer version (a migration this one does not know) is refused.
+    static func database(_ file: URL, migrations: DatabaseMigrator, flushEveryWrite: Bool, what: String) throws(ReplicaError) -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.prepareDatabase { db in
+            try db.execute(sql: flushEveryWrite ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        }
+        let database: DatabaseQueue
+        do {
+            let created = !FileManager.default.fileExists(atPath: file.path)
+            database = try DatabaseQueue(path: file.path, configuration: configuration)
+            if created { try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path) }
+            if try database.read(migrations.hasBeenSuperseded) {
+                throw ReplicaError(.formatTooNew, "\(file.path) was written by a newer ChordStore (\(what) has tables this version does not know)")
             }
+            try migrations.migrate(database)
+        } catch let error as ReplicaError {
+            throw error
+        } catch let error as DatabaseError where isDamage(error) {
+            throw ReplicaError(.damaged, "cannot open \(what) (\(file.lastPathComponent)): \(error)")
+        } catch {
+            throw ReplicaError(.storage, "cannot open \(what) (\(file.lastPathComponent)): \(error)")
         }
-        throw ReplicaError(.storage, "the replica's map is full")
+        return database
     }
 
-    static func key(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+    static func removeEventsFiles(_ directory: URL) {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(eventsFile + suffix))
+        }
+    }
 
-    static func number(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        guard bytes.count == 8 else { return 0 }
-        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    // MARK: Transactions
+
+    func readQueue<T>(_ body: (Database) throws -> T) throws(ReplicaError) -> T {
+        try run(what: "read the replica's queue") { try queue.read(body) }
+    }
+
+    private func readEvents<T>(_ body: (Database) throws -> T) throws(ReplicaError) -> T {
+        try run(what: "read the replica's copy of the events", inCopy: true) { try events.read(body) }
+    }
+
+    func writeQueue(_ body: (Database) throws -> Void) throws(ReplicaError) {
+        try run(what: "write the replica's queue") { try queue.write(body) }
+    }
+
+    private func writeEvents(_ body: (Database) throws -> Void) throws(ReplicaError) {
+        try run(what: "write the replica's copy of the events", inCopy: true) { try events.write(body) }
+    }
+
+    /// Runs `body` unless the storage was closed: a sync still running when the app
+    /// closes the replica gets an error, never a closed connection (SQLite would crash).
+    private func run<T>(what: String, inCopy: Bool = false, _ body: () throws -> T) throws(ReplicaError) -> T {
+        access.lock()
+        defer { access.unlock() }
+        guard !closed else { throw ReplicaError(.storage, "cannot \(what): the replica is closed") }
+        var failure: ReplicaError
+        do {
+            return try body()
+        } catch let error as ReplicaError {
+            failure = error
+        } catch let error as DatabaseError where Self.isDamage(error) {
+            failure = ReplicaError(.damaged, "cannot \(what): the file is damaged (\(error.message ?? "\(error)"))")
+        } catch {
+            failure = ReplicaError(.storage, "cannot \(what): \(error)")
+        }
+        failure.inCopy = inCopy && failure.code == .damaged
+        throw failure
+    }
+
+    /// Whether SQLite's error says the file is damaged: a damaged page (`CORRUPT`), a
+    /// header that is not SQLite's (`NOTADB`), or a schema changed under its tables (an
+    /// `ERROR` such as "no such column" on this version's own tables).
+    static func isDamage(_ error: DatabaseError) -> Bool {
+        error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_ERROR
     }
 }

@@ -78,11 +78,11 @@ extension ServiceDispatcher {
             var scanned = 0
             try checkStreamStore(storeID, context)
             do {
-                try store.forEachRecord(from: next, store: context.store) { sequence, record in
+                try store.forEachChainedRecord(from: next, store: context.store) { sequence, record, seed in
                     next = sequence + 1
                     scanned += 1
                     if !filtered || Self.passes(record, sequence: sequence, chordset: chordset, kinds: kinds) {
-                        batch.append(Array(record))
+                        batch.append(request.withChainSeeds ? RecordCodec.withChainSeed(record, seed: seed) : Array(record))
                     }
                     return batch.count < page && scanned < 8 * page
                 }

@@ -37,7 +37,12 @@ struct ReplicaCommand: AsyncParsableCommand {
             let named = global.store ?? ProcessInfo.processInfo.environment["CHORDSTORE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             do {
                 let replica = try Replica.open(at: URL(fileURLWithPath: dir), store: named)
-                if let reason = replica.resyncReason { FileHandle.standardError.write(Data("replica: \(reason)\n".utf8)) }
+                // What opening found damaged on the device (the copy dropped, queued writes
+                // taken aside), or why the copy is copied again.
+                for found in replica.damageFound { FileHandle.standardError.write(Data("replica: damage found: \(found.message)\n".utf8)) }
+                if let reason = replica.resyncReason, !replica.damageFound.contains(where: { $0.kind == .copyDropped }) {
+                    FileHandle.standardError.write(Data("replica: \(reason)\n".utf8))
+                }
                 return replica
             } catch {
                 throw Failure(ChordStoreError(error.statusCode, error.message))

@@ -71,11 +71,16 @@ final class OutputCollector: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(_ handle: FileHandle) {
+        // read(2) itself, retried on EINTR: Foundation's availableData stops the whole
+        // test process with a fatal error when a signal interrupts its read.
+        let descriptor = handle.fileDescriptor
         Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                lock.withLock { data.append(chunk) }
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                lock.withLock { data.append(contentsOf: buffer[..<count]) }
             }
             done.signal()
         }

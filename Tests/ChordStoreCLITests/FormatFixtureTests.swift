@@ -117,15 +117,40 @@ struct FormatFixtureTests {
         #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
     }
 
-    @Test("a device replica of format 1 opens with the same view and its pending writes, which a sync sends")
-    func replica1() async throws {
-        let device = try copy("replica1")
+    @Test(
+        "a device replica of each format (1: LMDB, moved to SQLite on open; 2: SQLite) opens with the same view and its pending writes",
+        arguments: ["replica1", "replica2"])
+    func replica(_ fixture: String) async throws {
+        let device = try copy(fixture)
+        if fixture == "replica1" {
+            // A move killed half-way left its new files behind: the next open moves again.
+            for file in ["moving-queue.sqlite", "moving-events.sqlite"] {
+                try Data("half-written".utf8).write(to: URL(fileURLWithPath: device).appendingPathComponent(file))
+            }
+        }
         let list = try await runChordstore(["replica", "--dir", device, "--json", "list"])
         #expect(list.status == 0, "\(list.stderr)")
-        #expect(list.stdout == (try expected("list.json", "replica1")))
+        #expect(list.stdout == (try expected("list.json", fixture)))
         let status = try await runChordstore(["replica", "--dir", device, "status"])
         let lines = status.stdout.split(separator: "\n").filter { !$0.hasPrefix("  ") && !$0.hasPrefix("session") }
-        #expect(lines.joined(separator: "\n") + "\n" == (try expected("status.txt", "replica1")))
+        #expect(lines.joined(separator: "\n") + "\n" == (try expected("status.txt", fixture)))
+        // Format 1 was moved: its LMDB files are gone, the SQLite ones hold everything.
+        let files = try FileManager.default.contentsOfDirectory(atPath: device)
+        #expect(files.contains("queue.sqlite") && files.contains("events.sqlite") && !files.contains("data.mdb"), "\(files)")
+        let dataFile = URL(fileURLWithPath: device).appendingPathComponent("data.mdb")
+        if fixture == "replica1" {
+            // The move's own leftovers (it stopped before removing them) are removed.
+            try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("replica1/data.mdb"), to: dataFile)
+            #expect(try await runChordstore(["replica", "--dir", device, "status"]).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: dataFile.path))
+            #expect(!FileManager.default.fileExists(atPath: device + "/format1-left-data.mdb"))
+        } else {
+            // Format 1 files an older version wrote beside format 2 are set aside, not read.
+            try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("replica1/data.mdb"), to: dataFile)
+            let status = try await runChordstore(["replica", "--dir", device, "status"])
+            #expect(status.status == 0 && status.stderr.contains("format1-left-data.mdb"), "\(status.stderr)")
+            #expect(FileManager.default.fileExists(atPath: device + "/format1-left-data.mdb"))
+        }
         // Its server is gone: a new server's store `songs` is another store, refused as such,
         // and the pending writes stay.
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-fixture-\(UUID().uuidString)")

@@ -8,10 +8,11 @@ import Testing
 
 /// The device replica's convergence property (docs/DEVICES.md): three replicas and a
 /// server, random interleavings of local writes (every command, undo and redo included),
-/// offline and online switches, replica reopens from disk (an app restart) and server
-/// restarts. At the end, after every replica synced twice, every replica equals the
-/// server's store, every write the server confirmed is in its log once, and every write
-/// made was either confirmed or refused.
+/// offline and online switches, replica reopens from disk (an app restart; one in four
+/// after a random bit of the copy of the events flipped) and server restarts. At the
+/// end, after every replica synced twice, every replica equals the server's store,
+/// every write the server confirmed is in its log once, and every write made was either
+/// confirmed or refused.
 ///
 /// `CHORDSTORE_REPLICA_SCHEDULES` sets the number of schedules (200 by default; the
 /// longer run recorded in docs/DEVICES.md used more).
@@ -118,6 +119,13 @@ struct ReplicaConvergenceTests {
                 devices[index].online.toggle()
             case 88..<96:
                 devices[index].replica?.close()
+                if random.next() % 4 == 0 {
+                    // A bit of the copy of the events flipped on the device's disk while the
+                    // app was away: found, copied again, the queue untouched.
+                    let file = devices[index].directory.appendingPathComponent("events.sqlite")
+                    let size = try Data(contentsOf: file).count
+                    try ReplicaFiles.flip(file, at: Int(random.next() % UInt64(size)), bit: Int(random.next() % 8))
+                }
                 devices[index].replica = try Replica.open(at: devices[index].directory)
             default:
                 if host.server == nil {

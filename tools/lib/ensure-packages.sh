@@ -1,6 +1,6 @@
 # Installs the Debian packages ChordStore builds against, when any is missing.
 # Sourced by tools/test, tools/chordstore and tools/bench/*.
-chordstore_packages=(liblmdb-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libprotobuf-dev pkg-config libssl-dev openssl)
+chordstore_packages=(liblmdb-dev libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libprotobuf-dev pkg-config libssl-dev openssl)
 
 ensure_packages() {
   if dpkg -s "${chordstore_packages[@]}" >/dev/null 2>&1; then

@@ -1461,7 +1461,7 @@ const ProtobufCMessageDescriptor chordstore__v1__token_revoked__descriptor =
   (ProtobufCMessageInit) chordstore__v1__token_revoked__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[23] =
+static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_descriptors[24] =
 {
   {
     "sequence",
@@ -1739,10 +1739,23 @@ static const ProtobufCFieldDescriptor chordstore__v1__event_envelope__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "chain_seed",
+    24,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__EventEnvelope, chain_seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = {
   12,   /* field[12] = all_deleted */
   15,   /* field[15] = all_restored */
+  23,   /* field[23] = chain_seed */
   14,   /* field[14] = checksum */
   9,   /* field[9] = chord_bpm_set */
   8,   /* field[8] = chord_color_set */
@@ -1768,7 +1781,7 @@ static const unsigned chordstore__v1__event_envelope__field_indices_by_name[] = 
 static const ProtobufCIntRange chordstore__v1__event_envelope__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 23 }
+  { 0, 24 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
 {
@@ -1778,7 +1791,7 @@ const ProtobufCMessageDescriptor chordstore__v1__event_envelope__descriptor =
   "Chordstore__V1__EventEnvelope",
   "chordstore.v1",
   sizeof(Chordstore__V1__EventEnvelope),
-  23,
+  24,
   chordstore__v1__event_envelope__field_descriptors,
   chordstore__v1__event_envelope__field_indices_by_name,
   1,  chordstore__v1__event_envelope__number_ranges,

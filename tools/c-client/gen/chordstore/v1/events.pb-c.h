@@ -383,6 +383,13 @@ struct  Chordstore__V1__EventEnvelope
    * later versions add (see above; all_restored, field 16, is written before it too).
    */
   uint64_t checksum;
+  /*
+   * Never stored. Sent only by Subscribe with `with_chain_seeds`, after `checksum`, as
+   * the message's last 10 bytes (0xC1 0x01 and 8 little-endian bytes): the checksum of
+   * the log record before this one (0 for the log's first), the seed this record's
+   * `checksum` chains to. Without these 10 bytes, the message is the stored record.
+   */
+  uint64_t chain_seed;
   Chordstore__V1__EventEnvelope__EventCase event_case;
   union {
     Chordstore__V1__ChordsetAdded *chordset_added;
@@ -402,7 +409,7 @@ struct  Chordstore__V1__EventEnvelope
 };
 #define CHORDSTORE__V1__EVENT_ENVELOPE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__event_envelope__descriptor) \
-    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, NULL, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
+    , 0, 0, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, NULL, 0, 0, CHORDSTORE__V1__EVENT_ENVELOPE__EVENT__NOT_SET, {0} }
 
 
 /* Chordstore__V1__ChordsetAdded methods */

@@ -5656,7 +5656,7 @@ const ProtobufCMessageDescriptor chordstore__v1__health_reply__descriptor =
   (ProtobufCMessageInit) chordstore__v1__health_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor chordstore__v1__subscribe_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor chordstore__v1__subscribe_request__field_descriptors[5] =
 {
   {
     "from_sequence",
@@ -5706,17 +5706,30 @@ static const ProtobufCFieldDescriptor chordstore__v1__subscribe_request__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "with_chain_seeds",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Chordstore__V1__SubscribeRequest, with_chain_seeds),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned chordstore__v1__subscribe_request__field_indices_by_name[] = {
   2,   /* field[2] = chordset_id */
   1,   /* field[1] = from_now */
   0,   /* field[0] = from_sequence */
   3,   /* field[3] = kinds */
+  4,   /* field[4] = with_chain_seeds */
 };
 static const ProtobufCIntRange chordstore__v1__subscribe_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor chordstore__v1__subscribe_request__descriptor =
 {
@@ -5726,7 +5739,7 @@ const ProtobufCMessageDescriptor chordstore__v1__subscribe_request__descriptor =
   "Chordstore__V1__SubscribeRequest",
   "chordstore.v1",
   sizeof(Chordstore__V1__SubscribeRequest),
-  4,
+  5,
   chordstore__v1__subscribe_request__field_descriptors,
   chordstore__v1__subscribe_request__field_indices_by_name,
   1,  chordstore__v1__subscribe_request__number_ranges,

@@ -827,10 +827,16 @@ struct  Chordstore__V1__SubscribeRequest
    */
   size_t n_kinds;
   char **kinds;
+  /*
+   * Each event ends with its `chain_seed` (EventEnvelope field 24), so that a client can
+   * check every record's checksum as the server does (docs/PROTOCOL.md, "Checking the
+   * feed's records"). A server older than this field sends the records alone.
+   */
+  protobuf_c_boolean with_chain_seeds;
 };
 #define CHORDSTORE__V1__SUBSCRIBE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&chordstore__v1__subscribe_request__descriptor) \
-    , 0, 0, {0,NULL}, 0,NULL }
+    , 0, 0, {0,NULL}, 0,NULL, 0 }
 
 
 /*

@@ -86,9 +86,10 @@ public final class Replica: Sendable {
 
     /// Opens the replica in `directory`, creating it for `store` if the directory holds
     /// none (`store` may be omitted for an existing replica). A directory of a newer
-    /// format is refused (``ReplicaError/Code/formatTooNew``); an older or damaged copy
-    /// of the store's events is dropped and copied again at the next sync, keeping every
-    /// pending write (``resyncReason`` says so).
+    /// format is refused (``ReplicaError/Code/formatTooNew``), one of format 1 (LMDB) is
+    /// moved to format 2 first; a damaged copy of the store's events is dropped and
+    /// copied again at the next sync, keeping every pending write (``resyncReason`` and
+    /// ``damageFound`` say so), and damaged queued writes are taken aside, never sent.
     public static func open(at directory: URL, store: String? = nil, options: Options = Options()) throws(ReplicaError) -> Replica {
         if let store {
             do {

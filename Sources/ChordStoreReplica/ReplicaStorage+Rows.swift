@@ -57,9 +57,8 @@ extension ReplicaStorage {
     }
 
     static func put(_ db: Database, _ name: String, _ value: [UInt8]) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO meta (name, value, checksum) VALUES (?, ?, ?)",
-            arguments: [name, Data(value), checksum(value, name: name)])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (name, value, checksum) VALUES (?, ?, ?)")
+            .execute(arguments: [name, Data(value), checksum(value, name: name)])
     }
 
     /// A `meta` value, checked (`nil`: absent).
@@ -81,9 +80,8 @@ extension ReplicaStorage {
 
     static func putPending(_ db: Database, _ write: PendingWrite, session: String) throws {
         let bytes = PendingWriteCodec.encode(write, session: session)
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO pending (key, write, checksum) VALUES (?, ?, ?)",
-            arguments: [Int64(clamping: write.key), Data(bytes), checksum(bytes, key: write.key)])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO pending (key, write, checksum) VALUES (?, ?, ?)")
+            .execute(arguments: [Int64(clamping: write.key), Data(bytes), checksum(bytes, key: write.key)])
     }
 
     static func putRejected(_ db: Database, _ rejection: RejectedWrite, session: String) throws {

@@ -300,7 +300,9 @@ extension Replica {
             throw Self.failure(error, doing: "subscribing to the store's feed")
         }
         var batch: [CopiedEvent] = []
-        var chain = try storage.record(at: head).flatMap(FeedChain.init)
+        // (A last record found damaged here only leaves the first new record's link to it
+        // unchecked: the next open finds the damage and copies again.)
+        var chain = (try? storage.record(at: head))?.flatMap(FeedChain.init)
         while true {
             let payload: Data?
             do {

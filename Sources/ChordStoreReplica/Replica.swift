@@ -178,9 +178,9 @@ public final class Replica: Sendable {
     }
 
     /// Rebuilds the model from the directory (after a failure left it half-changed), as
-    /// opening does; returns why the copy of the events was dropped, if it was.
-    @discardableResult
-    func reload(_ core: inout Core) throws(ReplicaError) -> String? {
+    /// opening does (a damaged copy of the events is dropped, damaged queued writes set
+    /// aside).
+    func reload(_ core: inout Core) throws(ReplicaError) {
         let head: UInt64
         do {
             head = try storage.storedHead()
@@ -194,7 +194,6 @@ public final class Replica: Sendable {
         core.model = model
         core.damageFound += restored.damage
         if let reason = restored.resyncReason { core.resyncReason = reason }
-        return restored.resyncReason
     }
 
     /// Drops the copy of the store's events, found damaged on the device while the replica

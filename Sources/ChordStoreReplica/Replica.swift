@@ -98,7 +98,7 @@ public final class Replica: Sendable {
                 throw ReplicaError(.wrongStore, error.message)
             }
         }
-        let (storage, meta, _) = try ReplicaStorage.open(
+        let (storage, meta) = try ReplicaStorage.open(
             directory, store: store, newSession: { "device-" + UUID().uuidString.lowercased() }, flushEveryWrite: options.flushEveryWrite)
         do throws(ReplicaError) {
             let restored = try restore(storage, through: meta.head, session: meta.session)

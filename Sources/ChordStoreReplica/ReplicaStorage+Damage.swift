@@ -32,9 +32,6 @@ extension ReplicaStorage {
         }
     }
 
-    /// The queue's intact writes, in order.
-    func pendingWrites() throws(ReplicaError) -> [PendingWrite] { try queuedWrites().writes }
-
     /// Takes damaged queued writes out of the queue, so that none is ever sent: one the
     /// server answered already (it has its own copy) just leaves; one whose bytes still
     /// read as a write becomes a rejected write (code `DATA_LOSS`, reason

@@ -79,7 +79,7 @@ final class ReplicaStorage: @unchecked Sendable {
     /// `directory`, moving a format 1 directory to format 2 first.
     static func open(
         _ directory: URL, store: String?, newSession: () -> String, flushEveryWrite: Bool
-    ) throws(ReplicaError) -> (ReplicaStorage, Meta, existed: Bool) {
+    ) throws(ReplicaError) -> (ReplicaStorage, Meta) {
         let fileManager = FileManager.default
         let queuePath = directory.appendingPathComponent(queueFile).path
         let format1 = fileManager.fileExists(atPath: ReplicaFormat1.dataFile(in: directory).path)
@@ -105,7 +105,7 @@ final class ReplicaStorage: @unchecked Sendable {
         do throws(ReplicaError) {
             let leftovers = format1 && fileManager.fileExists(atPath: queuePath)
             if format1 && !leftovers { try move(format1: directory, newSession: newSession) }
-            let opened = try open(directory, lock: lock, store: store, newSession: newSession, flushEveryWrite: flushEveryWrite, existed: existed)
+            let opened = try open(directory, lock: lock, store: store, newSession: newSession, flushEveryWrite: flushEveryWrite)
             if leftovers {
                 do {
                     try opened.0.settleFormat1Leftovers()
@@ -122,25 +122,21 @@ final class ReplicaStorage: @unchecked Sendable {
     }
 
     private static func open(
-        _ directory: URL, lock: DirectoryLock, store: String?, newSession: () -> String, flushEveryWrite: Bool, existed: Bool
-    ) throws(ReplicaError) -> (ReplicaStorage, Meta, existed: Bool) {
+        _ directory: URL, lock: DirectoryLock, store: String?, newSession: () -> String, flushEveryWrite: Bool
+    ) throws(ReplicaError) -> (ReplicaStorage, Meta) {
         let queuePath = directory.appendingPathComponent(queueFile)
         let queue = try database(queuePath, migrations: queueMigrations, flushEveryWrite: flushEveryWrite, what: "the replica's queue")
         var dropped: String?
         let events: DatabaseQueue
         do {
-            events = try database(
-                directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
-                what: "the replica's copy of the events")
+            events = try openEvents(directory, flushEveryWrite: flushEveryWrite)
         } catch where error.code == .damaged {
             // What the server sent can be copied again (a damaged page or schema); the
             // queue is in its own file. (A file that cannot be opened for now, as iOS's
             // file protection while the device is locked, is `storage`, not dropped.)
             dropped = "the copy of the store's events cannot be opened (\(error.message)); it is copied again"
             removeEventsFiles(directory)
-            events = try database(
-                directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
-                what: "the replica's copy of the events")
+            events = try openEvents(directory, flushEveryWrite: flushEveryWrite)
         }
         let storage = ReplicaStorage(directory: directory, lock: lock, queue: queue, events: events, flushEveryWrite: flushEveryWrite)
         storage.eventsDropped = dropped
@@ -164,7 +160,7 @@ final class ReplicaStorage: @unchecked Sendable {
                     found.installation = here
                     try storage.writeQueue { db in try putMeta(db, found) }
                 }
-                return (storage, found, true)
+                return (storage, found)
             }
             guard let store else {
                 throw ReplicaError(.noReplica, "\(directory.path) holds no replica; name the store to create one")
@@ -172,7 +168,7 @@ final class ReplicaStorage: @unchecked Sendable {
             var fresh = Meta(store: store, session: newSession())
             fresh.installation = Installation(of: queuePath)
             try storage.writeQueue { db in try putMeta(db, fresh) }
-            return (storage, fresh, existed)
+            return (storage, fresh)
         } catch {
             storage.closeDatabases()
             throw error
@@ -414,9 +410,7 @@ final class ReplicaStorage: @unchecked Sendable {
         guard !closed else { throw ReplicaError(.storage, "cannot drop the replica's copy of the events: the replica is closed") }
         try? events.close()
         Self.removeEventsFiles(directory)
-        events = try Self.database(
-            directory.appendingPathComponent(Self.eventsFile), migrations: Self.eventsMigrations, flushEveryWrite: flushEveryWrite,
-            what: "the replica's copy of the events")
+        events = try Self.openEvents(directory, flushEveryWrite: flushEveryWrite)
     }
 
     // MARK: Files
@@ -446,6 +440,13 @@ final class ReplicaStorage: @unchecked Sendable {
             throw ReplicaError(.storage, "cannot open \(what) (\(file.lastPathComponent)): \(error)")
         }
         return database
+    }
+
+    /// Opens (creating) `events.sqlite` in `directory`.
+    static func openEvents(_ directory: URL, flushEveryWrite: Bool) throws(ReplicaError) -> DatabaseQueue {
+        try database(
+            directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
+            what: "the replica's copy of the events")
     }
 
     static func removeEventsFiles(_ directory: URL) {

@@ -18,7 +18,10 @@ let socketTestSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "ChordStore",
-    platforms: [.macOS(.v15)],
+    // The floors are those of the lowest OS releases with Synchronization's Mutex and
+    // Atomic, which the client and the replica use (iOS 18, macOS 15); nothing in the
+    // modules an app builds needs more (tools/check-portable checks it).
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "chordstore", targets: ["chordstore"]),
         .executable(name: "chordstore-check", targets: ["chordstore-check"]),
@@ -26,6 +29,7 @@ let package = Package(
         .library(name: "ChordStoreDomain", targets: ["ChordStoreDomain"]),
         .library(name: "ChordStoreClient", targets: ["ChordStoreClient"]),
         .library(name: "ChordStoreReplica", targets: ["ChordStoreReplica"]),
+        .library(name: "ChordStoreReplicaFormat1", targets: ["ChordStoreReplicaFormat1"]),
         .library(name: "ChordStoreServer", targets: ["ChordStoreServer"]),
         .library(name: "ChordStoreWire", targets: ["ChordStoreWire"]),
         .library(name: "ChordStoreTesting", targets: ["ChordStoreTesting"]),
@@ -89,11 +93,26 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The log's records and the chordsets' orders, as the engine and a device replica
+        // share them: the record codec and its XXH64 checksum chain, the index keys, queries
+        // over in-memory indexes, the directory lock. Portable (Linux, iOS, macOS); no I/O
+        // but the lock file.
+        .target(
+            name: "ChordStoreRecords",
+            dependencies: [
+                "ChordStoreAPI",
+                "ChordStoreDomain",
+                "ChordStoreProto",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The engine: event log (LMDB or in memory), group-committing writer, projections.
         .target(
             name: "ChordStoreEngine",
             dependencies: [
                 "ChordStoreAPI",
+                "ChordStoreRecords",
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "CSystemExtras",
@@ -122,6 +141,7 @@ let package = Package(
                 "ChordStoreReplication",
                 "ChordStoreWire",
                 "ChordStoreEngine",
+                "ChordStoreRecords",
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 "CSystemExtras",
@@ -145,6 +165,7 @@ let package = Package(
                 "ChordStoreServer",
                 "ChordStoreReplication",
                 "ChordStoreEngine",
+                "ChordStoreRecords",
                 "ChordStoreDomain",
                 "ChordStoreProto",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -207,14 +228,20 @@ let package = Package(
             dependencies: [
                 "ChordStoreAPI",
                 "ChordStoreClient",
-                "ChordStoreEngine",
+                "ChordStoreRecords",
                 "ChordStoreWire",
                 "ChordStoreDomain",
                 "ChordStoreProto",
-                "LMDB",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // Reading a replica directory of format 1 (LMDB, Linux only) to move it to format 2:
+        // apart from the replica, so that an app builds no LMDB.
+        .target(
+            name: "ChordStoreReplicaFormat1",
+            dependencies: ["ChordStoreReplica", "LMDB"],
             swiftSettings: strictSettings
         ),
         // Replication: roles, the follower's copy of the leader's log, quorum writes,
@@ -224,6 +251,7 @@ let package = Package(
             dependencies: [
                 "ChordStoreAPI",
                 "ChordStoreEngine",
+                "ChordStoreRecords",
                 "ChordStoreClient",
                 "ChordStoreWire",
                 "ChordStoreDomain",
@@ -262,6 +290,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ChordStoreReplica",
+                "ChordStoreReplicaFormat1",
+                "ChordStoreRecords",
                 "ChordStoreReplication",
                 "ChordStoreEtcd",
                 "ChordStoreClient",
@@ -317,7 +347,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChordStoreEngineTests",
-            dependencies: ["ChordStoreAPI", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreProto", "LMDB", "TestSupport"],
+            dependencies: ["ChordStoreAPI", "ChordStoreEngine", "ChordStoreRecords", "ChordStoreDomain", "ChordStoreProto", "LMDB", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -362,6 +392,8 @@ let package = Package(
                 "ChordStoreAPI",
                 "ChordStoreServer",
                 "ChordStoreReplica",
+                "ChordStoreReplicaFormat1",
+                "ChordStoreRecords",
                 "ChordStoreReplication",
                 "ChordStoreClient",
                 "ChordStoreWire",
@@ -381,7 +413,7 @@ let package = Package(
             name: "ChordStoreCLITests",
             dependencies: [
                 "ChordStoreAPI",
-                "chordstore", "chordstore-check", "ChordStoreReplica", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
+                "chordstore", "chordstore-check", "ChordStoreReplica", "ChordStoreReplicaFormat1", "ChordStoreRecords", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreClient", "ChordStoreProto",
                 "ChordStoreWire", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -401,7 +433,7 @@ do {
                         .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         ("fuzz-call", ["ChordStoreAPI", "ChordStoreServer", "ChordStoreEngine", "ChordStoreDomain", "ChordStoreWire", "ChordStoreProto",
                        .product(name: "Logging", package: "swift-log"), .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        ("fuzz-record", ["ChordStoreEngine"]),
+        ("fuzz-record", ["ChordStoreRecords"]),
         ("fuzz-command", ["ChordStoreAPI", "ChordStoreServer", "ChordStoreEngine", "ChordStoreWire"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))

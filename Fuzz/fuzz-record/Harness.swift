@@ -1,7 +1,7 @@
 // libFuzzer harness: the storage record decoder (a log record: an EventEnvelope with its
 // checksum), as reading the log, verify and replication use it.
 import FuzzSupport
-import ChordStoreEngine
+import ChordStoreRecords
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRecord(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -38,7 +38,12 @@ public enum LoopbackPorts {
                     break
                 }
             }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #if os(Linux)
+            let stream = Int32(SOCK_STREAM.rawValue)  // an enum in Glibc
+            #else
+            let stream = SOCK_STREAM
+            #endif
+            let fd = socket(AF_INET, stream, 0)
             guard fd >= 0 else { throw ClientError(.unavailable, "cannot open a socket") }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -63,9 +68,13 @@ public enum LoopbackPorts {
     private static let handedOut = Mutex<Set<Int>>([])
 
     /// The lowest port the kernel hands out to outgoing connections (Linux's
-    /// `ip_local_port_range`; 32768 where it cannot be read).
+    /// `ip_local_port_range`, 32768 where it cannot be read; Darwin's default, 49152).
     private static var ephemeralLow: Int {
+        #if os(Linux)
         let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
         return text?.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } ?? 32_768
+        #else
+        return 49_152
+        #endif
     }
 }

@@ -1,3 +1,4 @@
+public import ChordStoreRecords
 public import ChordStoreDomain
 public import Foundation
 

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 public import ChordStoreDomain
 public import Foundation
 import LMDB

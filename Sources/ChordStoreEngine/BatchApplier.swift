@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 
 /// A store's log, with the index of the command ids already applied (so that a retried

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 /// The checksum of a backup's file: XXH64 over its consecutive 1 MiB blocks, each block's
 /// hash seeded with the one before (0 for the first), the last block possibly shorter. It
 /// depends only on the bytes, not on how they were cut into messages, so the sender and

@@ -1,3 +1,4 @@
+package import ChordStoreRecords
 package import ChordStoreDomain
 package import Foundation
 import ChordStoreProto

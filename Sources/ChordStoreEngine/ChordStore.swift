@@ -1,3 +1,4 @@
+import ChordStoreRecords
 public import ChordStoreDomain
 public import CoreMetrics
 public import Foundation

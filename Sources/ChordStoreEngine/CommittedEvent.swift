@@ -1,3 +1,4 @@
+import ChordStoreRecords
 public import ChordStoreDomain
 /// A command's event as the writer committed it: the event, and its record as the log
 /// holds it (a serialized `chordstore.v1.EventEnvelope` ending in its checksum field,

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 
 /// Appends events exported from a store to a store of this log (`ImportEvents`): each

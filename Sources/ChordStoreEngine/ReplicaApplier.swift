@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 
 /// Applies records copied from a leader's log: the follower's half of the append-entries

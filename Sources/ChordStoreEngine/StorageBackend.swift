@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 import Foundation
 

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 
 /// Every store of a backend during one commit (or a replay): the registry of stores, each

@@ -1,5 +1,5 @@
 import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 
 /// Where the feed's checksum chain stands: the whole-log position and checksum of the last
 /// record copied. Each record the feed sends with its chain seed is checked as the server

@@ -1,6 +1,6 @@
 import ChordStoreAPI
 public import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 import ChordStoreProto
 import Foundation
 import SwiftProtobuf

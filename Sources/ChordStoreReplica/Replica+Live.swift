@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 import Foundation
 import Synchronization
 

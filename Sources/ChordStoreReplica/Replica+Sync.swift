@@ -1,7 +1,7 @@
 import ChordStoreAPI
 @_spi(Raw) public import ChordStoreClient
 import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 import ChordStoreProto
 import ChordStoreWire
 import Foundation

@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 public import Foundation
 import Synchronization
 
@@ -29,6 +29,11 @@ public final class Replica: Sendable {
         public var flushEveryWrite = false
         /// Most chordsets a live query's window holds (as the server's `WatchQuery`).
         public var maxLiveQuerySize = 1_000
+        /// Reads a directory of format 1 (LMDB) so that opening moves it to format 2;
+        /// `nil` (the default, and all an app for iOS has) refuses such a directory with
+        /// ``ReplicaError/Code/formatNeedsMove``. `ChordStoreReplicaFormat1` sets it
+        /// (``Replica/Options/movingFormat1``).
+        public var format1Reader: ReplicaFormat1.Reader?
 
         /// The defaults: writes flushed at each sync and on close.
         public init() {}
@@ -99,7 +104,8 @@ public final class Replica: Sendable {
             }
         }
         let (storage, meta) = try ReplicaStorage.open(
-            directory, store: store, newSession: { "device-" + UUID().uuidString.lowercased() }, flushEveryWrite: options.flushEveryWrite)
+            directory, store: store, newSession: { "device-" + UUID().uuidString.lowercased() }, flushEveryWrite: options.flushEveryWrite,
+            format1Reader: options.format1Reader)
         do throws(ReplicaError) {
             let restored = try restore(storage, through: meta.head, session: meta.session)
             var model = ReplicaModel(session: meta.session)

@@ -28,6 +28,10 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
         case wrongStore
         /// The directory was written by a newer version of ChordStore.
         case formatTooNew
+        /// The directory is of format 1 (LMDB), which this build cannot read: open it once
+        /// with ``Replica/Options/format1Reader`` set (module `ChordStoreReplicaFormat1`,
+        /// Linux and macOS) or with `chordstore replica`, which move it to format 2.
+        case formatNeedsMove
         /// The replica's files cannot be read or written.
         case storage
         /// A record of the replica is damaged.
@@ -67,7 +71,7 @@ extension ReplicaError {
         case .writesHeld: .resourceExhausted
         case .storeDeleted, .noReplica: .notFound
         case .accessRevoked: .unauthenticated
-        case .storeReplaced, .formatTooNew: .failedPrecondition
+        case .storeReplaced, .formatTooNew, .formatNeedsMove: .failedPrecondition
         case .wrongStore: .invalidArgument
         case .storage, .protocolError: .internal
         case .damaged: .dataLoss

@@ -13,8 +13,7 @@ extension ReplicaStorage {
     /// The device session stays (the installation is recorded anew by the open that
     /// follows), unless format 1 had recorded another installation: then the directory
     /// was copied and gets a session of its own, as for format 2.
-    static func move(format1 directory: URL, newSession: () -> String) throws(ReplicaError) {
-        let old = try ReplicaFormat1.read(directory)
+    static func move(format1 old: ReplicaFormat1, in directory: URL, newSession: () -> String) throws(ReplicaError) {
         var session = old.string("session") ?? newSession()
         if let recorded = old.string("installation").flatMap(Installation.init), Installation(of: ReplicaFormat1.dataFile(in: directory)) != recorded {
             session = newSession()

@@ -1,5 +1,5 @@
 import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 import Foundation
 import GRDB
 

@@ -1,5 +1,5 @@
 import ChordStoreDomain
-import ChordStoreEngine
+import ChordStoreRecords
 import Foundation
 import GRDB
 
@@ -78,7 +78,8 @@ final class ReplicaStorage: @unchecked Sendable {
     /// Opens (creating it if `store` is given and the directory is new) the replica in
     /// `directory`, moving a format 1 directory to format 2 first.
     static func open(
-        _ directory: URL, store: String?, newSession: () -> String, flushEveryWrite: Bool
+        _ directory: URL, store: String?, newSession: () -> String, flushEveryWrite: Bool,
+        format1Reader: ReplicaFormat1.Reader?
     ) throws(ReplicaError) -> (ReplicaStorage, Meta) {
         let fileManager = FileManager.default
         let queuePath = directory.appendingPathComponent(queueFile).path
@@ -104,7 +105,15 @@ final class ReplicaStorage: @unchecked Sendable {
         }
         do throws(ReplicaError) {
             let leftovers = format1 && fileManager.fileExists(atPath: queuePath)
-            if format1 && !leftovers { try move(format1: directory, newSession: newSession) }
+            if format1 && !leftovers {
+                guard let format1Reader else {
+                    throw ReplicaError(
+                        .formatNeedsMove,
+                        "\(directory.path) holds a replica of format 1 (LMDB), which this build cannot read: "
+                            + "open it once with chordstore replica, or with Replica.Options.movingFormat1 (module ChordStoreReplicaFormat1), to move it to format \(format)")
+                }
+                try move(format1: try format1Reader(directory), in: directory, newSession: newSession)
+            }
             let opened = try open(directory, lock: lock, store: store, newSession: newSession, flushEveryWrite: flushEveryWrite)
             if leftovers {
                 do {

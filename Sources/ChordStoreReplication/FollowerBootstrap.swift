@@ -1,7 +1,8 @@
+public import ChordStoreRecords
 public import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreWire
-public import ChordStoreEngine
+import ChordStoreEngine
 public import Foundation
 public import Logging
 

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreClient
 public import ChordStoreDomain
 import ChordStoreEngine

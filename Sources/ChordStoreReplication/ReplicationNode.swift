@@ -1,3 +1,4 @@
+import ChordStoreRecords
 public import ChordStoreEngine
 import ChordStoreClient
 import ChordStoreDomain

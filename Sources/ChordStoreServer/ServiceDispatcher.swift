@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreAPI
 import ChordStoreDomain
 package import ChordStoreEngine

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ArgumentParser
 import ChordStoreClient
 import ChordStoreDomain

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine

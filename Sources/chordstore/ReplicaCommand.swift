@@ -3,6 +3,7 @@ import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreReplica
+import ChordStoreReplicaFormat1
 import Foundation
 
 /// `chordstore replica --dir DIR --store NAME VERB`: an offline-first copy of one store
@@ -36,7 +37,8 @@ struct ReplicaCommand: AsyncParsableCommand {
         func open(_ global: GlobalOptions) throws -> Replica {
             let named = global.store ?? ProcessInfo.processInfo.environment["CHORDSTORE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             do {
-                let replica = try Replica.open(at: URL(fileURLWithPath: dir), store: named)
+                // A directory of format 1 (LMDB) is moved to format 2 on the way.
+                let replica = try Replica.open(at: URL(fileURLWithPath: dir), store: named, options: .movingFormat1)
                 // What opening found damaged on the device (the copy dropped, queued writes
                 // taken aside), or why the copy is copied again.
                 for found in replica.damageFound { FileHandle.standardError.write(Data("replica: damage found: \(found.message)\n".utf8)) }

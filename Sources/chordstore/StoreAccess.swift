@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreAPI
 @_spi(Raw) import ChordStoreClient
 import ChordStoreDomain

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreAPI
 @testable import ChordStoreEngine
 import ChordStoreDomain

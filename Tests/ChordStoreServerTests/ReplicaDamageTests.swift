@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreClient
 import ChordStoreDomain
 import ChordStoreEngine

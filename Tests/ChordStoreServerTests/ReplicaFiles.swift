@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreEngine
 import Foundation
 import GRDB

@@ -1,18 +1,18 @@
-import ChordStoreDomain
+package import ChordStoreDomain
 
 /// A minimal protobuf wire-format reader over a borrowed buffer, the counterpart of
 /// ``ProtoWriter``. Every malformation (truncation, overlong varint, bad wire type,
 /// invalid UTF-8) throws `dataLoss`; unknown fields are skipped, as protobuf requires.
-struct ProtoReader {
+package struct ProtoReader {
     private let buffer: UnsafeRawBufferPointer
     private var offset = 0
 
-    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+    package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
-    var isAtEnd: Bool { offset >= buffer.count }
+    package var isAtEnd: Bool { offset >= buffer.count }
 
     /// The next field number and wire type, or `nil` at the end.
-    mutating func next() throws(ChordStoreError) -> (field: Int, wireType: UInt8)? {
+    package mutating func next() throws(ChordStoreError) -> (field: Int, wireType: UInt8)? {
         guard !isAtEnd else { return nil }
         let key = try varint()
         let field = key >> 3
@@ -20,7 +20,7 @@ struct ProtoReader {
         return (Int(field), UInt8(key & 7))
     }
 
-    mutating func varint() throws(ChordStoreError) -> UInt64 {
+    package mutating func varint() throws(ChordStoreError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while offset < buffer.count {
@@ -34,17 +34,17 @@ struct ProtoReader {
         throw malformed("truncated varint")
     }
 
-    mutating func fixed64() throws(ChordStoreError) -> UInt64 {
+    package mutating func fixed64() throws(ChordStoreError) -> UInt64 {
         guard buffer.count - offset >= 8 else { throw malformed("truncated fixed64") }
         let value = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         offset += 8
         return value
     }
 
-    mutating func double() throws(ChordStoreError) -> Double { Double(bitPattern: try fixed64()) }
+    package mutating func double() throws(ChordStoreError) -> Double { Double(bitPattern: try fixed64()) }
 
     /// A length-delimited field's contents (valid while the buffer is).
-    mutating func lengthDelimited() throws(ChordStoreError) -> UnsafeRawBufferPointer {
+    package mutating func lengthDelimited() throws(ChordStoreError) -> UnsafeRawBufferPointer {
         let length = try varint()
         guard length <= UInt64(buffer.count - offset) else { throw malformed("length \(length) runs past the end") }
         let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + Int(length))])
@@ -52,16 +52,16 @@ struct ProtoReader {
         return slice
     }
 
-    mutating func string() throws(ChordStoreError) -> String {
+    package mutating func string() throws(ChordStoreError) -> String {
         let raw = try lengthDelimited()
         guard let string = String(validating: raw, as: UTF8.self) else { throw malformed("invalid UTF-8 in a string") }
         return string
     }
 
-    mutating func uint32() throws(ChordStoreError) -> Int { Int(UInt32(truncatingIfNeeded: try varint())) }
+    package mutating func uint32() throws(ChordStoreError) -> Int { Int(UInt32(truncatingIfNeeded: try varint())) }
 
     /// Skips a field of `wireType` (for unknown fields).
-    mutating func skip(_ wireType: UInt8) throws(ChordStoreError) {
+    package mutating func skip(_ wireType: UInt8) throws(ChordStoreError) {
         switch wireType {
         case 0: _ = try varint()
         case 1: _ = try fixed64()
@@ -74,7 +74,7 @@ struct ProtoReader {
     }
 
     /// Checks that `field` arrived with `expected` wire type.
-    func expect(_ wireType: UInt8, _ expected: UInt8, field: Int) throws(ChordStoreError) {
+    package func expect(_ wireType: UInt8, _ expected: UInt8, field: Int) throws(ChordStoreError) {
         guard wireType == expected else { throw malformed("field \(field) has wire type \(wireType), expected \(expected)") }
     }
 

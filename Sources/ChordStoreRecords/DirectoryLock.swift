@@ -3,6 +3,8 @@ public import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// An exclusive `flock` on `DIR/chordstore.lock`, held while a store is open, so that a
@@ -10,7 +12,7 @@ import Glibc
 /// a clear message instead of writing the same log. The file holds the owner's pid.
 public final class DirectoryLock: Sendable {
     private let descriptor: Mutex<Int32>
-    static let fileName = "chordstore.lock"
+    package static let fileName = "chordstore.lock"
 
     /// Takes the lock of `directory`, or fails with `UNAVAILABLE` and `inUse`'s sentence
     /// (given the owner's pid, if known) while another process holds it.

@@ -1,10 +1,10 @@
-import ChordStoreDomain
-import Foundation
+package import ChordStoreDomain
+package import Foundation
 
 /// What a query reads: the chordsets and their ordered indexes (creation, title, user
 /// order) at one position of the store's log. A store snapshot (LMDB or memory) and a
 /// device replica's view (``InMemoryQueries``) both provide it.
-protocol OrderedChordsets {
+package protocol OrderedChordsets {
     /// The store's last event the chordsets reflect.
     var head: UInt64 { get }
     /// The chordset with `id`.
@@ -21,11 +21,11 @@ protocol OrderedChordsets {
 /// order): it seeks to the cursor (or to the first possible match), reads in order, and
 /// stops after `limit` matches, or after `maxScanned` entries with a cursor to go on
 /// from, so a page never materialises the whole store.
-enum QueryRunner {
+package enum QueryRunner {
     /// Entries one page may read before it returns what it has.
-    static let maxScanned = 100_000
+    package static let maxScanned = 100_000
 
-    static func page(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> QueryPage {
+    package static func page(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> QueryPage {
         let sequence = snapshot.head
         guard query.limit > 0 else { return QueryPage(chordsets: [], nextCursor: query.cursor, sequence: sequence) }
         var chordsets: [Chordset] = []
@@ -62,7 +62,7 @@ enum QueryRunner {
     }
 
     /// How many chordsets match (all pages), and the position it was counted at.
-    static func count(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> (count: Int, sequence: UInt64) {
+    package static func count(_ query: ChordsetQuery, in snapshot: some OrderedChordsets) throws -> (count: Int, sequence: UInt64) {
         let sequence = snapshot.head
         guard query.isFiltered else { return (try snapshot.chordsetCount(), sequence) }
         // The title index's keys hold every filtered field: count without reading records.

@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// chain: `checksum = XXH64(record minus its last 9 bytes, seed: previous checksum)`.
 public enum RecordCodec {
     /// The tag byte of field 15 (`checksum`), wire type 1 (64-bit).
-    static let checksumTag: UInt8 = 0x79
+    package static let checksumTag: UInt8 = 0x79
     /// Bytes the checksum field adds at the end of every record.
     public static let trailerSize = 9
 
@@ -38,7 +38,7 @@ public enum RecordCodec {
     public static func envelope(for recorded: RecordedEvent) -> Chordstore_V1_EventEnvelope { recorded.envelope }
 
     /// The two tag bytes of field 24 (`chain_seed`), wire type 1 (64-bit).
-    static let chainSeedTag: [UInt8] = [0xC1, 0x01]
+    package static let chainSeedTag: [UInt8] = [0xC1, 0x01]
     /// Bytes a chain seed adds after a record on the feed.
     public static let chainSeedSize = 10
 
@@ -118,7 +118,7 @@ public enum RecordCodec {
     /// Checks a record read through a store's index: its checksum chains to
     /// `previousChecksum` (the record before it in the whole log), and it says it is event
     /// `sequence` of store `store`, at `logSequence`.
-    static func checkStoreRecord(
+    package static func checkStoreRecord(
         _ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64, previousChecksum: UInt64
     ) throws(ChordStoreError) {
         _ = try verify(record, sequence: logSequence, previousChecksum: previousChecksum)
@@ -147,7 +147,7 @@ public enum RecordCodec {
 
     /// Decodes a record read through a store's index: stored at `logSequence`, it must
     /// say it is event `sequence` of store `store`.
-    static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
+    package static func decode(_ record: UnsafeRawBufferPointer, sequence: UInt64, store: UInt32, logSequence: UInt64) throws(ChordStoreError) -> RecordedEvent {
         let recorded = try decode(record, sequence: logSequence)
         guard recorded.sequence == sequence, recorded.store == store, !recorded.event.isServerEvent else {
             throw ChordStoreError(
@@ -158,7 +158,7 @@ public enum RecordCodec {
 
     /// Decodes what a replay folds of a record (the checksum chain, checked separately,
     /// already ties the record to its place in the log).
-    static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> ReplayFields {
+    package static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> ReplayFields {
         do {
             return try WireCodec.readReplayFields(record)
         } catch {
@@ -175,13 +175,13 @@ public enum RecordCodec {
         }
     }
 
-    static func hex(_ value: UInt64) -> String {
+    package static func hex(_ value: UInt64) -> String {
         "0x" + hexDigits(value)
     }
 
     /// `value` as 16 hexadecimal digits, without a prefix (a checksum or digest in a
     /// backup's manifest and messages).
-    static func hexDigits(_ value: UInt64) -> String {
+    package static func hexDigits(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

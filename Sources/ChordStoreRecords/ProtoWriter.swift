@@ -2,15 +2,15 @@
 /// records). The messages it writes are those of `proto/`, field for field; the tests
 /// check that SwiftProtobuf reads them back identically. Writing by hand avoids
 /// SwiftProtobuf's size pass and its allocations: encoding is most of a commit's CPU.
-struct ProtoWriter {
-    private(set) var bytes: [UInt8] = []
+package struct ProtoWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
     /// Empties the buffer, keeping its storage for the next message.
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
-    mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -20,39 +20,39 @@ struct ProtoWriter {
     }
 
     /// Bytes already in the wire format (a whole encoded field or message body).
-    mutating func raw(_ encoded: UnsafeRawBufferPointer) {
+    package mutating func raw(_ encoded: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: encoded)
     }
 
-    mutating func tag(_ field: Int, _ wireType: UInt8) {
+    package mutating func tag(_ field: Int, _ wireType: UInt8) {
         varint(UInt64(field) << 3 | UInt64(wireType))
     }
 
     /// A varint field, omitted when zero (proto3).
-    mutating func uint(_ field: Int, _ value: UInt64) {
+    package mutating func uint(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         tag(field, 0)
         varint(value)
     }
 
     /// An `int64`/`int32` field (two's complement varint), omitted when zero.
-    mutating func int(_ field: Int, _ value: Int64) {
+    package mutating func int(_ field: Int, _ value: Int64) {
         uint(field, UInt64(bitPattern: value))
     }
 
     /// A `double` field, omitted when +0.0 (so -0.0 keeps its sign).
-    mutating func double(_ field: Int, _ value: Double) {
+    package mutating func double(_ field: Int, _ value: Double) {
         guard value.bitPattern != 0 else { return }
         tag(field, 1)
         fixed64(value.bitPattern)
     }
 
-    mutating func fixed64(_ value: UInt64) {
+    package mutating func fixed64(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// A `bytes` field, omitted when empty.
-    mutating func bytes(_ field: Int, _ value: UnsafeRawBufferPointer) {
+    package mutating func bytes(_ field: Int, _ value: UnsafeRawBufferPointer) {
         guard !value.isEmpty else { return }
         tag(field, 2)
         varint(UInt64(value.count))
@@ -60,7 +60,7 @@ struct ProtoWriter {
     }
 
     /// A `string` field, omitted when empty.
-    mutating func string(_ field: Int, _ value: String) {
+    package mutating func string(_ field: Int, _ value: String) {
         guard !value.isEmpty else { return }
         tag(field, 2)
         varint(UInt64(value.utf8.count))
@@ -68,7 +68,7 @@ struct ProtoWriter {
     }
 
     /// A nested message field, always written (an empty message has length 0).
-    mutating func message(_ field: Int, _ body: (inout ProtoWriter) -> Void) {
+    package mutating func message(_ field: Int, _ body: (inout ProtoWriter) -> Void) {
         tag(field, 2)
         let lengthAt = bytes.count
         bytes.append(0)

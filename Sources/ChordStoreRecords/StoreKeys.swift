@@ -1,34 +1,34 @@
-import ChordStoreDomain
-import Foundation
+package import ChordStoreDomain
+package import Foundation
 
 /// Byte layouts of the LMDB keys. Integers are big-endian so that memcmp order is numeric
 /// order (and `MDB_APPEND` works on the log).
-enum StoreKeys {
+package enum StoreKeys {
     /// A log key: the sequence number, 8 bytes big-endian.
-    static func sequence(_ value: UInt64) -> [UInt8] { bigEndian(value) }
+    package static func sequence(_ value: UInt64) -> [UInt8] { bigEndian(value) }
 
     /// Reads a log key (or any 8-byte big-endian number).
-    static func sequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
+    package static func sequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
         guard key.count == 8 else { throw ChordStoreError(.dataLoss, "a sequence key is \(key.count) bytes; they are 8") }
         return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
     }
 
     /// A user-order key: the index, 4 bytes big-endian.
-    static func index(_ value: Int) -> [UInt8] { bigEndian(UInt32(value)) }
+    package static func index(_ value: Int) -> [UInt8] { bigEndian(UInt32(value)) }
 
     /// Reads a user-order value or key holding an index.
-    static func index(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Int {
+    package static func index(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Int {
         guard bytes.count == 4 else { throw ChordStoreError(.dataLoss, "an index is \(bytes.count) bytes; they are 4") }
         return Int(UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)))
     }
 
     /// An id key: the UUID's 16 bytes.
-    static func id(_ id: UUID) -> [UInt8] {
+    package static func id(_ id: UUID) -> [UInt8] {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
     /// Reads a 16-byte id (the caller checks the length; shorter input is zero-padded).
-    static func id(_ bytes: UnsafeRawBufferPointer) -> UUID {
+    package static func id(_ bytes: UnsafeRawBufferPointer) -> UUID {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16))) }
         return UUID(uuid: value)
@@ -36,24 +36,24 @@ enum StoreKeys {
 
     /// A creation-index key: the creation time (microseconds, sign bit flipped so that
     /// negative times sort first), 8 bytes big-endian, then the id.
-    static func creation(_ date: Instant, _ id: UUID) -> [UInt8] {
+    package static func creation(_ date: Instant, _ id: UUID) -> [UInt8] {
         bigEndian(UInt64(bitPattern: date.microsecondsSince1970) ^ (1 << 63)) + Self.id(id)
     }
 
     /// A title-index key: the folded title's UTF-8 bytes, a zero byte (titles hold no
     /// control characters), then the creation key; so titles sort by their folded form,
     /// then by creation.
-    static func title(_ chordset: Chordset) -> [UInt8] {
+    package static func title(_ chordset: Chordset) -> [UInt8] {
         titlePart(TitleKey.bytes(chordset.title)) + [0] + creation(chordset.creationDate, chordset.id)
     }
 
     /// Most bytes of a folded title a title key holds (LMDB keys are at most 511 bytes;
     /// titles may fold to more). Titles that share their first 400 folded bytes sort by
     /// creation.
-    static let maxTitleKeyPart = 400
+    package static let maxTitleKeyPart = 400
 
     /// The folded title cut to ``maxTitleKeyPart`` bytes on a UTF-8 character boundary.
-    static func titlePart(_ folded: [UInt8]) -> [UInt8] {
+    package static func titlePart(_ folded: [UInt8]) -> [UInt8] {
         guard folded.count > maxTitleKeyPart else { return folded }
         var end = maxTitleKeyPart
         while end > 0, folded[end] & 0xC0 == 0x80 { end -= 1 }  // not inside a character
@@ -61,26 +61,26 @@ enum StoreKeys {
     }
 
     /// The id at the end of a title-index key.
-    static func idInTitleKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+    package static func idInTitleKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
         guard key.count >= 25 else { throw ChordStoreError(.dataLoss, "a title key is \(key.count) bytes; at least 25") }
         return id(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...]))
     }
 
     /// The id inside a creation-index key.
-    static func idInCreationKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+    package static func idInCreationKey(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
         guard key.count == 24 else { throw ChordStoreError(.dataLoss, "a creation key is \(key.count) bytes; they are 24") }
         return id(UnsafeRawBufferPointer(rebasing: key[8..<24]))
     }
 
     /// Reads a 16-byte id value, checking its length.
-    static func checkedID(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+    package static func checkedID(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
         guard bytes.count == 16 else { throw ChordStoreError(.dataLoss, "an id is \(bytes.count) bytes; they are 16") }
         return id(bytes)
     }
 
     /// A chord-location value: the chordset id and the position byte. The controls chord
     /// is stored as 16 zero bytes and position 0xFF.
-    static func location(_ location: ChordLocation) -> [UInt8] {
+    package static func location(_ location: ChordLocation) -> [UInt8] {
         switch location {
         case .chordset(let id, let position): Self.id(id) + [UInt8(clamping: position)]
         case .controls: [UInt8](repeating: 0, count: 16) + [0xFF]
@@ -88,14 +88,14 @@ enum StoreKeys {
     }
 
     /// Reads a chord-location value.
-    static func location(_ bytes: UnsafeRawBufferPointer) -> ChordLocation? {
+    package static func location(_ bytes: UnsafeRawBufferPointer) -> ChordLocation? {
         guard bytes.count == 17 else { return nil }
         if bytes[16] == 0xFF { return .controls }
         return .chordset(id(bytes), position: Int(bytes[16]))
     }
 
     /// An id as two integers that compare like its bytes (memcmp order), for sorting.
-    static func sortKey(_ id: UUID) -> (UInt64, UInt64) {
+    package static func sortKey(_ id: UUID) -> (UInt64, UInt64) {
         withUnsafeBytes(of: id.uuid) { raw in
             (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
              UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
@@ -104,14 +104,14 @@ enum StoreKeys {
 
     /// A session prefix: the name's UTF-8 length (one byte; names are at most 128 bytes)
     /// and its bytes, so that one session's keys never run into another's.
-    static func session(_ session: String) -> [UInt8] {
+    package static func session(_ session: String) -> [UInt8] {
         let bytes = Array(session.utf8.prefix(255))
         return [UInt8(bytes.count)] + bytes
     }
 
     /// A revision key: 0 + the chordset id, or one byte for the controls chord (1), the
     /// collection (2) and delete-all (3).
-    static func revision(_ key: RevisionKey) -> [UInt8] {
+    package static func revision(_ key: RevisionKey) -> [UInt8] {
         switch key {
         case .chordset(let id): [0] + Self.id(id)
         case .controls: [1]
@@ -121,7 +121,7 @@ enum StoreKeys {
     }
 
     /// Reads a revision key.
-    static func revisionKey(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> RevisionKey {
+    package static func revisionKey(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> RevisionKey {
         switch (bytes.count, bytes.first) {
         case (17, 0): return .chordset(id(UnsafeRawBufferPointer(rebasing: bytes[1...])))
         case (1, 1): return .controls
@@ -133,12 +133,12 @@ enum StoreKeys {
 
     /// A revision value: the last change and the last change by another session (8 bytes
     /// big-endian each), then the last change's session.
-    static func revision(_ revision: Revision) -> [UInt8] {
+    package static func revision(_ revision: Revision) -> [UInt8] {
         bigEndian(revision.last) + bigEndian(revision.lastByOther) + Array(revision.lastSession.utf8)
     }
 
     /// Reads a revision value.
-    static func revision(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Revision {
+    package static func revision(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Revision {
         guard bytes.count >= 16 else { throw ChordStoreError(.dataLoss, "a revision is \(bytes.count) bytes; at least 16") }
         return Revision(
             last: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),

@@ -1,5 +1,5 @@
 public import ChordStoreDomain
-import Foundation
+package import Foundation
 
 /// One order's index over an in-memory state: the keys the LMDB indexes use (so cursors
 /// and title folding mean the same), sorted once. Build it after the state changes and
@@ -28,7 +28,7 @@ public struct InMemoryIndex: Sendable {
 
     /// See ``StoreSnapshot/scan(_:descending:after:from:_:)``: binary searches to the
     /// cursor or the start key, then walks the sorted keys.
-    func scan(
+    package func scan(
         descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {
@@ -76,7 +76,7 @@ public struct InMemoryIndex: Sendable {
 /// filters, orders and cursors as the server's `QueryChordsets` and `CountChordsets`
 /// (docs/FEED.md): what a device replica answers its app from.
 public struct InMemoryQueries: OrderedChordsets {
-    let state: InMemoryState
+    package let state: InMemoryState
     /// The store's last event the state reflects.
     public let head: UInt64
     private let index: (ChordsetOrder) -> InMemoryIndex
@@ -93,7 +93,7 @@ public struct InMemoryQueries: OrderedChordsets {
         do {
             return try QueryRunner.page(query, in: self)
         } catch {
-            throw ChordStoreError.wrapping(error)
+            throw Self.wrapping(error)
         }
     }
 
@@ -102,13 +102,19 @@ public struct InMemoryQueries: OrderedChordsets {
         do {
             return try QueryRunner.count(query, in: self).count
         } catch {
-            throw ChordStoreError.wrapping(error)
+            throw Self.wrapping(error)
         }
     }
 
-    func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
-    func chordsetCount() -> Int { state.chordsetCount() }
-    func scan(
+    /// `error` itself if it is a ``ChordStoreError``, otherwise an `internal` error that
+    /// keeps it as the cause (the in-memory indexes throw nothing else).
+    private static func wrapping(_ error: any Error) -> ChordStoreError {
+        error as? ChordStoreError ?? ChordStoreError(.internal, "\(error)", cause: error)
+    }
+
+    package func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
+    package func chordsetCount() -> Int { state.chordsetCount() }
+    package func scan(
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {

@@ -1,33 +1,33 @@
 import ChordStoreAPI
-import ChordStoreDomain
-import Foundation
+package import ChordStoreDomain
+package import Foundation
 
 /// Hand-written protobuf encoding and decoding of the domain values, byte-compatible with
 /// the messages of `proto/` (the generated code stays the schema's reference, used for
 /// JSON output and to test this codec). Used wherever speed matters: every commit, every
 /// view read, verify and rebuild.
-enum WireCodec {
+package enum WireCodec {
     // MARK: Writing
 
-    static func write(_ w: inout ProtoWriter, id field: Int, _ id: UUID) {
+    package static func write(_ w: inout ProtoWriter, id field: Int, _ id: UUID) {
         withUnsafeBytes(of: id.uuid) { w.bytes(field, $0) }
     }
 
-    static func write(_ w: inout ProtoWriter, _ color: ChordColor) {
+    package static func write(_ w: inout ProtoWriter, _ color: ChordColor) {
         w.double(1, color.hue)
         w.double(2, color.purity)
         w.double(3, color.brightness)
         w.double(4, color.alpha)
     }
 
-    static func write(_ w: inout ProtoWriter, _ chord: Chord) {
+    package static func write(_ w: inout ProtoWriter, _ chord: Chord) {
         write(&w, id: 1, chord.id)
         w.uint(2, UInt64(chord.position))
         w.double(3, chord.bpm)
         w.message(4) { write(&$0, chord.color) }
     }
 
-    static func write(_ w: inout ProtoWriter, _ instant: Instant) {
+    package static func write(_ w: inout ProtoWriter, _ instant: Instant) {
         let (seconds, nanos) = instant.secondsAndNanos
         w.int(1, seconds)
         w.int(2, Int64(nanos))
@@ -35,7 +35,7 @@ enum WireCodec {
 
     /// A `Chordset` message; the index is left out when `withIndex` is false (view records
     /// keep the index in their own database).
-    static func write(_ w: inout ProtoWriter, _ chordset: Chordset, withIndex: Bool = true) {
+    package static func write(_ w: inout ProtoWriter, _ chordset: Chordset, withIndex: Bool = true) {
         write(&w, id: 1, chordset.id)
         w.string(2, chordset.title)
         w.message(3) { write(&$0, chordset.creationDate) }
@@ -44,7 +44,7 @@ enum WireCodec {
     }
 
     /// The bytes of a view record: a `Chordset` message without its index.
-    static func chordsetRecord(_ chordset: Chordset) -> [UInt8] {
+    package static func chordsetRecord(_ chordset: Chordset) -> [UInt8] {
         var w = ProtoWriter(capacity: 640)
         write(&w, chordset, withIndex: false)
         return w.bytes
@@ -53,7 +53,7 @@ enum WireCodec {
     /// A `Chordset` message from a view record (which has no index) and the index: the
     /// record's bytes as they are, then field 4. Fields may come in any order, so this is
     /// the message a reader gets, without decoding and encoding it again.
-    static func chordsetMessage(record: UnsafeRawBufferPointer, index: Int) -> [UInt8] {
+    package static func chordsetMessage(record: UnsafeRawBufferPointer, index: Int) -> [UInt8] {
         var w = ProtoWriter(capacity: record.count + 8)
         w.raw(record)
         w.uint(4, UInt64(index))
@@ -61,21 +61,21 @@ enum WireCodec {
     }
 
     /// The bytes of a `Chordset` message, index included.
-    static func chordsetMessage(_ chordset: Chordset) -> [UInt8] {
+    package static func chordsetMessage(_ chordset: Chordset) -> [UInt8] {
         var w = ProtoWriter(capacity: 640)
         write(&w, chordset)
         return w.bytes
     }
 
     /// The bytes of a `Chord` message.
-    static func chordRecord(_ chord: Chord) -> [UInt8] {
+    package static func chordRecord(_ chord: Chord) -> [UInt8] {
         var w = ProtoWriter(capacity: 80)
         write(&w, chord)
         return w.bytes
     }
 
     /// An `EventEnvelope` without its checksum.
-    static func envelope(_ recorded: RecordedEvent) -> [UInt8] {
+    package static func envelope(_ recorded: RecordedEvent) -> [UInt8] {
         var w = ProtoWriter(capacity: recorded.event.isAdd ? 720 : 160)
         w.uint(1, recorded.sequence)
         w.uint(2, recorded.epoch)
@@ -159,12 +159,12 @@ enum WireCodec {
 
     // MARK: Reading
 
-    static func readID(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
+    package static func readID(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UUID {
         guard raw.count == 16 else { throw ChordStoreError(.dataLoss, "an id is \(raw.count) bytes; ids are 16") }
         return StoreKeys.id(raw)
     }
 
-    static func readColor(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChordColor {
+    package static func readColor(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChordColor {
         var r = ProtoReader(raw)
         var color = ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 0)
         while let (field, wire) = try r.next() {
@@ -184,7 +184,7 @@ enum WireCodec {
         return color
     }
 
-    static func readChord(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chord {
+    package static func readChord(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chord {
         var r = ProtoReader(raw)
         var id: UUID?
         var chord = Chord(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), position: 0, bpm: 0,
@@ -206,7 +206,7 @@ enum WireCodec {
         return chord
     }
 
-    static func readInstant(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Instant {
+    package static func readInstant(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Instant {
         var r = ProtoReader(raw)
         var seconds: Int64 = 0
         var nanos: Int32 = 0
@@ -224,7 +224,7 @@ enum WireCodec {
         return Instant(seconds: seconds, nanos: nanos)
     }
 
-    static func readChordset(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chordset {
+    package static func readChordset(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> Chordset {
         var r = ProtoReader(raw)
         var id: UUID?
         var title = ""
@@ -251,7 +251,7 @@ enum WireCodec {
 
     /// What a replay needs of a log record: the event, the session and undo mark (for the
     /// undo stacks) and the command id, skipping the envelope's other fields.
-    static func readReplayFields(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ReplayFields {
+    package static func readReplayFields(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ReplayFields {
         var r = ProtoReader(raw)
         var event: Event?
         var fields = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
@@ -278,7 +278,7 @@ enum WireCodec {
 
     /// A record's place: its sequence in its store, its store and its log position (fields
     /// 1, 17 and 18; the last is field 1 when absent), skipping every other field.
-    static func readPlace(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (sequence: UInt64, store: UInt32, logSequence: UInt64) {
+    package static func readPlace(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (sequence: UInt64, store: UInt32, logSequence: UInt64) {
         var r = ProtoReader(raw)
         var sequence: UInt64 = 0, store: UInt32 = 0
         var logSequence: UInt64?
@@ -294,7 +294,7 @@ enum WireCodec {
     }
 
     /// A record's epoch (field 2; 0 if absent), read up to that field only.
-    static func readEpoch(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
+    package static func readEpoch(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
         var r = ProtoReader(raw)
         while let (field, wire) = try r.next() {
             if field == 2 {
@@ -307,7 +307,7 @@ enum WireCodec {
         return 0
     }
 
-    static func readMark(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChangeMark? {
+    package static func readMark(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ChangeMark? {
         var r = ProtoReader(raw)
         var mark: ChangeMark?
         while let (field, wire) = try r.next() {
@@ -321,7 +321,7 @@ enum WireCodec {
     }
 
     /// Decodes a log record (an `EventEnvelope`, checksum included).
-    static func readEnvelope(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> RecordedEvent {
+    package static func readEnvelope(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> RecordedEvent {
         var r = ProtoReader(raw)
         var recorded = RecordedEvent(
             sequence: 0, epoch: 0, timestamp: Instant(microsecondsSince1970: 0), session: "", commandID: "",
@@ -439,7 +439,7 @@ enum WireCodec {
 
     /// Whether a record is an event of the whole server (a store's or a token's creation
     /// or deletion), read from its top-level fields only.
-    static func holdsServerEvent(_ raw: UnsafeRawBufferPointer) -> Bool {
+    package static func holdsServerEvent(_ raw: UnsafeRawBufferPointer) -> Bool {
         var r = ProtoReader(raw)
         while let (field, wire) = try? r.next() {
             if (19...22).contains(field) { return true }
@@ -456,24 +456,39 @@ enum WireCodec {
 }
 
 /// The fields of a log record a replay folds.
-struct ReplayFields: Sendable {
-    var event: Event
-    var session: String
-    var commandID: String
-    var mark: ChangeMark?
+package struct ReplayFields: Sendable {
+    package var event: Event
+    package var session: String
+    package var commandID: String
+    package var mark: ChangeMark?
     /// The store (0: `default`), the event's sequence in it and its place in the log.
-    var store: UInt32 = 0
-    var sequence: UInt64 = 0
-    var logSequence: UInt64 = 0
+    package var store: UInt32 = 0
+    package var sequence: UInt64 = 0
+    package var logSequence: UInt64 = 0
     /// The commit time.
-    var timestamp = Instant(microsecondsSince1970: 0)
+    package var timestamp = Instant(microsecondsSince1970: 0)
     /// The token whose call made the event (empty: none).
-    var tokenID = ""
+    package var tokenID = ""
+
+    package init(
+        event: Event, session: String, commandID: String, mark: ChangeMark?, store: UInt32 = 0, sequence: UInt64 = 0,
+        logSequence: UInt64 = 0, timestamp: Instant = Instant(microsecondsSince1970: 0), tokenID: String = ""
+    ) {
+        self.event = event
+        self.session = session
+        self.commandID = commandID
+        self.mark = mark
+        self.store = store
+        self.sequence = sequence
+        self.logSequence = logSequence
+        self.timestamp = timestamp
+        self.tokenID = tokenID
+    }
 }
 
 extension Event {
     /// Whether this event carries a whole chordset (and so encodes large).
-    var isAdd: Bool {
+    package var isAdd: Bool {
         switch self {
         case .chordsetAdded, .chordsetDeleted: true
         default: false

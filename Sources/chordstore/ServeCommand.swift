@@ -62,7 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
             server writes its own admin token to DATA/admin.token (mode 0600); the CLI on
             this machine reads it from there when it talks to a loopback address. Make
             tokens for others with `chordstore token create`. --auth none turns
-            authentication off and is accepted only on a loopback address. --tls-cert and
+            authentication off and is accepted only when every listener is on a loopback address
+            (--host, where the framed and gRPC ports listen, and --http-host). --tls-cert and
             --tls-key turn TLS on; --tls-client-ca also asks clients for certificates.
             Cluster members prove themselves to each other with --cluster-secret-file
             (the same file on every member).
@@ -88,7 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most live queries (WatchQuery) the server runs at once.") var maxLiveQueries = WireLimits().maxLiveQueries
     @Option(help: "Most live queries one token runs at once.") var maxLiveQueriesPerToken = WireLimits().maxLiveQueriesPerToken
     @Option(help: "Most live queries on one store at once, whoever runs them.") var maxLiveQueriesPerStore = WireLimits().maxLiveQueriesPerStore
-    @Option(help: ArgumentHelp("The gRPC endpoint: most streams a client may reset (cancel) on one connection within 30 s before the connection is closed (a reset flood).", valueName: "N"))
+    @Option(help: ArgumentHelp("The gRPC endpoint: streams a client may reset (cancel) on one connection within 30 s; past it and 200 more, the connection is closed (a reset flood).", valueName: "N"))
     var maxStreamResets = WireLimits().maxStreamResets
     @Option(help: "Seconds a connection may stay idle.") var idleTimeout = 300
     @Option(help: "Seconds a new connection has to send its first complete frame.") var handshakeTimeout = 10

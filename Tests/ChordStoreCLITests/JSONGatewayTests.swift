@@ -106,15 +106,16 @@ struct JSONGatewayTests {
     func shutdownEndsWaitingCalls() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("json-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let served = try await ServedChordstore.start(directory, ["--grace", "2"], http: true)
+        let served = try await ServedChordstore.start(directory, ["--grace", "3"], http: true)
         defer { served.stopIfRunning() }
         let port = try #require(served.httpPort)
         let token = try String(contentsOf: directory.appendingPathComponent("admin.token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let waiting = Task {
-            try await httpRequest(
+            let reply = try await httpRequest(
                 port: port, method: "POST", path: Self.api + "GetProfile",
                 headers: ["Authorization": "Bearer \(token)", "ChordStore-Min-Sequence": "99"])
+            return (reply, ContinuousClock.now)
         }
         // Until the call is in flight (its request read and its wait begun): a connection
         // whose request has not arrived when the endpoint shuts down is closed unanswered.
@@ -128,10 +129,12 @@ struct JSONGatewayTests {
         let stopping = ContinuousClock.now
         #expect(try await served.terminate() == 0)
         let exited = ContinuousClock.now - stopping
-        // The upper bound only tells "at --grace" from "when the waiting call ended" (it has no deadline,
-        // so without --grace it waits for ever): the exit is seen by polling from a loaded test pool, which once took 2.3 s more.
-        #expect(exited >= .seconds(2) && exited < .seconds(12), "the exit came \(exited) after SIGTERM, for a grace of 2 s")
-        let reply = try await waiting.value
+        // Before the fix the call was answered at 2 × grace + 2 s (8 s) and the process exited
+        // only then. The bounds leave room for a loaded test pool (the exit is seen by
+        // polling, once 2.3 s late), and still tell the two apart.
+        #expect(exited >= .seconds(3) && exited < .milliseconds(7_500), "the exit came \(exited) after SIGTERM, for a grace of 3 s")
+        let (reply, replied) = try await waiting.value
+        #expect(replied - stopping < .seconds(6), "the call was answered \(replied - stopping) after SIGTERM, for a grace of 3 s")
         #expect(reply.status == 503 && reply.body.contains("UNAVAILABLE"), "\(reply.status) \(reply.body)")
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 extension Replica {
     /// The sync's status now.
-    public var status: SyncStatus { core.withLock { Self.status(of: $0) } }
+    public var status: SyncStatus { publishedStatus.withLock { $0 } }
 
     /// The sync's status as it changes: the current one first, then each change (a
     /// consumer that falls behind gets the latest).
@@ -66,7 +66,7 @@ extension Replica {
             var previous: [Chordset]?
             for await _ in signals {
                 guard let page = try? self.chordsets(query) else { continue }
-                let pending = self.core.withLock { $0.model.pending.count }
+                let pending = self.currentView().pending.count
                 if let before = previous {
                     let deltas = ListDelta.changes(from: before, to: page.chordsets)
                     if deltas.isEmpty { continue }
@@ -88,17 +88,19 @@ extension Replica {
         return updates
     }
 
-    /// Wakes the live queries and publishes the status after a change of the view.
+    /// Publishes the status after a change of the view, then wakes the live queries.
     func changed() {
+        publishStatus()
         let signals = core.withLock { Array($0.watchers.changes.values) }
         for signal in signals { signal.yield() }
-        publishStatus()
     }
 
-    /// Sends the status to its streams if it changed.
+    /// Publishes the status for reads and sends it to its streams if it changed. Called
+    /// after every change of the model or the link.
     func publishStatus() {
         core.withLock { core in
             let status = Self.status(of: core)
+            publishedStatus.withLock { $0 = status }
             guard status != core.lastStatus else { return }
             core.lastStatus = status
             for continuation in core.watchers.statuses.values { continuation.yield(status) }

@@ -50,12 +50,13 @@ extension Replica {
     }
 
     /// Syncs continuously until the task is cancelled: sends each write as it is made,
-    /// follows the store's feed, and reconnects with backoff (100 ms doubling to 10 s)
-    /// while the server is unreachable. Returns when cancelled; throws when syncing
+    /// follows the store's feed, and reconnects with backoff (100 ms doubling to 10 s,
+    /// ``Options/retryFirst`` and ``Options/retryLimit``) while the server is unreachable
+    /// (``retryNow()`` cuts a wait short). Returns when cancelled; throws when syncing
     /// cannot go on without a person (a revoked token, a deleted store).
     public func run(with client: Client, timeout: Duration = .seconds(30)) async throws(ReplicaError) {
         try begin(client)
-        var backoff = Backoff(first: .milliseconds(100), limit: .seconds(10), jitter: 0.25)
+        var backoff = Backoff(first: options.retryFirst, limit: max(options.retryLimit, options.retryFirst), jitter: 0.25)
         while !Task.isCancelled {
             let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             core.withLock { $0.wake = wake }
@@ -101,11 +102,31 @@ extension Replica {
                 if Task.isCancelled { break }
                 let reason = (error as? ReplicaError)?.message ?? "\(error)"
                 setLink(.idle(reason))
-                try? await Task.sleep(for: backoff.next())
+                let (retries, retry) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                core.withLock { $0.retry = retry }
+                await Self.sleep(for: backoff.next(), orUntil: retries)
+                core.withLock { $0.retry = nil }
             }
         }
         try? storage.flush()
         end(.idle("not syncing"))
+    }
+
+    /// Makes a continuous sync (``run(with:timeout:)``) waiting to retry try at once: call
+    /// it when the network comes back (``ObservedReplica`` does, from NWPathMonitor on
+    /// Apple platforms). Does nothing while the sync is connected or not running.
+    public func retryNow() {
+        core.withLock { $0.retry }?.yield()
+    }
+
+    /// Waits `delay`, or less if `signal` yields first (or the task is cancelled).
+    static func sleep(for delay: Duration, orUntil signal: AsyncStream<Void>) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { _ = await signal.first { true } }
+            _ = await group.next()
+            group.cancelAll()
+        }
     }
 
     // MARK: Steps
@@ -345,6 +366,9 @@ extension Replica {
     private func apply(_ batch: [CopiedEvent]) throws(ReplicaError) {
         let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
+            // Reads see the view before the batch while it is folded and stored.
+            heldView.withLock { $0 = View(core) }
+            defer { heldView.withLock { $0 = nil } }
             let done: [(PendingWrite, UInt64)]
             do {
                 done = try core.model.applyPulled(

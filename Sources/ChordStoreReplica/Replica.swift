@@ -29,6 +29,12 @@ public final class Replica: Sendable {
         public var flushEveryWrite = false
         /// Most chordsets a live query's window holds (as the server's `WatchQuery`).
         public var maxLiveQuerySize = 1_000
+        /// A continuous sync's first wait before it tries an unreachable server again,
+        /// doubled at each failure (with ±25% jitter) up to ``retryLimit``; ``retryNow()``
+        /// cuts a wait short.
+        public var retryFirst: Duration = .milliseconds(100)
+        /// The longest wait between a continuous sync's tries.
+        public var retryLimit: Duration = .seconds(10)
         /// Reads a directory of format 1 (LMDB) so that opening moves it to format 2;
         /// `nil` (the default, and all an app for iOS has) refuses such a directory with
         /// ``ReplicaError/Code/formatNeedsMove``. `ChordStoreReplicaFormat1` sets it
@@ -58,9 +64,10 @@ public final class Replica: Sendable {
         var syncing = false
         var closed = false
         var wake: AsyncStream<Void>.Continuation?
+        /// Set while a continuous sync waits to retry: ``retryNow()`` ends the wait.
+        var retry: AsyncStream<Void>.Continuation?
         var lastStatus: SyncStatus?
         var watchers = Watchers()
-        var indexes: (version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex]) = (0, [:])
         var resyncReason: String?
         /// What opening and syncing found damaged on the device and did about it.
         var damageFound: [ReplicaDamage] = []
@@ -80,12 +87,45 @@ public final class Replica: Sendable {
 
     let core: Mutex<Core>
 
+    /// The view as reads see it: taken under ``core``'s lock when it is free, or, while a
+    /// pull holds the lock to fold and store a batch, the view as it was when the batch
+    /// began (``heldView``). So reads never wait behind a pull's fold or commit, and see
+    /// every local write that returned (a local write waits for the batch).
+    struct View: Sendable {
+        var state: InMemoryState
+        var head: UInt64
+        var version: UInt64
+        var pending: [PendingWrite]
+
+        init(_ core: Core) {
+            state = core.model.local.state
+            head = core.model.confirmed.head
+            version = core.model.version
+            pending = core.model.pending
+        }
+    }
+
+    /// Set while a pull holds ``core``'s lock for a batch: the view before it.
+    let heldView = Mutex<View?>(nil)
+    /// The sync's status, published at every change (read without ``core``'s lock).
+    let publishedStatus: Mutex<SyncStatus>
+    /// Each order's index of the view at a version, sorted at the first query that needs it.
+    let indexes = Mutex<(version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex])>((0, [:]))
+
+    /// The view for a read, without waiting behind a pull (``View``).
+    func currentView() -> View {
+        if let fresh = core.withLockIfAvailable({ View($0) }) { return fresh }
+        if let held = heldView.withLock({ $0 }) { return held }
+        return core.withLock { View($0) }
+    }
+
     private init(directory: URL, storeName: String, session: String, options: Options, storage: ReplicaStorage, core: Core) {
         self.directory = directory
         self.storeName = storeName
         self.session = session
         self.options = options
         self.storage = storage
+        self.publishedStatus = Mutex(Self.status(of: core))
         self.core = Mutex(core)
     }
 
@@ -195,7 +235,7 @@ public final class Replica: Sendable {
             head = 0
         }
         let restored = try Self.restore(storage, through: head, session: session)
-        var model = ReplicaModel(session: session)
+        var model = ReplicaModel(session: session, version: core.model.version)
         model.restore(confirmed: restored.view, pending: restored.pending)
         core.model = model
         core.damageFound += restored.damage
@@ -301,10 +341,10 @@ public final class Replica: Sendable {
     // MARK: Reads
 
     /// The chordset with `id` in the device's view.
-    public func chordset(_ id: UUID) -> Chordset? { core.withLock { $0.model.local.state }.chordset(id) }
+    public func chordset(_ id: UUID) -> Chordset? { currentView().state.chordset(id) }
 
     /// The controls chord in the device's view.
-    public func controlsChord() -> Chord? { core.withLock { $0.model.local.state }.controlsChord() }
+    public func controlsChord() -> Chord? { currentView().state.controlsChord() }
 
     /// One page of a query over the device's view: the server's filters, orders and
     /// cursors (docs/FEED.md). The page's `sequence` is the last store event the view
@@ -319,10 +359,10 @@ public final class Replica: Sendable {
     }
 
     /// The device's writes not yet seen back in the store's feed, in order.
-    public var pendingWrites: [PendingWrite] { core.withLock { $0.model.pending } }
+    public var pendingWrites: [PendingWrite] { currentView().pending }
 
     /// The last store event copied to the device.
-    public var lastSequence: UInt64 { core.withLock { $0.model.confirmed.head } }
+    public var lastSequence: UInt64 { currentView().head }
 
     /// The last `limit` writes the server refused, oldest first.
     public func rejectedWrites(limit: Int = 100) throws(ReplicaError) -> [RejectedWrite] {
@@ -330,17 +370,18 @@ public final class Replica: Sendable {
     }
 
     private func queries() -> InMemoryQueries {
-        let (state, head, version) = core.withLock { ($0.model.local.state, $0.model.confirmed.head, $0.model.version) }
+        let view = currentView()
+        let (state, head, version) = (view.state, view.head, view.version)
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
     }
 
     /// `order`'s index of the view at `version`, sorted once per change of the view.
     private func index(_ order: ChordsetOrder, of state: InMemoryState, version: UInt64) -> InMemoryIndex {
-        if let cached = core.withLock({ $0.indexes.version == version ? $0.indexes.byOrder[order] : nil }) { return cached }
+        if let cached = indexes.withLock({ $0.version == version ? $0.byOrder[order] : nil }) { return cached }
         let index = InMemoryIndex(state, order: order)
-        core.withLock { core in
-            if core.indexes.version != version, core.model.version == version { core.indexes = (version, [:]) }
-            if core.indexes.version == version { core.indexes.byOrder[order] = index }
+        indexes.withLock { cache in
+            if cache.version < version { cache = (version, [:]) }
+            if cache.version == version { cache.byOrder[order] = index }
         }
         return index
     }

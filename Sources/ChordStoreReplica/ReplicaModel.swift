@@ -23,11 +23,14 @@ struct ReplicaModel: Sendable {
     /// Command ids of queued undos and redos that would now revert another change than
     /// the one they name (that one was refused): the device refuses them, never sends them.
     private(set) var misdirected: [String: String] = [:]
-    /// Bumped on every change of ``local``.
-    private(set) var version: UInt64 = 0
+    /// Bumped on every change of ``local`` (what tells a published view's cached indexes
+    /// apart from the next one's).
+    private(set) var version: UInt64
 
-    init(session: String) {
+    /// An empty model; `version` continues a model this one replaces.
+    init(session: String, version: UInt64 = 0) {
         self.session = session
+        self.version = version
     }
 
     /// Decides `command` against the view and applies it there: the write as queued

@@ -20,7 +20,8 @@ struct BenchReplicaCommand: AsyncParsableCommand {
             the order's index built (repeated reads) and right after a write (the index
             sorted again). Sync: starts 'chordstore serve' on a temporary directory, fills a
             store with --events events (one add in 20, the rest renames and tempo changes,
-            from 16 connections), then times a new replica's first sync of it.
+            from 16 connections), then times a new replica's first sync of it, and the
+            reads (a page of 50, every millisecond, on another thread) made during it.
             """))
 
     @Option(help: "Events in the store the first sync copies.") var events = 100_000
@@ -120,12 +121,19 @@ struct BenchReplicaCommand: AsyncParsableCommand {
         defer { replica.close() }
         let client = Client(host: "127.0.0.1", port: child.port, store: "bench", credentials: child.credentials)
         defer { Task { await client.close() } }
+        // Reads while the sync copies, as an app's main thread makes them: a page of 50
+        // chordsets every millisecond, timed, on a thread of its own.
+        let reads = ReadsDuringSync(replica)
         let start = ContinuousClock.now
         let report = try await replica.sync(with: client, timeout: .seconds(300))
         let seconds = (ContinuousClock.now - start).seconds
+        let during = reads.stop()
         Output.print(String(
             format: "first sync: %d events (%d chordsets) in %.3f s, %.0f events/s", report.pulled,
             try replica.count(), seconds, Double(report.pulled) / seconds))
+        Output.print(String(
+            format: "  reads during it (a page of 50, every 1 ms; %d reads): p50 %.3f ms  p99 %.3f ms  max %.3f ms",
+            during.samples.count, during.percentile(50), during.percentile(99), during.percentile(100)))
         let reopenStart = ContinuousClock.now
         replica.close()
         let reopened = try Replica.open(at: directory)
@@ -134,3 +142,33 @@ struct BenchReplicaCommand: AsyncParsableCommand {
     }
 }
 
+
+/// Reads a replica's first page (50 chordsets, creation order) every millisecond on a
+/// thread of its own, timing each, until stopped.
+final class ReadsDuringSync: @unchecked Sendable {
+    private let lock = NSLock()
+    private var latencies = Latencies()
+    private var stopping = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ replica: Replica) {
+        Thread { [self] in
+            let query = ChordsetQuery(limit: 50)
+            while !lock.withLock({ stopping }) {
+                let start = ContinuousClock.now
+                _ = try? replica.chordsets(query)
+                let took = ContinuousClock.now - start
+                lock.withLock { latencies.append(took) }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            done.signal()
+        }.start()
+    }
+
+    /// Stops the reads and returns their latencies.
+    func stop() -> Latencies {
+        lock.withLock { stopping = true }
+        done.wait()
+        return lock.withLock { latencies }
+    }
+}

@@ -1,0 +1,145 @@
+import ChordStoreClient
+import ChordStoreDomain
+import ChordStoreEngine
+@testable import ChordStoreReplica
+import ChordStoreServer
+import Foundation
+import Logging
+import Observation
+import Testing
+
+/// The SwiftUI binding (``ObservedReplica``), observed as SwiftUI observes it
+/// (`withObservationTracking`, which the Linux toolchain has), and the replica's reads,
+/// which never wait behind the sync.
+@Suite("Observed replicas")
+@MainActor
+struct ObservedReplicaTests {
+    /// Waits, woken by Observation (never polling), until `predicate` holds; `false` after
+    /// `timeout`.
+    static func until(_ timeout: Duration = .seconds(20), _ predicate: @escaping @MainActor () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !predicate() {
+            let (changes, change) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            withObservationTracking { _ = predicate() } onChange: { change.yield() }
+            if predicate() { return true }  // changed between the check and the tracking
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return false }
+            await Replica.sleep(for: remaining, orUntil: changes)
+            if ContinuousClock.now >= deadline { return predicate() }
+        }
+        return true
+    }
+
+    static func model(_ replica: Replica, network: AsyncStream<Bool> = AsyncStream { _ in }) -> ObservedReplica {
+        ObservedReplica(replica, query: ChordsetQuery(order: .title, limit: 100), networkChanges: network)
+    }
+
+    @Test("a view's model follows local writes as Observation reports them, and keeps a refused write's error")
+    func localWrites() async throws {
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        defer { replica.close() }
+        let model = Self.model(replica)
+        defer { model.close() }
+        let (changes, change) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        withObservationTracking { _ = model.chordsets } onChange: { change.yield() }
+        let verse = try #require(model.add(AddChordset(title: "Verse")))
+        await Replica.sleep(for: .seconds(20), orUntil: changes)
+        #expect(await Self.until { model.chordsets.map(\.id) == [verse.id] }, "\(model.chordsets)")
+        #expect(model.pendingCount == 1 && model.lastError == nil)
+
+        model.add(AddChordset(title: "Bridge"))
+        model.rename(verse.id, to: "Chorus")
+        #expect(await Self.until { model.chordsets.map(\.title) == ["Bridge", "Chorus"] }, "in title order: \(model.chordsets.map(\.title))")
+        model.rename(UUID(), to: "Nowhere")
+        #expect(model.lastError?.code == .notFound, "\(String(describing: model.lastError))")
+        model.undo()
+        #expect(model.lastError == nil)
+        #expect(await Self.until { model.chordsets.map(\.title) == ["Bridge", "Verse"] })
+
+        // Another query restarts the live query.
+        model.query = ChordsetQuery(title: (.prefix, "V"), limit: 10)
+        #expect(await Self.until { model.chordsets.map(\.title) == ["Verse"] })
+    }
+
+    @Test("the model shows the sync (up to date, pending drops to 0, a refusal kept for the user), pauses in the background and resumes when active")
+    func syncAndPhases() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let client = ReplicaSyncTests.client(server)
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        defer { replica.close() }
+        let model = Self.model(replica)
+        defer { model.close() }
+        let verse = try #require(model.add(AddChordset(title: "Verse")))
+        model.startSync(with: client)
+        #expect(await Self.until { model.pendingCount == 0 && model.status == .upToDate(lastSequence: 1) }, "\(model.status)")
+        #expect(try server.store.chordset(verse.id)?.title == "Verse")
+
+        // In the background the sync stops: a write stays on the device.
+        model.setPhase(.background)
+        #expect(await Self.until { if case .offline = model.status { true } else { false } }, "\(model.status)")
+        _ = try await server.store.execute(.deleteChordset(id: verse.id))
+        model.rename(verse.id, to: "Renamed offline")
+        #expect(model.pendingCount == 1 && model.lastError == nil, "the device has not seen the delete")
+        // Active again: the write goes, the server refuses it (deleted meanwhile), and the
+        // model keeps the refusal for the user.
+        model.setPhase(.active)
+        #expect(await Self.until { model.rejections.count == 1 }, "\(model.status)")
+        #expect(model.rejections.first?.reason == .chordsetNotFound)
+        #expect(await Self.until { model.pendingCount == 0 && model.chordsets.isEmpty })
+        model.dismissRejections()
+        #expect(model.rejections.isEmpty)
+    }
+
+    @Test("a sync waiting to retry an unreachable server tries at once when the network comes back")
+    func networkReturns() async throws {
+        let port = try LoopbackPorts.free(1)[0]
+        let (network, reachable) = AsyncStream<Bool>.makeStream()
+        var options = Replica.Options()
+        options.retryFirst = .seconds(60)  // without the signal, the next try is 45 s or more away
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default", options: options)
+        defer { replica.close() }
+        let model = Self.model(replica, network: network)
+        defer { model.close() }
+        model.add(AddChordset(title: "Made offline"))
+        model.startSync(with: Client(host: "127.0.0.1", port: port, retry: .once, store: "", credentials: ClientCredentials(token: nil)))
+        #expect(await Self.until { if case .offline(_, _, let reason) = model.status { reason != "not syncing" } else { false } }, "\(model.status)")
+
+        var logger = Logger(label: "test-server")
+        logger.logLevel = .critical
+        let store = ChordStore.inMemory()
+        let server = Server(store: store, limits: .init(), node: "test-node", security: .loopbackOnly, logger: logger, threads: 1)
+        _ = try await server.start(host: "127.0.0.1", port: port)
+        defer { Task { await server.shutdown(grace: .seconds(2)); store.close() } }
+        let back = ContinuousClock.now
+        reachable.yield(true)
+        #expect(await Self.until(.seconds(15)) { model.status == .upToDate(lastSequence: 1) }, "\(model.status)")
+        #expect(ContinuousClock.now - back < .seconds(15))
+        #expect(try store.count(ChordsetQuery()).count == 1)
+    }
+
+    @Test("reads answer from the published view while the replica's model is locked (a pull folding or committing)")
+    nonisolated func readsDoNotWait() async throws {
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        defer { replica.close() }
+        let verse = try replica.addChordset(AddChordset(title: "Verse"))
+        let answered = DispatchSemaphore(value: 0)
+        let waited = replica.core.withLock { core -> DispatchTimeoutResult in
+            // The model's lock is held, as a pull holds it across a batch's fold and commit,
+            // with the view before the batch set aside for reads (Replica.apply).
+            replica.heldView.withLock { $0 = Replica.View(core) }
+            defer { replica.heldView.withLock { $0 = nil } }
+            Thread {
+                if replica.chordset(verse.id) == nil { return }
+                _ = try? replica.chordsets()
+                _ = try? replica.count()
+                _ = replica.status
+                _ = replica.pendingWrites
+                _ = replica.lastSequence
+                answered.signal()
+            }.start()
+            return answered.wait(timeout: .now() + 5)
+        }
+        #expect(waited == .success, "a read waited for the model's lock")
+    }
+}

@@ -58,6 +58,15 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// The chordset ids in the user order.
     public var chordsetIDsInOrder: [UUID] { order }
 
+    /// Calls `body` with each chordset's id, title and creation date, in the user order:
+    /// what an order's index needs, without making each chordset (its chords) as a value.
+    public func forEachChordsetHeader(_ body: (UUID, String, Instant) -> Void) {
+        for id in order {
+            guard let record = records[id] else { continue }
+            body(id, record.title, record.creationDate)
+        }
+    }
+
     public func chordset(_ id: UUID) -> Chordset? {
         guard let record = records[id], let index = indexByID[id] else { return nil }
         return Chordset(id: id, title: record.title, creationDate: record.creationDate, index: index, chords: record.chords)

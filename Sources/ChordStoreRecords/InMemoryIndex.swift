@@ -9,24 +9,33 @@ public struct InMemoryIndex: Sendable {
     public let order: ChordsetOrder
     private let entries: [(key: [UInt8], id: UUID)]
 
-    /// Sorts `state`'s chordsets by `order`'s keys.
+    /// Sorts `state`'s chordsets by `order`'s keys. Reads only each chordset's id, title
+    /// and creation date (not its chords); the creation order sorts fixed-size integers
+    /// that compare as its keys do, and makes the keys after.
     public init(_ state: InMemoryState, order: ChordsetOrder) {
         self.order = order
         var keyed: [(key: [UInt8], id: UUID)] = []
         keyed.reserveCapacity(state.chordsetCount())
-        for id in state.chordsetIDsInOrder {
-            guard let chordset = state.chordset(id) else { continue }
-            switch order {
-            case .creationDate: keyed.append((StoreKeys.creation(chordset.creationDate, id), id))
-            case .title: keyed.append((StoreKeys.title(chordset), id))
-            case .index: keyed.append((StoreKeys.index(chordset.index), id))
+        switch order {
+        case .index:
+            for (index, id) in state.chordsetIDsInOrder.enumerated() { keyed.append((StoreKeys.index(index), id)) }
+        case .title:
+            state.forEachChordsetHeader { id, title, created in keyed.append((StoreKeys.title(title, created, id), id)) }
+            keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        case .creationDate:
+            var sortable: [(time: Int64, high: UInt64, low: UInt64, created: Instant, id: UUID)] = []
+            sortable.reserveCapacity(state.chordsetCount())
+            state.forEachChordsetHeader { id, _, created in
+                let (high, low) = StoreKeys.sortKey(id)
+                sortable.append((created.microsecondsSince1970, high, low, created, id))
             }
+            sortable.sort { ($0.time, $0.high, $0.low) < ($1.time, $1.high, $1.low) }
+            for entry in sortable { keyed.append((StoreKeys.creation(entry.created, entry.id), entry.id)) }
         }
-        if order != .index { keyed.sort { $0.key.lexicographicallyPrecedes($1.key) } }
         entries = keyed
     }
 
-    /// See ``StoreSnapshot/scan(_:descending:after:from:_:)``: binary searches to the
+    /// See ``OrderedChordsets/scan(_:descending:after:from:_:)``: binary searches to the
     /// cursor or the start key, then walks the sorted keys.
     package func scan(
         descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,

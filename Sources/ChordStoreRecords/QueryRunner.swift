@@ -11,7 +11,9 @@ package protocol OrderedChordsets {
     func chordset(_ id: UUID) throws -> Chordset?
     /// How many chordsets there are.
     func chordsetCount() throws -> Int
-    /// See ``StoreSnapshot/scan(_:descending:after:from:_:)``.
+    /// Calls `body` with `order`'s index entries (key bytes, chordset id), ascending or
+    /// `descending`, from just past `cursor` (a key) or from `start` (a key prefix), until
+    /// it returns `false`.
     func scan(
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool) throws

@@ -44,7 +44,12 @@ package enum StoreKeys {
     /// control characters), then the creation key; so titles sort by their folded form,
     /// then by creation.
     package static func title(_ chordset: Chordset) -> [UInt8] {
-        titlePart(TitleKey.bytes(chordset.title)) + [0] + creation(chordset.creationDate, chordset.id)
+        title(chordset.title, chordset.creationDate, chordset.id)
+    }
+
+    /// ``title(_:)`` from the fields it reads.
+    package static func title(_ title: String, _ creationDate: Instant, _ id: UUID) -> [UInt8] {
+        titlePart(TitleKey.bytes(title)) + [0] + creation(creationDate, id)
     }
 
     /// Most bytes of a folded title a title key holds (LMDB keys are at most 511 bytes;

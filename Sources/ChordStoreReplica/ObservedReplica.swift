@@ -26,17 +26,19 @@ public enum AppPhase: Sendable, Hashable {
 /// at once and keep the refusal in ``lastError``.
 ///
 /// ```swift
-/// @State var songs = ObservedReplica(replica, query: ChordsetQuery(order: .index))
+/// // Made once (in the App's init, say), not in a View's initialiser:
+/// let songs = ObservedReplica(replica, query: ChordsetQuery(order: .index))
+/// songs.startSync(with: client)
 /// …
 /// List(songs.chordsets) { Text($0.title) }
-///     .onAppear { songs.startSync(with: client) }
-///     .onChange(of: scenePhase) { _, phase in songs.setPhase(phase == .active ? .active : phase == .background ? .background : .inactive) }
+/// …
+/// .onChange(of: scenePhase) { _, phase in songs.setPhase(phase == .active ? .active : phase == .background ? .background : .inactive) }
 /// ```
 ///
 /// The sync runs while the app is active or inactive, stops in the background, and
 /// retries at once when the network comes back (NWPathMonitor on Apple platforms;
-/// elsewhere, or in tests, the `networkChanges` given to the initialiser). Reads never
-/// wait for the sync: the replica publishes its view after each change.
+/// elsewhere, or in tests, the `networkChanges` given to the initialiser). Reads do not
+/// wait for the sync's batches (``Replica/chordsets(_:)``).
 @MainActor
 @Observable
 public final class ObservedReplica {
@@ -87,13 +89,14 @@ public final class ObservedReplica {
     // MARK: Sync
 
     /// Syncs with `client` continuously while the app is active or inactive (replacing a
-    /// sync already started).
+    /// sync already started, which ends first).
     public func startSync(with client: Client) {
         self.client = client
         if phase != .background { runSync() }
     }
 
-    /// Stops syncing (the writes are kept, and flushed to disk).
+    /// Stops syncing until ``startSync(with:)`` is called again (the writes are kept, and
+    /// flushed to disk).
     public func stopSync() {
         client = nil
         pauseSync()
@@ -177,9 +180,12 @@ public final class ObservedReplica {
 
     private func runSync() {
         guard let client else { return }
-        syncTask?.cancel()
+        let previous = syncTask
+        previous?.cancel()
         let replica = self.replica
         syncTask = Task {
+            // A replica runs one sync at a time: the one replaced ends first.
+            await previous?.value
             // Ends when cancelled (paused) or when syncing needs a person (the status
             // then says `stopped` and why).
             try? await replica.run(with: client)
@@ -190,6 +196,15 @@ public final class ObservedReplica {
         syncTask?.cancel()
         syncTask = nil
         try? replica.flush()
+    }
+
+    deinit {
+        syncTask?.cancel()
+        watchTask?.cancel()
+        for task in followTasks { task.cancel() }
+        #if canImport(Network)
+        monitor?.cancel()
+        #endif
     }
 
     /// Restarts the live query for ``query``.
@@ -215,6 +230,8 @@ public final class ObservedReplica {
                 self.status = status
                 self.pendingCount = self.replica.pendingWrites.count
             }
+            // The replica closed: its last status.
+            if let self { self.status = self.replica.status }
         })
         followTasks.append(Task { [weak self] in
             for await notice in notices {
@@ -233,7 +250,7 @@ public final class ObservedReplica {
             #if canImport(Network)
             let monitor = NWPathMonitor()
             let replica = self.replica
-            monitor.pathUpdateHandler = { path in
+            monitor.pathUpdateHandler = { @Sendable path in
                 if path.status == .satisfied { replica.retryNow() }
             }
             monitor.start(queue: DispatchQueue(label: "chordstore.replica.network"))

@@ -66,7 +66,7 @@ extension Replica {
             var previous: [Chordset]?
             for await _ in signals {
                 guard let page = try? self.chordsets(query) else { continue }
-                let pending = self.currentView().pending.count
+                let pending = self.readState().pending.count
                 if let before = previous {
                     let deltas = ListDelta.changes(from: before, to: page.chordsets)
                     if deltas.isEmpty { continue }

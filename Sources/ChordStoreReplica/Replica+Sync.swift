@@ -101,9 +101,13 @@ extension Replica {
             } catch {
                 if Task.isCancelled { break }
                 let reason = (error as? ReplicaError)?.message ?? "\(error)"
-                setLink(.idle(reason))
+                // The wait can be cut short (retryNow) from the moment the status says offline.
                 let (retries, retry) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                core.withLock { $0.retry = retry }
+                core.withLock { core in
+                    core.retry = retry
+                    core.link = .idle(reason)
+                }
+                publishStatus()
                 await Self.sleep(for: backoff.next(), orUntil: retries)
                 core.withLock { $0.retry = nil }
             }
@@ -367,8 +371,8 @@ extension Replica {
         let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
             // Reads see the view before the batch while it is folded and stored.
-            heldView.withLock { $0 = View(core) }
-            defer { heldView.withLock { $0 = nil } }
+            heldReadState.withLock { $0 = ReadState(core) }
+            defer { heldReadState.withLock { $0 = nil } }
             let done: [(PendingWrite, UInt64)]
             do {
                 done = try core.model.applyPulled(

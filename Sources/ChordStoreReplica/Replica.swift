@@ -38,8 +38,8 @@ public final class Replica: Sendable {
         /// Reads a directory of format 1 (LMDB) so that opening moves it to format 2;
         /// `nil` (the default, and all an app for iOS has) refuses such a directory with
         /// ``ReplicaError/Code/formatNeedsMove``. `ChordStoreReplicaFormat1` sets it
-        /// (``Replica/Options/movingFormat1``).
-        public var format1Reader: ReplicaFormat1.Reader?
+        /// (``Replica/Options/movingFormat1``, the public way to set it).
+        package var format1Reader: ReplicaFormat1.Reader?
 
         /// The defaults: writes flushed at each sync and on close.
         public init() {}
@@ -87,11 +87,13 @@ public final class Replica: Sendable {
 
     let core: Mutex<Core>
 
-    /// The view as reads see it: taken under ``core``'s lock when it is free, or, while a
-    /// pull holds the lock to fold and store a batch, the view as it was when the batch
-    /// began (``heldView``). So reads never wait behind a pull's fold or commit, and see
-    /// every local write that returned (a local write waits for the batch).
-    struct View: Sendable {
+    /// What a read answers from: the device's view taken under ``core``'s lock when the
+    /// lock is free or, while a pull holds the lock to fold and store a batch, the view as
+    /// it was when the batch began (``heldReadState``, set under the lock). So reads do not
+    /// wait behind a pull's batch, and see every local write that returned (a local write
+    /// waits for the batch). Other holders of the lock are short (a local write, a
+    /// refusal's record), or rare (dropping a damaged copy).
+    struct ReadState: Sendable {
         var state: InMemoryState
         var head: UInt64
         var version: UInt64
@@ -105,18 +107,19 @@ public final class Replica: Sendable {
         }
     }
 
-    /// Set while a pull holds ``core``'s lock for a batch: the view before it.
-    let heldView = Mutex<View?>(nil)
+    /// Set while a pull holds ``core``'s lock for a batch: the view before it. Holding it
+    /// makes the batch's fold copy the view's state once (copy on write).
+    let heldReadState = Mutex<ReadState?>(nil)
     /// The sync's status, published at every change (read without ``core``'s lock).
     let publishedStatus: Mutex<SyncStatus>
     /// Each order's index of the view at a version, sorted at the first query that needs it.
     let indexes = Mutex<(version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex])>((0, [:]))
 
-    /// The view for a read, without waiting behind a pull (``View``).
-    func currentView() -> View {
-        if let fresh = core.withLockIfAvailable({ View($0) }) { return fresh }
-        if let held = heldView.withLock({ $0 }) { return held }
-        return core.withLock { View($0) }
+    /// The view for a read, without waiting behind a pull's batch (``ReadState``).
+    func readState() -> ReadState {
+        if let fresh = core.withLockIfAvailable({ ReadState($0) }) { return fresh }
+        if let held = heldReadState.withLock({ $0 }) { return held }
+        return core.withLock { ReadState($0) }
     }
 
     private init(directory: URL, storeName: String, session: String, options: Options, storage: ReplicaStorage, core: Core) {
@@ -277,6 +280,11 @@ public final class Replica: Sendable {
         let watchers = core.withLock { core -> Watchers in
             core.closed = true
             core.wake?.finish()
+            core.retry?.finish()
+            if case .stopped = core.link {} else { core.link = .idle("closed") }
+            let status = Self.status(of: core)
+            publishedStatus.withLock { $0 = status }
+            for continuation in core.watchers.statuses.values { continuation.yield(status) }
             defer { core.watchers = Watchers() }
             return core.watchers
         }
@@ -341,10 +349,10 @@ public final class Replica: Sendable {
     // MARK: Reads
 
     /// The chordset with `id` in the device's view.
-    public func chordset(_ id: UUID) -> Chordset? { currentView().state.chordset(id) }
+    public func chordset(_ id: UUID) -> Chordset? { readState().state.chordset(id) }
 
     /// The controls chord in the device's view.
-    public func controlsChord() -> Chord? { currentView().state.controlsChord() }
+    public func controlsChord() -> Chord? { readState().state.controlsChord() }
 
     /// One page of a query over the device's view: the server's filters, orders and
     /// cursors (docs/FEED.md). The page's `sequence` is the last store event the view
@@ -359,10 +367,10 @@ public final class Replica: Sendable {
     }
 
     /// The device's writes not yet seen back in the store's feed, in order.
-    public var pendingWrites: [PendingWrite] { currentView().pending }
+    public var pendingWrites: [PendingWrite] { readState().pending }
 
     /// The last store event copied to the device.
-    public var lastSequence: UInt64 { currentView().head }
+    public var lastSequence: UInt64 { readState().head }
 
     /// The last `limit` writes the server refused, oldest first.
     public func rejectedWrites(limit: Int = 100) throws(ReplicaError) -> [RejectedWrite] {
@@ -370,7 +378,7 @@ public final class Replica: Sendable {
     }
 
     private func queries() -> InMemoryQueries {
-        let view = currentView()
+        let view = readState()
         let (state, head, version) = (view.state, view.head, view.version)
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
     }

@@ -56,7 +56,9 @@ struct ReplicaModel: Sendable {
     /// sequence numbers.
     ///
     /// Folds in place (the view lets go of its share of the state first, so nothing is
-    /// copied): if it throws, the model is unusable and must be restored from disk.
+    /// copied unless a reader holds the state: the replica's ``Replica/ReadState`` during a
+    /// batch, which costs one copy per batch): if it throws, the model is unusable and
+    /// must be restored from disk.
     ///
     /// A pending write is matched by its command id whatever the event's session: a
     /// directory copied from another installation sends the original's queued writes under

@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreRecords
 import Foundation
 import GRDB
+import Synchronization
 
 /// A replica's directory (format 2): two SQLite databases, so that what only the device
 /// holds never shares a file with what the server can send again.
@@ -60,6 +61,9 @@ final class ReplicaStorage: @unchecked Sendable {
 
     /// Held by every use of the databases and by closing them.
     private let access = NSRecursiveLock()
+    /// Called as a batch of copied events starts to be stored (tests stop a pull there,
+    /// between its fold and its commit).
+    let beforeStoringEvents = Mutex<(@Sendable () -> Void)?>(nil)
     private var closed = false
     let directory: URL
     private let lock: DirectoryLock
@@ -370,6 +374,7 @@ final class ReplicaStorage: @unchecked Sendable {
     /// and removes them then (``removeConfirmed(commandIDs:)``).
     func appendEvents(_ records: [CopiedEvent], confirming done: [PendingWrite]) throws(ReplicaError) {
         guard let last = records.last else { return }
+        beforeStoringEvents.withLock { $0 }?()
         try writeEvents { db in
             let insert = try db.cachedStatement(sql: "INSERT INTO events (sequence, record, checksum, chain_seed) VALUES (?, ?, ?, ?)")
             for record in records {

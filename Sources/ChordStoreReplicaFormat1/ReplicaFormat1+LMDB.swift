@@ -1,5 +1,5 @@
 public import ChordStoreReplica
-public import Foundation
+package import Foundation
 import LMDB
 
 /// Reading a device replica directory of format 1 (LMDB), so that ``Replica/open(at:store:options:)``
@@ -7,7 +7,7 @@ import LMDB
 /// that an app for iOS does not build (format 1 only ever ran on Linux).
 extension ReplicaFormat1 {
     /// Reads the format 1 replica in `directory` (LMDB), every database whole.
-    public static func read(_ directory: URL) throws(ReplicaError) -> ReplicaFormat1 {
+    package static func read(_ directory: URL) throws(ReplicaError) -> ReplicaFormat1 {
         var found = ReplicaFormat1()
         do {
             var options = Environment.Options()
@@ -55,7 +55,8 @@ extension ReplicaFormat1 {
 }
 
 extension Replica.Options {
-    /// The defaults, able to move a format 1 directory (``ReplicaFormat1/read(_:)``).
+    /// The defaults, able to move a directory of format 1 (LMDB) to format 2 on open
+    /// (``ReplicaFormat1/read(_:)``).
     public static var movingFormat1: Replica.Options {
         var options = Replica.Options()
         options.format1Reader = ReplicaFormat1.read

@@ -6,6 +6,7 @@ import ChordStoreServer
 import Foundation
 import Logging
 import Observation
+import Synchronization
 import Testing
 
 /// The SwiftUI binding (``ObservedReplica``), observed as SwiftUI observes it
@@ -118,28 +119,70 @@ struct ObservedReplicaTests {
         #expect(try store.count(ChordsetQuery()).count == 1)
     }
 
-    @Test("reads answer from the published view while the replica's model is locked (a pull folding or committing)")
+    @Test("reads answer while a pull holds the replica's lock for a batch (stopped between its fold and its commit), with every local write")
     nonisolated func readsDoNotWait() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let client = ReplicaSyncTests.client(server)
         let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         defer { replica.close() }
+        _ = try await replica.sync(with: client)  // the store's id is recorded: the next sync only pulls
         let verse = try replica.addChordset(AddChordset(title: "Verse"))
-        let answered = DispatchSemaphore(value: 0)
-        let waited = replica.core.withLock { core -> DispatchTimeoutResult in
-            // The model's lock is held, as a pull holds it across a batch's fold and commit,
-            // with the view before the batch set aside for reads (Replica.apply).
-            replica.heldView.withLock { $0 = Replica.View(core) }
-            defer { replica.heldView.withLock { $0 = nil } }
-            Thread {
-                if replica.chordset(verse.id) == nil { return }
-                _ = try? replica.chordsets()
-                _ = try? replica.count()
-                _ = replica.status
-                _ = replica.pendingWrites
-                _ = replica.lastSequence
-                answered.signal()
-            }.start()
-            return answered.wait(timeout: .now() + 5)
+        _ = try await replica.sync(with: client)
+        let local = try replica.addChordset(AddChordset(title: "Made just now"))
+        try await server.store.fill(50)
+
+        // The pull's batch takes the replica's lock, folds, and waits before storing the
+        // events until the reads are done.
+        let (inBatch, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        replica.storage.beforeStoringEvents.withLock {
+            $0 = {
+                inBatch.signal()
+                release.wait()
+            }
         }
-        #expect(waited == .success, "a read waited for the model's lock")
+        let syncing = Task { try await replica.sync(with: client) }
+        #expect(await Task.detached { inBatch.wait(timeout: .now() + 20) }.value == .success, "the pull did not reach its batch")
+        replica.storage.beforeStoringEvents.withLock { $0 = nil }
+        let answered = DispatchSemaphore(value: 0)
+        let seen = Mutex<[String]>([])
+        Thread {
+            let titles = ((try? replica.chordsets())?.chordsets ?? []).map(\.title)
+            if replica.chordset(verse.id) != nil, replica.chordset(local.id) != nil, (try? replica.count()) != nil,
+               !replica.pendingWrites.isEmpty, replica.lastSequence > 0 {
+                seen.withLock { $0 = titles }
+                answered.signal()
+            }
+        }.start()
+        let waited = answered.wait(timeout: .now() + 5)
+        release.signal()
+        #expect(waited == .success, "a read waited for the pull's batch, or missed a write")
+        #expect(seen.withLock { $0 } == ["Verse", "Made just now"], "the view before the batch, with the local write")
+        _ = try await syncing.value
+        #expect(try replica.count() == 52)
+    }
+
+    @Test("starting the sync twice at once (two windows' onAppear) leaves one sync running")
+    func startTwice() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        defer { replica.close() }
+        let model = Self.model(replica)
+        defer { model.close() }
+        model.startSync(with: ReplicaSyncTests.client(server))
+        model.startSync(with: ReplicaSyncTests.client(server))
+        #expect(await Self.until { model.status == .upToDate(lastSequence: 0) }, "\(model.status)")
+        model.add(AddChordset(title: "After the restart"))
+        #expect(await Self.until { model.pendingCount == 0 && model.status == .upToDate(lastSequence: 1) }, "\(model.status)")
+    }
+
+    @Test("a closed replica's model shows it closed")
+    func closed() async throws {
+        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let model = Self.model(replica)
+        defer { model.close() }
+        replica.close()
+        #expect(await Self.until { if case .offline(_, _, "closed") = model.status { true } else { false } }, "\(model.status)")
     }
 }

@@ -66,7 +66,10 @@ public final class ObservedReplica {
     public private(set) var phase: AppPhase = .active
 
     @ObservationIgnored private var client: Client?
+    /// The running sync, or the last one (cancelled, perhaps still ending).
     @ObservationIgnored private var syncTask: Task<Void, Never>?
+    /// Whether ``syncTask`` is the running sync (not paused or stopped).
+    @ObservationIgnored private var syncing = false
     @ObservationIgnored private var watchTask: Task<Void, Never>?
     @ObservationIgnored private var followTasks: [Task<Void, Never>] = []
     #if canImport(Network)
@@ -109,7 +112,7 @@ public final class ObservedReplica {
         self.phase = phase
         switch phase {
         case .background: pauseSync()
-        case .active, .inactive: if syncTask == nil, client != nil { runSync() }
+        case .active, .inactive: if !syncing { runSync() }
         }
     }
 
@@ -183,6 +186,7 @@ public final class ObservedReplica {
         let previous = syncTask
         previous?.cancel()
         let replica = self.replica
+        syncing = true
         syncTask = Task {
             // A replica runs one sync at a time: the one replaced ends first.
             await previous?.value
@@ -193,8 +197,8 @@ public final class ObservedReplica {
     }
 
     private func pauseSync() {
-        syncTask?.cancel()
-        syncTask = nil
+        syncTask?.cancel()  // kept: a sync started next waits for it to end
+        syncing = false
         try? replica.flush()
     }
 

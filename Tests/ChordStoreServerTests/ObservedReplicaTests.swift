@@ -162,7 +162,7 @@ struct ObservedReplicaTests {
         #expect(try replica.count() == 52)
     }
 
-    @Test("starting the sync twice at once (two windows' onAppear) leaves one sync running")
+    @Test("starting the sync twice at once, or going to the background and back at once, leaves one sync running")
     func startTwice() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
@@ -175,6 +175,12 @@ struct ObservedReplicaTests {
         #expect(await Self.until { model.status == .upToDate(lastSequence: 0) }, "\(model.status)")
         model.add(AddChordset(title: "After the restart"))
         #expect(await Self.until { model.pendingCount == 0 && model.status == .upToDate(lastSequence: 1) }, "\(model.status)")
+        for _ in 0..<20 {
+            model.setPhase(.background)
+            model.setPhase(.active)
+        }
+        model.add(AddChordset(title: "After the phases"))
+        #expect(await Self.until { model.pendingCount == 0 && model.status == .upToDate(lastSequence: 2) }, "\(model.status)")
     }
 
     @Test("a closed replica's model shows it closed")

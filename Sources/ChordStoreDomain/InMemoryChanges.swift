@@ -17,6 +17,18 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// Empty, as before the first event.
     public init() {}
 
+    /// The stacks, revisions and histories of a saved view, as they were.
+    public init(
+        undo: [String: [UInt64]], redo: [String: [UInt64]], revisions: [RevisionKey: Revision],
+        chordsetHistory: [UUID: [UInt64]], sessionHistory: [String: [UInt64]]
+    ) {
+        self.undo = undo
+        self.redo = redo
+        self.revisions = revisions
+        self.chordsetHistory = chordsetHistory
+        self.sessionHistory = sessionHistory
+    }
+
     public func undoTop(_ session: String) -> UInt64? { undo[session]?.last }
     public func redoTop(_ session: String) -> UInt64? { redo[session]?.last }
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }

@@ -200,6 +200,10 @@ public final class ObservedReplica {
         syncTask?.cancel()  // kept: a sync started next waits for it to end
         syncing = false
         try? replica.flush()
+        // The view saved off the main actor, so that an app killed in the background
+        // opens without folding the events copied since the last save.
+        let replica = replica
+        Task.detached(priority: .utility) { replica.saveView(closing: true) }
     }
 
     deinit {

@@ -25,11 +25,19 @@ public struct PendingWrite: Sendable, Hashable {
     /// that stop being the change it would revert (the change was refused), the undo is
     /// refused on the device and never sent.
     public let revertsCommandID: String?
+    /// The device session it was made under, and is sent under (`nil`: the replica's). A
+    /// directory copied from another installation starts a session of its own but keeps
+    /// the original's queue: those writes go under the original's session, so that the
+    /// server decides each (an undo above all) as the original device would have, and
+    /// answers one the original sent already with its first event.
+    public let session: String?
 
     /// Creates a pending write.
     public init(
-        key: UInt64, commandID: String, command: Command, made: Instant, confirmedSequence: UInt64 = 0, revertsCommandID: String? = nil
+        key: UInt64, commandID: String, command: Command, made: Instant, confirmedSequence: UInt64 = 0, revertsCommandID: String? = nil,
+        session: String? = nil
     ) {
+        self.session = session
         self.key = key
         self.commandID = commandID
         self.command = command
@@ -74,7 +82,7 @@ enum PendingWriteCodec {
 
     static func message(_ write: PendingWrite, session: String) -> Chordstore_V1_PendingWrite {
         let context = Chordstore_V1_CommandContext.with {
-            $0.session = session
+            $0.session = write.session ?? session
             $0.commandID = write.commandID
         }
         let request = CommandMessages.request(for: write.command, context: context)
@@ -110,7 +118,8 @@ enum PendingWriteCodec {
             return PendingWrite(
                 key: key, commandID: request.commandContext.commandID, command: try CommandMessages.command(from: request),
                 made: Instant(microsecondsSince1970: message.madeMicros), confirmedSequence: message.confirmedSequence,
-                revertsCommandID: message.revertsCommandID.isEmpty ? nil : message.revertsCommandID)
+                revertsCommandID: message.revertsCommandID.isEmpty ? nil : message.revertsCommandID,
+                session: request.commandContext.session.isEmpty ? nil : request.commandContext.session)
         } catch {
             throw ReplicaError(.damaged, "pending write \(key) cannot be read: \(error.message)")
         }

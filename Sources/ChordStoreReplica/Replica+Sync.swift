@@ -136,6 +136,7 @@ extension Replica {
     // MARK: Steps
 
     private func begin(_ client: Client) throws(ReplicaError) {
+        if isReadOnly { throw Self.readOnlyError("sync") }
         let named = client.store.isEmpty ? StoreName.default : client.store
         guard named == storeName else {
             throw ReplicaError(.wrongStore, "the client works on store \(named), but this replica copies store \(storeName)")
@@ -250,7 +251,7 @@ extension Replica {
                 continue
             }
             let context = Chordstore_V1_CommandContext.with {
-                $0.session = session
+                $0.session = write.session ?? session
                 $0.commandID = write.commandID
             }
             let request = CommandMessages.request(for: write.command, context: context)
@@ -348,7 +349,7 @@ extension Replica {
             try FeedChain.check(bytes, recorded: recorded, seed: seed, after: &chain)
             batch.append(CopiedEvent(sequence: recorded.sequence, bytes: bytes, seed: seed, recorded: recorded))
             if recorded.sequence >= target || batch.count >= 1_024 {
-                try apply(batch)
+                try apply(batch, caughtUp: recorded.sequence >= target)
                 report.pulled += batch.count
                 batch.removeAll(keepingCapacity: true)
             }
@@ -366,8 +367,10 @@ extension Replica {
     }
 
     /// Folds feed events into the confirmed store and stores them, then takes the queued
-    /// writes they confirm off the queue.
-    private func apply(_ batch: [CopiedEvent]) throws(ReplicaError) {
+    /// writes they confirm off the queue. Once the pull is `caughtUp` (the server's last
+    /// event copied), the view is saved if due (not during a long pull: each save encodes
+    /// the whole view; an app stopped in the middle of one folds what it copied).
+    private func apply(_ batch: [CopiedEvent], caughtUp: Bool) throws(ReplicaError) {
         let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
             // Reads see the view before the batch while it is folded and stored.
@@ -378,6 +381,7 @@ extension Replica {
                 done = try core.model.applyPulled(
                     batch.map(\.recorded.change), commandIDs: batch.map(\.recorded.commandID))
                 try storage.appendEvents(batch, confirming: done.map(\.0))
+                prepareIndexes(core)
             } catch let error as ReplicaError where error.inCopy {
                 // The copy of the events was found damaged while storing the batch: it is
                 // dropped and the next round copies it again (`run` retries at once).
@@ -394,6 +398,7 @@ extension Replica {
         }
         announce(done.map { ReplicaNotice.confirmed(commandID: $0.0.commandID, sequence: $0.1) })
         changed()
+        if caughtUp { saveView(closing: false, inBackground: true) }
     }
 
     /// Refusals of a write's content, which sending it again would not change: the write

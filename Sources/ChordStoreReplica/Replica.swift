@@ -9,7 +9,7 @@ import Synchronization
 /// queue to the server in order and copies the store's new events from its change feed.
 ///
 /// ```swift
-/// let replica = try Replica.open(at: directory, store: "songs")
+/// let replica = try await Replica.open(at: directory, store: "songs")
 /// let verse = try replica.addChordset(AddChordset(title: "Verse"))   // offline too
 /// let client = Client(host: "db.example", port: 7420, store: "songs", credentials: credentials)
 /// Task { try await replica.run(with: client) }
@@ -40,6 +40,10 @@ public final class Replica: Sendable {
         /// ``ReplicaError/Code/formatNeedsMove``. `ChordStoreReplicaFormat1` sets it
         /// (``Replica/Options/movingFormat1``, the public way to set it).
         package var format1Reader: ReplicaFormat1.Reader?
+        /// The fewest copied events a replica has before its view is saved
+        /// (``ViewCheckpoint``): a smaller copy folds quickly, and every event of it is
+        /// checked at each open. (Tests lower it.)
+        package var checkpointMinimum: UInt64 = 4_096
 
         /// The defaults: writes flushed at each sync and on close.
         public init() {}
@@ -73,6 +77,11 @@ public final class Replica: Sendable {
         var damageFound: [ReplicaDamage] = []
         /// Whether ``ReplicaNotice/resyncing(reason:)`` went out (at the first sync).
         var resyncAnnounced = false
+        /// The head of the last view saved or claimed for saving (``saveView(closing:)``),
+        /// or of the one the replica opened from; 0: none.
+        var savedHead: UInt64 = 0
+        /// Set while a view is being saved (``saveView(closing:inBackground:)``).
+        var saving = false
     }
 
     /// Where the sync's connection is.
@@ -112,6 +121,8 @@ public final class Replica: Sendable {
     let heldReadState = Mutex<ReadState?>(nil)
     /// The sync's status, published at every change (read without ``core``'s lock).
     let publishedStatus: Mutex<SyncStatus>
+    /// Entered while a pull's view is saved in the background: closing waits for it.
+    let savingView = DispatchGroup()
     /// Each order's index of the view at a version, sorted at the first query that needs it.
     let indexes = Mutex<(version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex])>((0, [:]))
 
@@ -122,7 +133,7 @@ public final class Replica: Sendable {
         return core.withLock { ReadState($0) }
     }
 
-    private init(directory: URL, storeName: String, session: String, options: Options, storage: ReplicaStorage, core: Core) {
+    init(directory: URL, storeName: String, session: String, options: Options, storage: ReplicaStorage, core: Core) {
         self.directory = directory
         self.storeName = storeName
         self.session = session
@@ -138,7 +149,36 @@ public final class Replica: Sendable {
     /// moved to format 2 first; a damaged copy of the store's events is dropped and
     /// copied again at the next sync, keeping every pending write (``resyncReason`` and
     /// ``damageFound`` say so), and damaged queued writes are taken aside, never sent.
+    ///
+    /// It blocks its caller while it reads the directory: from an app's main actor, call
+    /// the `async` one, which opens off it.
     public static func open(at directory: URL, store: String? = nil, options: Options = Options()) throws(ReplicaError) -> Replica {
+        try openNow(at: directory, store: store, options: options)
+    }
+
+    /// Opens the replica in `directory` as the synchronous ``open(at:store:options:)``
+    /// does, on a thread of its own: the caller (the main actor, say) does not wait for
+    /// the files. Opening reads the saved view and folds only the events copied after it
+    /// (docs/DEVICES.md, "A SwiftUI view").
+    public static func open(at directory: URL, store: String? = nil, options: Options = Options()) async throws(ReplicaError) -> Replica {
+        try await offThread(directory) { () throws(ReplicaError) in try openNow(at: directory, store: store, options: options) }
+    }
+
+    /// Runs `open` (an opening of `directory`) on a thread of its own.
+    static func offThread(
+        _ directory: URL, _ open: @escaping @Sendable () throws(ReplicaError) -> Replica
+    ) async throws(ReplicaError) -> Replica {
+        let opening = Task.detached(priority: .userInitiated) { () throws(ReplicaError) -> Replica in try open() }
+        do {
+            return try await opening.value
+        } catch let error as ReplicaError {
+            throw error
+        } catch {
+            throw ReplicaError(.storage, "cannot open \(directory.path): \(error)")
+        }
+    }
+
+    private static func openNow(at directory: URL, store: String?, options: Options) throws(ReplicaError) -> Replica {
         if let store {
             do {
                 try StoreName.check(store)
@@ -158,7 +198,8 @@ public final class Replica: Sendable {
                 directory: directory, storeName: meta.store, session: meta.session, options: options, storage: storage,
                 core: Core(
                     model: model, nextKey: nextKey, storeID: meta.storeID,
-                    resyncReason: storage.eventsDropped ?? restored.resyncReason, damageFound: storage.damageFound + restored.damage))
+                    resyncReason: storage.eventsDropped ?? restored.resyncReason, damageFound: storage.damageFound + restored.damage,
+                    savedHead: restored.savedHead))
         } catch {
             storage.close()
             throw error
@@ -171,16 +212,20 @@ public final class Replica: Sendable {
     /// of the events dropped, damaged queued writes set aside).
     static func restore(
         _ storage: ReplicaStorage, through head: UInt64, session: String
-    ) throws(ReplicaError) -> (view: ReplicaView, pending: [PendingWrite], damage: [ReplicaDamage], resyncReason: String?) {
+    ) throws(ReplicaError) -> (view: ReplicaView, pending: [PendingWrite], damage: [ReplicaDamage], resyncReason: String?, savedHead: UInt64) {
         var (pending, damaged) = try storage.queuedWrites()
         var damage: [ReplicaDamage] = []
         var resyncReason: String?
         var view = ReplicaView()
         var found: Set<String> = []
+        var savedHead: UInt64 = 0
         do {
             let queued = Set(pending.map(\.commandID) + damaged.compactMap(\.decoded?.commandID))
-            (view, found) = try load(storage, through: head, session: session, finding: queued)
+            let saved = savedView(storage, through: head, session: session)
+            savedHead = saved?.head ?? 0
+            (view, found) = try load(storage, through: head, session: session, from: saved, finding: queued)
         } catch {
+            savedHead = 0
             let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
             resyncReason = reason
             damage.append(ReplicaDamage(.copyDropped, reason))
@@ -191,18 +236,37 @@ public final class Replica: Sendable {
         pending.removeAll { isConfirmed($0.commandID) }
         damaged.removeAll { isConfirmed($0.decoded?.commandID) }
         damage += try storage.setAside(damaged, session: session, now: .now)
-        return (view, pending, damage, resyncReason)
+        return (view, pending, damage, resyncReason, savedHead)
     }
 
-    /// Folds the stored events 1...head; returns the view and which of the command ids
-    /// `finding` the events hold.
+    /// The saved view (``ViewCheckpoint``; `saved`, when the caller read it already) when
+    /// it can stand for the copied events up to its head: of this session, not ahead of `head`, and saved from this copy (the
+    /// copied event at its head, checked, has the checksum it recorded). Else `nil`: the
+    /// events are folded from the first.
+    static func savedView(
+        _ storage: ReplicaStorage, through head: UInt64, session: String, read saved: ViewCheckpoint.Saved?? = nil
+    ) -> ReplicaView? {
+        let file: ViewCheckpoint.Saved? = if let saved { saved } else { try? ViewCheckpoint.read(in: storage.directory) }
+        guard head > 0, let saved = file, saved.session == session, saved.view.head <= head,
+              let record = try? storage.record(at: saved.view.head),
+              record.withUnsafeBytes({ RecordCodec.storedChecksum($0) }) == saved.eventChecksum
+        else { return nil }
+        return saved.view
+    }
+
+    /// Folds the stored events after `saved` (a saved view, or the empty store) up to
+    /// `head`; returns the view and which of the command ids `finding` the events hold
+    /// (for those `saved` covers, the device's own changes it keeps).
     static func load(
-        _ storage: ReplicaStorage, through head: UInt64, session: String, finding: Set<String> = []
+        _ storage: ReplicaStorage, through head: UInt64, session: String, from saved: ReplicaView? = nil, finding: Set<String> = []
     ) throws(ReplicaError) -> (ReplicaView, found: Set<String>) {
-        var view = ReplicaView()
+        var view = saved ?? ReplicaView()
         var found: Set<String> = []
+        if saved != nil, !finding.isEmpty {
+            for commandID in view.ownCommandIDs.values where finding.contains(commandID) { found.insert(commandID) }
+        }
         do {
-            try storage.forEachEvent(through: head) { sequence, record in
+            try storage.forEachEvent(after: view.head, through: head) { sequence, record in
                 let recorded = try RecordCodec.decodeChecked(record)
                 guard recorded.sequence == sequence else {
                     throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) is event \(recorded.sequence)")
@@ -241,6 +305,7 @@ public final class Replica: Sendable {
         var model = ReplicaModel(session: session, version: core.model.version)
         model.restore(confirmed: restored.view, pending: restored.pending)
         core.model = model
+        core.savedHead = restored.savedHead
         core.damageFound += restored.damage
         if let reason = restored.resyncReason { core.resyncReason = reason }
     }
@@ -277,6 +342,8 @@ public final class Replica: Sendable {
     /// Flushes and closes the replica: live queries and status streams end, a running
     /// sync stops at its next step, and the directory is unlocked.
     public func close() {
+        savingView.wait()
+        saveView(closing: true)
         let watchers = core.withLock { core -> Watchers in
             core.closed = true
             core.wake?.finish()
@@ -293,7 +360,10 @@ public final class Replica: Sendable {
     }
 
     /// Flushes every local write to disk, so that it also survives a power loss.
-    public func flush() throws(ReplicaError) { try storage.flush() }
+    public func flush() throws(ReplicaError) {
+        if isReadOnly { return }
+        try storage.flush()
+    }
 
     // MARK: Writes
 
@@ -303,6 +373,7 @@ public final class Replica: Sendable {
     public func perform(_ command: Command) throws(ChordStoreError) -> PendingWrite {
         let write = try core.withLock { core throws(ChordStoreError) -> PendingWrite in
             guard !core.closed else { throw ChordStoreError(.unavailable, "the replica is closed") }
+            guard !isReadOnly else { throw ChordStoreError(.failedPrecondition, Self.readOnlyError("write").message) }
             var generator = SystemRandomNumberGenerator()
             let commandID = UUID().uuidString
             let write = try core.model.write(command, commandID: commandID, key: core.nextKey, now: .now, using: &generator)
@@ -381,6 +452,20 @@ public final class Replica: Sendable {
         let view = readState()
         let (state, head, version) = (view.state, view.head, view.version)
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
+    }
+
+    /// Sorts the indexes readers used, for the view `core` holds now: called by a pull
+    /// at the end of its batch, while reads still answer from the view before it
+    /// (``heldReadState``), so that no read after the batch waits for a sort.
+    func prepareIndexes(_ core: Core) {
+        let orders = indexes.withLock { Array($0.byOrder.keys) }
+        guard !orders.isEmpty else { return }
+        let (state, version) = (core.model.local.state, core.model.version)
+        var built: [ChordsetOrder: InMemoryIndex] = [:]
+        for order in orders { built[order] = InMemoryIndex(state, order: order) }
+        indexes.withLock { cache in
+            if cache.version <= version { cache = (version, built) }
+        }
     }
 
     /// `order`'s index of the view at `version`, sorted once per change of the view.

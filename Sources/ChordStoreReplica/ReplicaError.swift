@@ -40,6 +40,9 @@ public struct ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
         case busy
         /// The server answered in a way the replica does not understand.
         case protocolError
+        /// The replica was opened for reading (``Replica/openForReading(at:options:)``, an
+        /// app extension's): it does not sync; the app does.
+        case readOnly
     }
 
     /// What failed.
@@ -71,7 +74,7 @@ extension ReplicaError {
         case .writesHeld: .resourceExhausted
         case .storeDeleted, .noReplica: .notFound
         case .accessRevoked: .unauthenticated
-        case .storeReplaced, .formatTooNew, .formatNeedsMove: .failedPrecondition
+        case .storeReplaced, .formatTooNew, .formatNeedsMove, .readOnly: .failedPrecondition
         case .wrongStore: .invalidArgument
         case .storage, .protocolError: .internal
         case .damaged: .dataLoss

@@ -42,7 +42,7 @@ struct ReplicaModel: Sendable {
             command, session: session, state: local.state, changes: local.changes, log: local, timestamp: now, using: &generator)
         let write = PendingWrite(
             key: key, commandID: commandID, command: Self.specified(command, by: decision.event), made: now,
-            revertsCommandID: local.commandID(revertedBy: decision.mark))
+            revertsCommandID: local.commandID(revertedBy: decision.mark), session: session)
         try local.fold(
             Change(sequence: local.head + 1, session: session, event: decision.event, mark: decision.mark), session: session, commandID: commandID)
         pending.append(write)
@@ -62,7 +62,8 @@ struct ReplicaModel: Sendable {
     ///
     /// A pending write is matched by its command id whatever the event's session: a
     /// directory copied from another installation sends the original's queued writes under
-    /// its own session, and the server answers a command id it has with its first event.
+    /// the original's session (``PendingWrite/session``), and the server answers a command
+    /// id it has with its first event, whichever device sent it first.
     mutating func applyPulled(_ events: [Change], commandIDs: [String]) throws(ChordStoreError) -> [(PendingWrite, UInt64)] {
         local = ReplicaView()
         var arrived: [String: UInt64] = [:]

@@ -14,7 +14,9 @@ import Synchronization
 ///   and `unreadable` (queued writes too damaged to read, kept as they were);
 /// - `events.sqlite`: `meta` (the last store sequence copied, `head`, and the store's
 ///   id) and `events` (the store's events as the change feed sent them, the server's
-///   records byte for byte, by sequence: the confirmed store is their fold).
+///   records byte for byte, by sequence: the confirmed store is their fold);
+/// - `view.checkpoint`: the confirmed store saved as far as some copied event
+///   (``ViewCheckpoint``), so that opening folds only the events after it.
 ///
 /// Every row carries a checksum of its bytes seeded with its key (XXH64): a byte changed
 /// on the device's disk is found when the row is read. An event also keeps the chain seed
@@ -66,12 +68,15 @@ final class ReplicaStorage: @unchecked Sendable {
     let beforeStoringEvents = Mutex<(@Sendable () -> Void)?>(nil)
     private var closed = false
     let directory: URL
-    private let lock: DirectoryLock
+    /// The directory's lock; `nil` for a reader (``openForReading(_:)``).
+    private let lock: DirectoryLock?
     private let queue: DatabaseQueue
     private var events: DatabaseQueue
     let flushEveryWrite: Bool
+    /// Opened for reading beside the app's process: never written, never locked.
+    var isReader: Bool { lock == nil }
 
-    private init(directory: URL, lock: DirectoryLock, queue: DatabaseQueue, events: DatabaseQueue, flushEveryWrite: Bool) {
+    init(directory: URL, lock: DirectoryLock?, queue: DatabaseQueue, events: DatabaseQueue, flushEveryWrite: Bool) {
         self.directory = directory
         self.lock = lock
         self.queue = queue
@@ -191,11 +196,11 @@ final class ReplicaStorage: @unchecked Sendable {
     /// Releases the files and the directory lock, flushing first.
     func close() {
         closeDatabases()
-        lock.release()
+        lock?.release()
     }
 
     private func closeDatabases() {
-        try? flush()
+        if !isReader { try? flush() }
         access.withLock {
             closed = true
             try? queue.close()
@@ -219,7 +224,7 @@ final class ReplicaStorage: @unchecked Sendable {
     /// The description, with what can be worked out again made again when damaged (a
     /// damaged installation starts a new session; a damaged next key follows the keys in
     /// use). A damaged format, store or session is `damaged`: nothing tells them.
-    private func readMeta(newSession: () -> String) throws(ReplicaError) -> Meta? {
+    func readMeta(newSession: () -> String) throws(ReplicaError) -> Meta? {
         var remade: [String] = []
         var found = try readQueue { db -> Meta? in
             guard let format = try Self.number(db, "format", in: "queue") else { return nil }
@@ -252,6 +257,9 @@ final class ReplicaStorage: @unchecked Sendable {
             return meta
         }
         guard var meta = found else { return nil }
+        if !remade.isEmpty, isReader {
+            throw ReplicaError(.damaged, "the replica's \(remade[0]) is damaged (the app's next open makes it again)")
+        }
         if !remade.isEmpty {
             for value in remade { damageFound.append(ReplicaDamage(.descriptionRemade, "the replica's \(value) was damaged and was made again")) }
             try writeQueue { db in try Self.putMeta(db, meta) }
@@ -259,6 +267,7 @@ final class ReplicaStorage: @unchecked Sendable {
         do {
             meta.head = try readEvents { db in try Self.number(db, "head", in: "events") ?? 0 }
         } catch {
+            if isReader { throw error }
             let reason = "the copy of the store's events has a damaged description (\(error.message)); it is copied again"
             eventsDropped = reason
             damageFound.append(ReplicaDamage(.copyDropped, reason))
@@ -281,14 +290,15 @@ final class ReplicaStorage: @unchecked Sendable {
         try put(db, "next_key", bytes(value.nextKey))
     }
 
-    /// Calls `body` with each stored event, in order, up to `head`, after checking its
-    /// row's checksum and, where the feed sent its chain seed, its own checksum as the
-    /// server checks it (a damaged one throws ``ReplicaError/Code/damaged``).
-    func forEachEvent(through head: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Calls `body` with each stored event, in order, after `first` (0: from the first)
+    /// up to `head`, after checking its row's checksum and, where the feed sent its chain
+    /// seed, its own checksum as the server checks it (a damaged one throws
+    /// ``ReplicaError/Code/damaged``).
+    func forEachEvent(after first: UInt64 = 0, through head: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
         try readEvents { db in
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT sequence, record, checksum, chain_seed FROM events WHERE sequence <= ? ORDER BY sequence",
-                arguments: [Int64(clamping: head)])
+                db, sql: "SELECT sequence, record, checksum, chain_seed FROM events WHERE sequence > ? AND sequence <= ? ORDER BY sequence",
+                arguments: [Int64(clamping: first), Int64(clamping: head)])
             while let row = try rows.next() {
                 // Read in place (no copy of the record): the row's checksum, then the chain.
                 // (Integers through the statement's own columns: GRDB's generic decoding of
@@ -427,11 +437,27 @@ final class ReplicaStorage: @unchecked Sendable {
         events = try Self.openEvents(directory, flushEveryWrite: flushEveryWrite)
     }
 
+    /// Opens the copy of the events again, for reading: a reader's refresh (the app may
+    /// have dropped the file and made it again since).
+    func reopenEventsForReading() throws(ReplicaError) {
+        access.lock()
+        defer { access.unlock() }
+        guard !closed else { throw ReplicaError(.storage, "cannot read the replica's copy of the events: the replica is closed") }
+        let reopened = try Self.readerDatabase(
+            directory.appendingPathComponent(Self.eventsFile), migrations: Self.eventsMigrations, what: "the replica's copy of the events")
+        try? events.close()
+        events = reopened
+    }
+
     // MARK: Files
 
     /// Opens (creating) one of the two databases, migrated to this version's tables; a
-    /// database written by a newer version (a migration this one does not know) is refused.
-    static func database(_ file: URL, migrations: DatabaseMigrator, flushEveryWrite: Bool, what: String) throws(ReplicaError) -> DatabaseQueue {
+    /// database written by a newer version (a migration this one does not know) is refused
+    /// (`formatTooNew`), or, when `derived` (the copy of the events, which can be copied
+    /// again, and whose list of migrations a flipped bit can change), is `damaged`.
+    static func database(
+        _ file: URL, migrations: DatabaseMigrator, flushEveryWrite: Bool, what: String, derived: Bool = false
+    ) throws(ReplicaError) -> DatabaseQueue {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in
@@ -443,6 +469,9 @@ final class ReplicaStorage: @unchecked Sendable {
             database = try DatabaseQueue(path: file.path, configuration: configuration)
             if created { try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path) }
             if try database.read(migrations.hasBeenSuperseded) {
+                if derived {
+                    throw ReplicaError(.damaged, "\(what) names tables this version does not know (written by a newer ChordStore, or damaged)")
+                }
                 throw ReplicaError(.formatTooNew, "\(file.path) was written by a newer ChordStore (\(what) has tables this version does not know)")
             }
             try migrations.migrate(database)
@@ -460,10 +489,12 @@ final class ReplicaStorage: @unchecked Sendable {
     static func openEvents(_ directory: URL, flushEveryWrite: Bool) throws(ReplicaError) -> DatabaseQueue {
         try database(
             directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, flushEveryWrite: flushEveryWrite,
-            what: "the replica's copy of the events")
+            what: "the replica's copy of the events", derived: true)
     }
 
+    /// Removes the copy of the events and the view saved from it (``ViewCheckpoint``).
     static func removeEventsFiles(_ directory: URL) {
+        ViewCheckpoint.remove(in: directory)
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(eventsFile + suffix))
         }
@@ -475,7 +506,7 @@ final class ReplicaStorage: @unchecked Sendable {
         try run(what: "read the replica's queue") { try queue.read(body) }
     }
 
-    private func readEvents<T>(_ body: (Database) throws -> T) throws(ReplicaError) -> T {
+    func readEvents<T>(_ body: (Database) throws -> T) throws(ReplicaError) -> T {
         try run(what: "read the replica's copy of the events", inCopy: true) { try events.read(body) }
     }
 

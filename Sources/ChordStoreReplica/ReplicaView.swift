@@ -3,7 +3,7 @@ import Foundation
 
 /// The store as far as some events go: the chordsets, the undo stacks and revisions,
 /// and the device session's own changes (which its undo and redo read back).
-struct ReplicaView: Sendable, ChangeLogReading {
+struct ReplicaView: Sendable, Hashable, ChangeLogReading {
     var state = InMemoryState()
     var changes = InMemoryChanges()
     /// The device session's changes by sequence number: undo and redo read the change

@@ -18,7 +18,9 @@ struct ReplicaCommand: AsyncParsableCommand {
             local copy at once, with the server down too, and queue the write; list and
             show read the local copy; sync sends the queued writes in order and copies the
             store's new events (--server, --token as for every verb; a store-scoped token
-            is enough); status prints what is pending without contacting the server.
+            is enough); status prints what is pending without contacting the server;
+            verify checks every copied event and that their fold is the saved view (a
+            damaged copy is dropped and copied again at the next sync).
 
             The first use of a directory creates the replica: name the store with --store
             (or $CHORDSTORE_STORE). Later uses may omit it.
@@ -26,7 +28,7 @@ struct ReplicaCommand: AsyncParsableCommand {
               chordstore replica --dir phone --store songs add "Offline"
               chordstore replica --dir phone sync
             """),
-        subcommands: [Add.self, List.self, Show.self, Rename.self, Delete.self, Undo.self, Redo.self, Sync.self, Status.self])
+        subcommands: [Add.self, List.self, Show.self, Rename.self, Delete.self, Undo.self, Redo.self, Sync.self, Status.self, Verify.self])
 
     /// The options every replica verb takes.
     struct Options: ParsableArguments {
@@ -233,6 +235,28 @@ struct ReplicaCommand: AsyncParsableCommand {
                         Output.print("  \(rejection.write.command.kindName) \(rejection.write.commandID): \(rejection.code): \(rejection.message)")
                     }
                 }
+            }
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check every copied event and that their fold is the view the replica opens from (no server contact).",
+            discussion: prose("""
+                Opening a replica reads its saved view and only the events copied after it;
+                verify reads them all, checking each event's checksum and the log's chain,
+                and compares their fold with the view. Exit status 0: all is well. Exit
+                status 1 with DATA_LOSS: the copy was damaged (it is dropped and the next
+                sync copies the store again; the queued writes are kept) or the view
+                differed (its saved view is removed, so that the next open folds).
+                """))
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var replica: Options
+
+        func run() async throws {
+            try await ReplicaCommand.with(replica, global) { replica in
+                if let found = try replica.verifyCopy() { throw ChordStoreError(.dataLoss, found) }
+                Output.print("verified \(Output.count(Int(replica.lastSequence), "copied event")): the view is their fold")
             }
         }
     }

@@ -121,17 +121,17 @@ struct FormatFixtureTests {
     }
 
     @Test("a replica of format 1 opened without a format 1 reader (as an app for iOS builds) is refused, its files untouched")
-    func replica1WithoutReader() throws {
+    func replica1WithoutReader() async throws {
         let device = URL(fileURLWithPath: try copy("replica1"))
         let before = try Data(contentsOf: device.appendingPathComponent("data.mdb"))
-        let refusal = #expect(throws: ReplicaError.self) { _ = try Replica.open(at: device) }
+        let refusal = await #expect(throws: ReplicaError.self) { _ = try await Replica.open(at: device) }
         #expect(refusal?.code == .formatNeedsMove, "\(String(describing: refusal))")
         #expect(refusal?.statusCode == .failedPrecondition)
         #expect(try Data(contentsOf: device.appendingPathComponent("data.mdb")) == before)
         let files = try FileManager.default.contentsOfDirectory(atPath: device.path)
         #expect(!files.contains("queue.sqlite") && !files.contains("events.sqlite"), "\(files)")
         // With the reader, the same directory opens (and is moved).
-        let moved = try Replica.open(at: device, options: .movingFormat1)
+        let moved = try await Replica.open(at: device, options: .movingFormat1)
         #expect(moved.pendingWrites.count == 2)
         moved.close()
     }

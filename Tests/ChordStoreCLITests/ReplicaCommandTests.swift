@@ -42,6 +42,9 @@ struct ReplicaCommandTests {
         let tablet = root.appendingPathComponent("tablet").path
         #expect(try await runChordstore(["replica", "--dir", tablet, "--store", "default", "sync"] + up).status == 0)
         #expect(try await runChordstore(["replica", "--dir", tablet, "list"] + up).stdout.contains("Offline"))
+        let verified = try await runChordstore(["replica", "--dir", tablet, "verify"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdout.contains("verified 1 copied event: the view is their fold"), "\(verified.stdout)")
         let wrong = try await runChordstore(["replica", "--dir", tablet, "--store", "other", "list"])
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("is a replica of store default"))
@@ -56,7 +59,7 @@ struct ReplicaCommandTests {
         let directory = root.appendingPathComponent("device")
         let writes = 300
         do {
-            let replica = try Replica.open(at: directory, store: "default")
+            let replica = try await Replica.open(at: directory, store: "default")
             for index in 0..<writes { try replica.addChordset(AddChordset(title: "w\(index)")) }
             replica.close()
         }
@@ -77,7 +80,7 @@ struct ReplicaCommandTests {
 
             let titles = try await client.chordsets(limit: 5_000).map(\.title)
             #expect(Set(titles).count == titles.count, "a write was applied twice")
-            let replica = try Replica.open(at: directory)
+            let replica = try await Replica.open(at: directory)
             let pending = replica.pendingWrites.compactMap { write -> String? in
                 guard case .addChordset(let add) = write.command else { return nil }
                 return add.title
@@ -93,7 +96,7 @@ struct ReplicaCommandTests {
         let titles = try await client.chordsets(limit: 5_000).map(\.title)
         #expect(titles.count == writes)
         #expect(Set(titles) == Set((0..<writes).map { "w\($0)" }))
-        let replica = try Replica.open(at: directory)
+        let replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.pendingWrites.isEmpty)
         #expect(try replica.chordsets().chordsets.map(\.title) == titles)

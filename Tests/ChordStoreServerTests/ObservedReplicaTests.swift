@@ -37,7 +37,7 @@ struct ObservedReplicaTests {
 
     @Test("a view's model follows local writes as Observation reports them, and keeps a refused write's error")
     func localWrites() async throws {
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         defer { replica.close() }
         let model = Self.model(replica)
         defer { model.close() }
@@ -67,7 +67,7 @@ struct ObservedReplicaTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let client = ReplicaSyncTests.client(server)
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         defer { replica.close() }
         let model = Self.model(replica)
         defer { model.close() }
@@ -98,7 +98,7 @@ struct ObservedReplicaTests {
         let (network, reachable) = AsyncStream<Bool>.makeStream()
         var options = Replica.Options()
         options.retryFirst = .seconds(60)  // without the signal, the next try is 45 s or more away
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default", options: options)
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default", options: options)
         defer { replica.close() }
         let model = Self.model(replica, network: network)
         defer { model.close() }
@@ -124,7 +124,7 @@ struct ObservedReplicaTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let client = ReplicaSyncTests.client(server)
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         defer { replica.close() }
         _ = try await replica.sync(with: client)  // the store's id is recorded: the next sync only pulls
         let verse = try replica.addChordset(AddChordset(title: "Verse"))
@@ -166,7 +166,7 @@ struct ObservedReplicaTests {
     func startTwice() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         defer { replica.close() }
         let model = Self.model(replica)
         defer { model.close() }
@@ -185,7 +185,7 @@ struct ObservedReplicaTests {
 
     @Test("a closed replica's model shows it closed")
     func closed() async throws {
-        let replica = try Replica.open(at: ReplicaSyncTests.directory(), store: "default")
+        let replica = try await Replica.open(at: ReplicaSyncTests.directory(), store: "default")
         let model = Self.model(replica)
         defer { model.close() }
         replica.close()

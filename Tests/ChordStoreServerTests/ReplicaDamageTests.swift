@@ -23,7 +23,7 @@ struct ReplicaDamageTests {
         let server = try await TestServer.start()
         for title in ["Alpha", "Bravo", "Charlie"] { _ = try await server.store.add(title) }
         let directory = directory()
-        let replica = try Replica.open(at: directory, store: "default")
+        let replica = try await Replica.open(at: directory, store: "default")
         _ = try await replica.sync(with: client(server))
         replica.close()
         return (server, directory)
@@ -34,7 +34,7 @@ struct ReplicaDamageTests {
         let (server, directory) = try await Self.synced()
         defer { Task { await server.stop() } }
         #expect(try ReplicaFiles.damage(directory.appendingPathComponent("events.sqlite"), table: "events", column: "record", find: "Bravo", replace: "Cravo"))
-        let replica = try Replica.open(at: directory)
+        let replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.resyncReason?.contains("damaged") == true, "\(String(describing: replica.resyncReason))")
         #expect(replica.damageFound.map(\.kind) == [.copyDropped])
@@ -48,7 +48,7 @@ struct ReplicaDamageTests {
         let (server, directory) = try await Self.synced()
         defer { Task { await server.stop() } }
         #expect(try ReplicaFiles.damage(directory.appendingPathComponent("events.sqlite"), table: "events", column: "record", find: "Charlie", replace: "Charlid"))
-        let replica = try Replica.open(at: directory)
+        let replica = try await Replica.open(at: directory)
         defer { replica.close() }
         try replica.addChordset(AddChordset(title: "Delta"))
         let report = try await replica.sync(with: Self.client(server))
@@ -61,12 +61,12 @@ struct ReplicaDamageTests {
     func damagedQueuedWrite() async throws {
         let (server, directory) = try await Self.synced()
         defer { Task { await server.stop() } }
-        var replica = try Replica.open(at: directory)
+        var replica = try await Replica.open(at: directory)
         try replica.addChordset(AddChordset(title: "Queued"))
         try replica.addChordset(AddChordset(title: "Next"))
         replica.close()
         #expect(try ReplicaFiles.damage(directory.appendingPathComponent("queue.sqlite"), table: "pending", column: "write", find: "Queued", replace: "Pueued"))
-        replica = try Replica.open(at: directory)
+        replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.pendingWrites.count == 1)
         let rejected = try replica.rejectedWrites()
@@ -87,14 +87,14 @@ struct ReplicaDamageTests {
             if index % 2 == 0 { _ = try await server.store.execute(.addChordset(AddChordset(title: "elsewhere")), context: CommandContext(store: "other")) }
         }
         let directory = Self.directory()
-        var replica = try Replica.open(at: directory, store: "default")
+        var replica = try await Replica.open(at: directory, store: "default")
         _ = try await replica.sync(with: Self.client(server))
         replica.close()
         let events = directory.appendingPathComponent("events.sqlite")
         let seeds = try ReplicaFiles.column("chain_seed", of: "events", in: events)
         #expect(seeds.count == 6 && seeds.allSatisfy { !$0.isNull }, "\(seeds)")
         #expect(try ReplicaFiles.damage(events, table: "events", column: "record", find: "Song 3", replace: "Song 8", rechecksum: true))
-        replica = try Replica.open(at: directory)
+        replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.resyncReason?.contains("checksum chain") == true, "\(String(describing: replica.resyncReason))")
         _ = try await replica.sync(with: Self.client(server))
@@ -123,14 +123,14 @@ struct ReplicaDamageTests {
         _ = try await server.store.execute(.addChordset(AddChordset(title: "Alpha")), context: CommandContext(store: "songs"))
         let client = Client(host: "127.0.0.1", port: server.port, retry: .once, store: "songs")
         let directory = Self.directory()
-        var replica = try Replica.open(at: directory, store: "songs")
+        var replica = try await Replica.open(at: directory, store: "songs")
         _ = try await replica.sync(with: client)
         try replica.addChordset(AddChordset(title: "Queued"))
         replica.close()
         #expect(try ReplicaFiles.damage(directory.appendingPathComponent("events.sqlite"), table: "events", column: "record", find: "Alpha", replace: "Blpha"))
         _ = try await server.store.deleteStore("songs")
         _ = try await server.store.createStore("songs")
-        replica = try Replica.open(at: directory)
+        replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.damageFound.map(\.kind) == [.copyDropped])
         let refused = await #expect(throws: ReplicaError.self) { _ = try await replica.sync(with: client) }
@@ -143,11 +143,11 @@ struct ReplicaDamageTests {
     func damagedNextKey() async throws {
         let (server, directory) = try await Self.synced()
         defer { Task { await server.stop() } }
-        var replica = try Replica.open(at: directory)
+        var replica = try await Replica.open(at: directory)
         try replica.addChordset(AddChordset(title: "Delta"))
         replica.close()
         try ReplicaFiles.execute("UPDATE meta SET checksum = checksum + 1 WHERE name = 'next_key'", in: directory.appendingPathComponent("queue.sqlite"))
-        replica = try Replica.open(at: directory)
+        replica = try await Replica.open(at: directory)
         defer { replica.close() }
         #expect(replica.damageFound.map(\.kind) == [.descriptionRemade], "\(replica.damageFound)")
         try replica.addChordset(AddChordset(title: "Echo"))
@@ -165,14 +165,14 @@ struct ReplicaDamageTests {
         var generator = SplitMix64(seed: 37)
         for round in 0..<40 {
             let directory = Self.directory()
-            var replica = try Replica.open(at: directory, store: "default")
+            var replica = try await Replica.open(at: directory, store: "default")
             _ = try await replica.sync(with: Self.client(server))
             try replica.addChordset(AddChordset(title: "Offline"))
             replica.close()
             let file = directory.appendingPathComponent("events.sqlite")
             let size = try Data(contentsOf: file).count
             try ReplicaFiles.flip(file, at: Int(generator.next() % UInt64(size)), bit: Int(generator.next() % 8))
-            replica = try Replica.open(at: directory)
+            replica = try await Replica.open(at: directory)
             #expect(replica.pendingWrites.count == 1, "round \(round): the queued write is kept")
             // The device shows the copy or nothing of it, never a changed chordset.
             let shown = try replica.chordsets().chordsets.map(\.title)

@@ -39,7 +39,7 @@ struct ReplicaIntentTests {
             Client(host: "127.0.0.1", port: server.port, retry: .once, store: "songs", credentials: ClientCredentials(token: token))
         }
 
-        let replica = try Replica.open(at: Self.directory(), store: "songs")
+        let replica = try await Replica.open(at: Self.directory(), store: "songs")
         defer { replica.close() }
         try replica.addChordset(AddChordset(title: "first"))
         try replica.addChordset(AddChordset(title: "second"))
@@ -62,7 +62,7 @@ struct ReplicaIntentTests {
         let server = try await TestServer.start(durable: true, limits: limits)
         defer { Task { await server.stop() } }
         _ = try await server.store.add("from another device")
-        let replica = try Replica.open(at: Self.directory(), store: "default")
+        let replica = try await Replica.open(at: Self.directory(), store: "default")
         defer { replica.close() }
         try replica.addChordset(AddChordset(title: String(repeating: "🎹", count: 190)))  // 760 bytes
         try replica.addChordset(AddChordset(title: "short"))
@@ -95,7 +95,7 @@ struct ReplicaIntentTests {
         let store = try ChordStore.open(at: Self.directory(), options: options)
         let server = try await TestServer.start(store: store)
         defer { Task { await server.stop() } }
-        let replica = try Replica.open(at: Self.directory(), store: "default")
+        let replica = try await Replica.open(at: Self.directory(), store: "default")
         defer { replica.close() }
         try replica.addChordset(AddChordset(title: "queued"))
         let other = try await server.store.add("from another device")
@@ -122,7 +122,7 @@ struct ReplicaIntentTests {
         func client(_ token: String) -> Client {
             Client(host: "127.0.0.1", port: server.port, retry: .once, store: "songs", credentials: ClientCredentials(token: token))
         }
-        let replica = try Replica.open(at: Self.directory(), store: "songs")
+        let replica = try await Replica.open(at: Self.directory(), store: "songs")
         defer { replica.close() }
         let empty = try await replica.sync(with: client(first))
         #expect(empty.pulled == 0 && replica.lastSequence == 0, "nothing copied: only the store's id tells the stores apart")
@@ -149,7 +149,7 @@ struct ReplicaIntentTests {
         let copy = Self.directory()
         let session: String
         do {
-            let replica = try Replica.open(at: original, store: "default")
+            let replica = try await Replica.open(at: original, store: "default")
             defer { replica.close() }
             session = replica.session
             try replica.addChordset(AddChordset(title: "A"))
@@ -158,11 +158,11 @@ struct ReplicaIntentTests {
         }
         try FileManager.default.copyItem(at: original, to: copy)
 
-        let restored = try Replica.open(at: copy)
+        let restored = try await Replica.open(at: copy)
         defer { restored.close() }
         #expect(restored.session != session, "the copy has a session of its own")
         #expect(restored.pendingWrites.count == 1, "and the original's data and queue")
-        let back = try Replica.open(at: original)
+        let back = try await Replica.open(at: original)
         defer { back.close() }
         #expect(back.session == session, "the original keeps its session")
         _ = try await back.sync(with: client)
@@ -180,13 +180,47 @@ struct ReplicaIntentTests {
         #expect(try restored.chordsets().chordsets.map(\.title) == ["A"])
     }
 
+    @Test("an undo queued before the copy is sent by the copy under the original's session: it reverts the original's change it named, is applied once, and neither device reports it refused")
+    func copiedQueuedUndo() async throws {
+        let server = try await TestServer.start(durable: true)
+        defer { Task { await server.stop() } }
+        let client = Client(host: "127.0.0.1", port: server.port, retry: .once)
+        let original = Self.directory()
+        let copy = Self.directory()
+        do {
+            let replica = try await Replica.open(at: original, store: "default")
+            defer { replica.close() }
+            let song = try replica.addChordset(AddChordset(title: "Song"))
+            try replica.renameChordset(song.id, to: "Song, renamed")
+            _ = try await replica.sync(with: client)
+            try replica.undo()  // offline: reverts the rename, queued
+        }
+        try FileManager.default.copyItem(at: original, to: copy)
+
+        // The copy syncs first: its own session has nothing to undo, the original's has.
+        let restored = try await Replica.open(at: copy)
+        defer { restored.close() }
+        #expect(restored.pendingWrites.first?.session != restored.session)
+        let first = try await restored.sync(with: client)
+        #expect(first.rejected.isEmpty && first.pushed == 1, "\(first)")
+        #expect(try server.store.chordsets().map(\.title) == ["Song"])
+        let back = try await Replica.open(at: original)
+        defer { back.close() }
+        let second = try await back.sync(with: client)
+        #expect(second.rejected.isEmpty && back.pendingWrites.isEmpty, "\(second)")
+        #expect(try server.store.chordsets().map(\.title) == ["Song"])
+        let undos = try server.store.events(limit: 100).filter { if case .undoes? = $0.mark { true } else { false } }
+        #expect(undos.count == 1, "applied once")
+        #expect(try back.chordsets().chordsets.map(\.title) == ["Song"] && (try restored.chordsets().chordsets.map(\.title)) == ["Song"])
+    }
+
     @Test("a queued undo whose change the server refused is refused too, never applied to another change")
     func undoOfARefusedChange() async throws {
         let server = try await TestServer.start(durable: true)
         defer { Task { await server.stop() } }
         let client = Client(host: "127.0.0.1", port: server.port, retry: .once)
         let chordset = try await server.store.add("C")
-        let replica = try Replica.open(at: Self.directory(), store: "default")
+        let replica = try await Replica.open(at: Self.directory(), store: "default")
         defer { replica.close() }
         _ = try await replica.sync(with: client)
         // Offline on the device: add X, rename C, undo (the rename).

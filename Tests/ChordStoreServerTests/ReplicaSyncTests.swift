@@ -24,8 +24,8 @@ struct ReplicaSyncTests {
         let server = try await TestServer.start(durable: true)
         defer { Task { await server.stop() } }
         let client = Self.client(server)
-        let phone = try Replica.open(at: Self.directory(), store: "default")
-        let tablet = try Replica.open(at: Self.directory(), store: "default")
+        let phone = try await Replica.open(at: Self.directory(), store: "default")
+        let tablet = try await Replica.open(at: Self.directory(), store: "default")
         defer { phone.close(); tablet.close() }
         let verse = try phone.addChordset(AddChordset(title: "Verse"))
         _ = try await phone.sync(with: client)
@@ -75,7 +75,7 @@ struct ReplicaSyncTests {
     func continuous() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let replica = try Replica.open(at: Self.directory(), store: "default")
+        let replica = try await Replica.open(at: Self.directory(), store: "default")
         defer { replica.close() }
         var statuses = replica.statusUpdates().makeAsyncIterator()
         #expect(await statuses.next() == .offline(pending: 0, lastSequence: 0, reason: "not syncing"))
@@ -113,7 +113,7 @@ struct ReplicaSyncTests {
             $0.role = .readWrite
             $0.store = "songs"
         })
-        let replica = try Replica.open(at: Self.directory(), store: "songs")
+        let replica = try await Replica.open(at: Self.directory(), store: "songs")
         defer { replica.close() }
         try replica.addChordset(AddChordset(title: "first"))
         _ = try await replica.sync(with: Self.client(server, store: "songs", token: created.secret))
@@ -157,7 +157,7 @@ struct ReplicaSyncTests {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let directory = Self.directory()
-        var replica = try Replica.open(at: directory, store: "default")
+        var replica = try await Replica.open(at: directory, store: "default")
         try replica.addChordset(AddChordset(title: "synced"))
         _ = try await replica.sync(with: Self.client(server))
         let pending = try replica.addChordset(AddChordset(title: "pending"))
@@ -169,7 +169,7 @@ struct ReplicaSyncTests {
         }
 
         try setMeta("head", 7)  // the copy holds 1 event: it no longer adds up
-        replica = try Replica.open(at: directory)
+        replica = try await Replica.open(at: directory)
         #expect(replica.resyncReason?.contains("damaged") == true)
         #expect(replica.lastSequence == 0)
         #expect(replica.pendingWrites.count == 1)
@@ -186,16 +186,27 @@ struct ReplicaSyncTests {
         replica.close()
 
         try setMeta("format", 99, in: "queue.sqlite")
-        let newer = #expect(throws: ReplicaError.self) { _ = try Replica.open(at: directory) }
+        let newer = await #expect(throws: ReplicaError.self) { _ = try await Replica.open(at: directory) }
         #expect(newer?.code == .formatTooNew)
         try setMeta("format", 2, in: "queue.sqlite")
-        // Tables of a later version (a migration this one does not know) are refused too.
-        try ReplicaFiles.execute("INSERT INTO grdb_migrations (identifier) VALUES ('format 3')", in: directory.appendingPathComponent("events.sqlite"))
-        let later = #expect(throws: ReplicaError.self) { _ = try Replica.open(at: directory) }
+        // Tables of a later version (a migration this one does not know) in the queue's
+        // file are refused too.
+        try ReplicaFiles.execute("INSERT INTO grdb_migrations (identifier) VALUES ('format 3')", in: directory.appendingPathComponent("queue.sqlite"))
+        let later = await #expect(throws: ReplicaError.self) { _ = try await Replica.open(at: directory) }
         #expect(later?.code == .formatTooNew)
-        let locked = try Replica.open(at: Self.directory(), store: "default")
+        try ReplicaFiles.execute("DELETE FROM grdb_migrations WHERE identifier = 'format 3'", in: directory.appendingPathComponent("queue.sqlite"))
+        // In the copy of the events (which can be copied again; a bit flipped in its list of
+        // migrations reads the same), they drop the copy, the queue kept.
+        try ReplicaFiles.execute("INSERT INTO grdb_migrations (identifier) VALUES ('format 3')", in: directory.appendingPathComponent("events.sqlite"))
+        let recopied = try await Replica.open(at: directory)
+        #expect(recopied.damageFound.map(\.kind) == [.copyDropped], "\(recopied.damageFound)")
+        #expect(recopied.lastSequence == 0)
+        _ = try await recopied.sync(with: Self.client(server))
+        #expect(try recopied.chordsets().chordsets.map(\.title) == ["synced", "pending"])
+        recopied.close()
+        let locked = try await Replica.open(at: Self.directory(), store: "default")
         defer { locked.close() }
-        let inUse = #expect(throws: ReplicaError.self) { _ = try Replica.open(at: locked.directory) }
+        let inUse = await #expect(throws: ReplicaError.self) { _ = try await Replica.open(at: locked.directory) }
         #expect(inUse?.code == .inUse)
     }
 }

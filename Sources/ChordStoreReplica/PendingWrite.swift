@@ -81,17 +81,22 @@ enum PendingWriteCodec {
     }
 
     static func message(_ write: PendingWrite, session: String) -> Chordstore_V1_PendingWrite {
-        let context = Chordstore_V1_CommandContext.with {
-            $0.session = write.session ?? session
-            $0.commandID = write.commandID
-        }
-        let request = CommandMessages.request(for: write.command, context: context)
+        let request = CommandMessages.request(for: write.command, context: context(write, session: session))
         return Chordstore_V1_PendingWrite.with {
             $0.method = MethodSpec.command(for: request)?.method.rawValue ?? ""
             $0.request = (try? request.serializedData()) ?? Data()
             $0.madeMicros = write.made.microsecondsSince1970
             $0.confirmedSequence = write.confirmedSequence
             $0.revertsCommandID = write.revertsCommandID ?? ""
+        }
+    }
+
+    /// The context `write` is stored and sent with: its own session (a write a copied
+    /// directory inherited), else the replica's `session`.
+    static func context(_ write: PendingWrite, session: String) -> Chordstore_V1_CommandContext {
+        Chordstore_V1_CommandContext.with {
+            $0.session = write.session ?? session
+            $0.commandID = write.commandID
         }
     }
 

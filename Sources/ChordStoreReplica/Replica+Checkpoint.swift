@@ -5,51 +5,54 @@ import Foundation
 import Synchronization
 
 extension Replica {
-    /// Events copied since the view was last saved before a pull that caught up saves it
-    /// again, at least. More when the store is large: as many as it has chordsets, and a
-    /// quarter of the events copied (the saved view keeps the histories, which grow with
-    /// the events), so that the bytes saved stay proportional to the events copied.
-    /// Opening folds at most these events after the saved view, and those of a pull that
-    /// did not catch up.
-    static let checkpointInterval: UInt64 = 10_000
-
     /// Saves the confirmed view (``ViewCheckpoint``) when it is ahead of the saved one by
-    /// ``checkpointInterval`` (or more, above), or by any event when `closing`; never for a
+    /// ``Options/checkpointInterval`` events at least (more when the store is large: as
+    /// many as it has chordsets, and a quarter of the events copied, since the saved view
+    /// keeps the histories, which grow with the events; so the bytes saved stay
+    /// proportional to the events copied), or by any event when `closing`; never for a
     /// copy of fewer than ``Options/checkpointMinimum`` events. The view is taken under
     /// ``core``'s lock (a copy on write) and encoded and written outside it: on a task of
-    /// its own when `inBackground` (a pull goes on meanwhile), else before returning. A
-    /// view that cannot be saved is left unsaved: the next open folds more events.
+    /// its own when `inBackground` (a pull goes on meanwhile), else before returning.
+    /// Every save is in ``savingView`` from its claim to its end (closing waits for it);
+    /// one that fails gives its claim back, so the next save is not skipped.
     func saveView(closing: Bool, inBackground: Bool = false) {
-        let claimed = core.withLock { core -> ReplicaView? in
+        let claimed = core.withLock { core -> (view: ReplicaView, previous: UInt64)? in
             let view = core.model.confirmed
             guard !isReadOnly, !core.closed, closing || !core.saving, view.head >= options.checkpointMinimum, view.head > core.savedHead else { return nil }
-            let due = max(Self.checkpointInterval, UInt64(view.state.chordsetCount()), view.head / 4)
+            let due = max(options.checkpointInterval, UInt64(view.state.chordsetCount()), view.head / 4)
             guard closing || view.head - core.savedHead >= due else { return nil }
+            let previous = core.savedHead
             core.savedHead = view.head
             if inBackground { core.saving = true }
-            return view
+            savingView.enter()
+            return (view, previous)
         }
-        guard let view = claimed else { return }
+        guard let (view, previous) = claimed else { return }
         // The copied event the view is bound to, read now: the files may be closed by the
         // time a background save writes.
         let checksum = (try? storage.record(at: view.head))?.withUnsafeBytes { RecordCodec.storedChecksum($0) }
-        let save = { @Sendable [directory, session] in
-            guard let checksum else { return }
-            try? ViewCheckpoint.write(view, session: session, eventChecksum: checksum, in: directory)
-        }
-        guard inBackground else { return save() }
-        savingView.enter()
-        Task.detached(priority: .utility) { [self] in
-            save()
-            core.withLock { $0.saving = false }
+        let save = { @Sendable [self] in
+            var saved = false
+            if let checksum {
+                saved = (try? ViewCheckpoint.write(view, session: session, eventChecksum: checksum, in: directory)) != nil
+            }
+            core.withLock { core in
+                if inBackground { core.saving = false }
+                if !saved, core.savedHead == view.head { core.savedHead = previous }
+            }
             savingView.leave()
         }
+        guard inBackground else { return save() }
+        Task.detached(priority: .utility, operation: save)
     }
+
+    /// Waits for the saves of the view under way (tests).
+    package func waitForViewSaves() { savingView.wait() }
 }
 
 extension Replica {
-    /// The head of the saved view this replica opened from (or last saved, or reloaded
-    /// from); 0: none.
+    /// The head of the saved view this replica opened from, or of the last one saved or
+    /// being saved (or reloaded from); 0: none.
     package var savedViewHead: UInt64 { core.withLock { $0.savedHead } }
 
     /// Checks the copy of the store's events as opening without a saved view would: every
@@ -57,7 +60,7 @@ extension Replica {
     /// is exactly the confirmed view the replica shows (which it opened from its saved
     /// view and the events after it). A damaged copy is dropped and copied again at the
     /// next sync (``resyncReason`` and ``damageFound`` say so); a view that differs from
-    /// the fold has its saved view removed, so that the next open folds. Returns `nil`
+    /// the fold is replaced by the fold and its saved view removed. Returns `nil`
     /// when all is well, else what was found. It reads every copied event: call it when
     /// the app has time (a maintenance task, or after an update), not at every launch.
     public func verifyCopy() throws(ReplicaError) -> String? {
@@ -71,7 +74,16 @@ extension Replica {
             return "the copy of the store's events is damaged (\(error.message)); it is copied again"
         }
         guard let difference = Self.difference(view, folded) else { return nil }
-        if !isReadOnly { ViewCheckpoint.remove(in: directory) }
+        if !isReadOnly {
+            // The view shown is rebuilt from the events, and the saved one removed: saved
+            // again, it would come back at the next open.
+            ViewCheckpoint.remove(in: directory)
+            try core.withLock { core throws(ReplicaError) in
+                guard !core.closed else { return }
+                try reload(&core, usingSavedView: false)
+            }
+            changed()
+        }
         return "the view differs from the fold of the copied events: \(difference)"
     }
 

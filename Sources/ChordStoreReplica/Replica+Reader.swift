@@ -28,7 +28,7 @@ extension Replica {
         }
     }
 
-    /// ``openForReading(at:options:)`` on a thread of its own.
+    /// ``openForReading(at:options:)`` in a detached task.
     public static func openForReading(at directory: URL, options: Options = Options()) async throws(ReplicaError) -> Replica {
         try await offThread(directory) { () throws(ReplicaError) in try openReader(at: directory, options: options) }
     }

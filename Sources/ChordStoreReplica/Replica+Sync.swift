@@ -250,11 +250,7 @@ extension Replica {
                 report.rejected.append(try reject(write, refusal))
                 continue
             }
-            let context = Chordstore_V1_CommandContext.with {
-                $0.session = write.session ?? session
-                $0.commandID = write.commandID
-            }
-            let request = CommandMessages.request(for: write.command, context: context)
+            let request = CommandMessages.request(for: write.command, context: PendingWriteCodec.context(write, session: session))
             guard let method = MethodSpec.command(for: request)?.method else {
                 throw ReplicaError(.damaged, "no method is declared for a \(type(of: request).protoMessageName)")
             }
@@ -371,11 +367,18 @@ extension Replica {
     /// event copied), the view is saved if due (not during a long pull: each save encodes
     /// the whole view; an app stopped in the middle of one folds what it copied).
     private func apply(_ batch: [CopiedEvent], caughtUp: Bool) throws(ReplicaError) {
+        var held: ReadState?
         let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
-            // Reads see the view before the batch while it is folded and stored.
+            // Reads see the view before the batch while it is folded and stored. Taken out
+            // (not freed) before the lock is let go: see `retire`.
             heldReadState.withLock { $0 = ReadState(core) }
-            defer { heldReadState.withLock { $0 = nil } }
+            defer {
+                held = heldReadState.withLock { state in
+                    defer { state = nil }
+                    return state
+                }
+            }
             let done: [(PendingWrite, UInt64)]
             do {
                 done = try core.model.applyPulled(
@@ -396,6 +399,7 @@ extension Replica {
             }
             return done
         }
+        retire(held)
         announce(done.map { ReplicaNotice.confirmed(commandID: $0.0.commandID, sequence: $0.1) })
         changed()
         if caughtUp { saveView(closing: false, inBackground: true) }

@@ -44,6 +44,10 @@ public final class Replica: Sendable {
         /// (``ViewCheckpoint``): a smaller copy folds quickly, and every event of it is
         /// checked at each open. (Tests lower it.)
         package var checkpointMinimum: UInt64 = 4_096
+        /// The fewest events copied since the view was last saved before a pull that
+        /// caught up with the server saves it again (``Replica/saveView(closing:inBackground:)``).
+        /// (Tests lower it.)
+        package var checkpointInterval: UInt64 = 10_000
 
         /// The defaults: writes flushed at each sync and on close.
         public init() {}
@@ -119,6 +123,9 @@ public final class Replica: Sendable {
     /// Set while a pull holds ``core``'s lock for a batch: the view before it. Holding it
     /// makes the batch's fold copy the view's state once (copy on write).
     let heldReadState = Mutex<ReadState?>(nil)
+    /// The view the last batch held for reads (``heldReadState``), kept until the next
+    /// batch: see ``retire(_:)``.
+    let retiredReadState = Mutex<ReadState?>(nil)
     /// The sync's status, published at every change (read without ``core``'s lock).
     let publishedStatus: Mutex<SyncStatus>
     /// Entered while a pull's view is saved in the background: closing waits for it.
@@ -157,14 +164,14 @@ public final class Replica: Sendable {
     }
 
     /// Opens the replica in `directory` as the synchronous ``open(at:store:options:)``
-    /// does, on a thread of its own: the caller (the main actor, say) does not wait for
-    /// the files. Opening reads the saved view and folds only the events copied after it
+    /// does, in a detached task: the caller (the main actor, say) does not wait for the
+    /// files. Opening reads the saved view and folds only the events copied after it
     /// (docs/DEVICES.md, "A SwiftUI view").
     public static func open(at directory: URL, store: String? = nil, options: Options = Options()) async throws(ReplicaError) -> Replica {
         try await offThread(directory) { () throws(ReplicaError) in try openNow(at: directory, store: store, options: options) }
     }
 
-    /// Runs `open` (an opening of `directory`) on a thread of its own.
+    /// Runs `open` (an opening of `directory`) in a detached task.
     static func offThread(
         _ directory: URL, _ open: @escaping @Sendable () throws(ReplicaError) -> Replica
     ) async throws(ReplicaError) -> Replica {
@@ -211,7 +218,7 @@ public final class Replica: Sendable {
     /// two files' commits), and what was found damaged and done about it (a damaged copy
     /// of the events dropped, damaged queued writes set aside).
     static func restore(
-        _ storage: ReplicaStorage, through head: UInt64, session: String
+        _ storage: ReplicaStorage, through head: UInt64, session: String, usingSavedView: Bool = true
     ) throws(ReplicaError) -> (view: ReplicaView, pending: [PendingWrite], damage: [ReplicaDamage], resyncReason: String?, savedHead: UInt64) {
         var (pending, damaged) = try storage.queuedWrites()
         var damage: [ReplicaDamage] = []
@@ -221,7 +228,7 @@ public final class Replica: Sendable {
         var savedHead: UInt64 = 0
         do {
             let queued = Set(pending.map(\.commandID) + damaged.compactMap(\.decoded?.commandID))
-            let saved = savedView(storage, through: head, session: session)
+            let saved = usingSavedView ? savedView(storage, through: head, session: session) : nil
             savedHead = saved?.head ?? 0
             (view, found) = try load(storage, through: head, session: session, from: saved, finding: queued)
         } catch {
@@ -293,7 +300,7 @@ public final class Replica: Sendable {
     /// Rebuilds the model from the directory (after a failure left it half-changed), as
     /// opening does (a damaged copy of the events is dropped, damaged queued writes set
     /// aside).
-    func reload(_ core: inout Core) throws(ReplicaError) {
+    func reload(_ core: inout Core, usingSavedView: Bool = true) throws(ReplicaError) {
         let head: UInt64
         do {
             head = try storage.storedHead()
@@ -301,7 +308,7 @@ public final class Replica: Sendable {
             try storage.dropEvents()
             head = 0
         }
-        let restored = try Self.restore(storage, through: head, session: session)
+        let restored = try Self.restore(storage, through: head, session: session, usingSavedView: usingSavedView)
         var model = ReplicaModel(session: session, version: core.model.version)
         model.restore(confirmed: restored.view, pending: restored.pending)
         core.model = model
@@ -342,8 +349,8 @@ public final class Replica: Sendable {
     /// Flushes and closes the replica: live queries and status streams end, a running
     /// sync stops at its next step, and the directory is unlocked.
     public func close() {
-        savingView.wait()
         saveView(closing: true)
+        savingView.wait()
         let watchers = core.withLock { core -> Watchers in
             core.closed = true
             core.wake?.finish()
@@ -454,6 +461,18 @@ public final class Replica: Sendable {
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
     }
 
+    /// Keeps `state` (the view a pull's batch held for reads, a copy of the whole state)
+    /// until the next batch, and frees the one it replaces on the pull's thread with no
+    /// lock held. Freed where it was dropped, it was freed by whichever read released it
+    /// last, or under the lock reads wait on: a few milliseconds, a read's p99.
+    func retire(_ state: ReadState?) {
+        let previous = retiredReadState.withLock { retired in
+            defer { retired = state }
+            return retired
+        }
+        withExtendedLifetime(previous) {}
+    }
+
     /// Sorts the indexes readers used, for the view `core` holds now: called by a pull
     /// at the end of its batch, while reads still answer from the view before it
     /// (``heldReadState``), so that no read after the batch waits for a sort.
@@ -463,9 +482,13 @@ public final class Replica: Sendable {
         let (state, version) = (core.model.local.state, core.model.version)
         var built: [ChordsetOrder: InMemoryIndex] = [:]
         for order in orders { built[order] = InMemoryIndex(state, order: order) }
-        indexes.withLock { cache in
+        // The indexes replaced are freed here, not under the lock reads take.
+        let replaced = indexes.withLock { cache in
+            let replaced = cache
             if cache.version <= version { cache = (version, built) }
+            return replaced
         }
+        withExtendedLifetime(replaced) {}
     }
 
     /// `order`'s index of the view at `version`, sorted once per change of the view.

@@ -21,7 +21,8 @@ extension ReplicaStorage {
         let queue = try readerDatabase(queuePath, migrations: queueMigrations, what: "the replica's queue")
         let events: DatabaseQueue
         do {
-            events = try readerDatabase(directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, what: "the replica's copy of the events")
+            events = try readerDatabase(
+                directory.appendingPathComponent(eventsFile), migrations: eventsMigrations, what: "the replica's copy of the events", derived: true)
         } catch {
             try? queue.close()
             throw error
@@ -43,18 +44,21 @@ extension ReplicaStorage {
     }
 
     /// Opens one of the two databases read-only, as the app's version left it: tables
-    /// of a newer version are refused (`formatTooNew`), a database the app has not
-    /// finished making is `noReplica`.
-    static func readerDatabase(_ file: URL, migrations: DatabaseMigrator, what: String) throws(ReplicaError) -> DatabaseQueue {
+    /// of a newer version are refused (`formatTooNew`; `damaged` in the copy of the
+    /// events, which the app drops and copies again), a database the app has not finished
+    /// making is `noReplica`.
+    static func readerDatabase(_ file: URL, migrations: DatabaseMigrator, what: String, derived: Bool = false) throws(ReplicaError) -> DatabaseQueue {
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw ReplicaError(.noReplica, "\(what) (\(file.lastPathComponent)) is missing: the app's next open makes it")
         }
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = .timeout(2)
         do {
             let database = try DatabaseQueue(path: file.path, configuration: configuration)
             try database.read { db in
                 if try migrations.hasBeenSuperseded(db) {
+                    if derived { throw ReplicaError(.damaged, "\(what) names tables this version does not know (the app's next open copies it again)") }
                     throw ReplicaError(.formatTooNew, "\(file.path) was written by a newer ChordStore (\(what) has tables this version does not know)")
                 }
                 if try !migrations.hasCompletedMigrations(db) {

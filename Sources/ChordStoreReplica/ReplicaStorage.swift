@@ -444,7 +444,8 @@ final class ReplicaStorage: @unchecked Sendable {
         defer { access.unlock() }
         guard !closed else { throw ReplicaError(.storage, "cannot read the replica's copy of the events: the replica is closed") }
         let reopened = try Self.readerDatabase(
-            directory.appendingPathComponent(Self.eventsFile), migrations: Self.eventsMigrations, what: "the replica's copy of the events")
+            directory.appendingPathComponent(Self.eventsFile), migrations: Self.eventsMigrations, what: "the replica's copy of the events",
+            derived: true)
         try? events.close()
         events = reopened
     }
@@ -460,6 +461,9 @@ final class ReplicaStorage: @unchecked Sendable {
     ) throws(ReplicaError) -> DatabaseQueue {
         var configuration = Configuration()
         configuration.journalMode = .wal
+        // A reader in another process (an app extension) may hold a snapshot for a moment:
+        // a write or a full checkpoint waits for it rather than fail.
+        configuration.busyMode = .timeout(2)
         configuration.prepareDatabase { db in
             try db.execute(sql: flushEveryWrite ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         }

@@ -20,10 +20,15 @@ import Foundation
 /// 2 controls, 3 collection, 4 bulk), 2 chordset id, 3 last, 4 last session, 5 last by
 /// another}, 10 each chordset's history {1 id, 2 packed}, 11 each session's history
 /// {1 session, 2 packed}, 12 each of the device session's own changes (an
-/// `EventEnvelope` with its command id; no epoch, time or checksum).
+/// `EventEnvelope` with its command id; no epoch, time or checksum), 13 the version of
+/// the fold that made it (``foldVersion``: a view folded by an older rule is not used).
 enum ViewCheckpoint {
     static let fileName = "view.checkpoint"
     static let magic = Array("CSVIEW01".utf8)
+    /// The version of the fold (the domain's `Fold` and `ChangeFold` as this build applies
+    /// them): raised when a change of theirs would fold the same events into another
+    /// view, so that views saved by an older build are folded again.
+    static let foldVersion: UInt64 = 1
 
     /// What a checkpoint file holds, read back.
     struct Saved {
@@ -87,6 +92,7 @@ enum ViewCheckpoint {
     static func encode(_ view: ReplicaView, session: String, eventChecksum: UInt64) -> [UInt8] {
         var w = ProtoWriter(capacity: 64 + view.state.chordsetCount() * 600)
         w.uint(1, view.head)
+        w.uint(13, foldVersion)
         w.string(2, session)
         w.tag(3, 1)
         w.fixed64(eventChecksum)
@@ -160,6 +166,7 @@ enum ViewCheckpoint {
         var view = ReplicaView()
         var session = ""
         var eventChecksum: UInt64?
+        var version: UInt64 = 0
         var undo: [String: [UInt64]] = [:], redo: [String: [UInt64]] = [:]
         var revisions: [RevisionKey: Revision] = [:]
         var chordsetHistory: [UUID: [UInt64]] = [:], sessionHistory: [String: [UInt64]] = [:]
@@ -196,6 +203,7 @@ enum ViewCheckpoint {
                     try WireCodec.readID(try reader.lengthDelimited())
                 }
                 chordsetHistory[id] = sequences
+            case 13: try r.expect(wire, 0, field: 13); version = try r.varint()
             case 12:
                 try r.expect(wire, 2, field: 12)
                 let recorded = try WireCodec.readEnvelope(try r.lengthDelimited())
@@ -203,6 +211,9 @@ enum ViewCheckpoint {
                 if !recorded.commandID.isEmpty { view.ownCommandIDs[recorded.sequence] = recorded.commandID }
             default: try r.skip(wire)
             }
+        }
+        guard version == foldVersion else {
+            throw ChordStoreError(.dataLoss, "the saved view was folded by another version of the fold (\(version); this build folds \(foldVersion))")
         }
         guard let eventChecksum, view.head > 0, !session.isEmpty else {
             throw ChordStoreError(.dataLoss, "the saved view has no head, session or event checksum")

@@ -255,6 +255,8 @@ struct ReplicaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ReplicaCommand.with(replica, global) { replica in
+                // Opening may have found the copy damaged already (and dropped it).
+                if let dropped = replica.damageFound.first(where: { $0.kind == .copyDropped }) { throw ChordStoreError(.dataLoss, dropped.message) }
                 if let found = try replica.verifyCopy() { throw ChordStoreError(.dataLoss, found) }
                 Output.print("verified \(Output.count(Int(replica.lastSequence), "copied event")): the view is their fold")
             }

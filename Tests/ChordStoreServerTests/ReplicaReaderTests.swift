@@ -46,23 +46,30 @@ struct ReplicaReaderTests {
         #expect(try widget.verifyCopy() == nil)
     }
 
-    @Test("a reader opens from the app's saved view, and reading, refreshing and closing change none of the app's files")
+    @Test("a reader opens from the app's saved view and folds the events after it, and reading, refreshing and closing change none of the app's files (the saved view behind the copy included)")
     func readerWritesNothing() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         for title in ["Alpha", "Bravo", "Charlie"] { _ = try await server.store.add(title) }
         let directory = ViewCheckpointTests.directory()
-        let app = try await Replica.open(at: directory, store: "default", options: ViewCheckpointTests.options)
+        var app = try await Replica.open(at: directory, store: "default", options: ViewCheckpointTests.options)
+        _ = try await app.sync(with: Self.client(server))
+        app.close()
+        let early = try Data(contentsOf: ViewCheckpointTests.checkpoint(directory))
+        app = try await Replica.open(at: directory, options: ViewCheckpointTests.options)
+        _ = try await server.store.add("Delta")
         _ = try await app.sync(with: Self.client(server))
         try app.addChordset(AddChordset(title: "Queued"))
         app.close()
+        // As if the app had been stopped before it saved the view again.
+        try early.write(to: ViewCheckpointTests.checkpoint(directory))
         let files = ["queue.sqlite", "events.sqlite", "view.checkpoint"]
         func contents() throws -> [Data] { try files.map { try Data(contentsOf: directory.appendingPathComponent($0)) } }
         let before = try contents()
 
-        let widget = try await Replica.openForReading(at: directory)
-        #expect(widget.savedViewHead == 3)
-        #expect(try Self.titles(widget) == ["Alpha", "Bravo", "Charlie", "Queued"])
+        let widget = try await Replica.openForReading(at: directory, options: ViewCheckpointTests.options)
+        #expect(widget.savedViewHead == 3 && widget.lastSequence == 4)
+        #expect(try Self.titles(widget) == ["Alpha", "Bravo", "Charlie", "Delta", "Queued"])
         try widget.refresh()
         try widget.flush()
         widget.close()

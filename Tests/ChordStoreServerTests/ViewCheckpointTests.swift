@@ -165,6 +165,26 @@ struct ViewCheckpointTests {
         #expect(try replica.verifyCopy() == nil)
     }
 
+    @Test("a pull that caught up saves the view in the background once enough events came since the last save, before any close")
+    func pullSavesTheView() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        var options = Self.options
+        options.checkpointInterval = 4
+        for index in 0..<3 { _ = try await server.store.add("Song \(index)") }
+        let directory = Self.directory()
+        let replica = try await Replica.open(at: directory, store: "default", options: options)
+        defer { replica.close() }
+        _ = try await replica.sync(with: Self.client(server))
+        replica.waitForViewSaves()
+        #expect(!FileManager.default.fileExists(atPath: Self.checkpoint(directory).path), "3 events: not due")
+        for index in 3..<6 { _ = try await server.store.add("Song \(index)") }
+        _ = try await replica.sync(with: Self.client(server))
+        replica.waitForViewSaves()
+        #expect(replica.savedViewHead == 6, "a failed save gives its claim back")
+        #expect(FileManager.default.fileExists(atPath: Self.checkpoint(directory).path))
+    }
+
     @Test("a copy of fewer events than the minimum saves no view (every event of it is checked at each open)")
     func smallCopySavesNothing() async throws {
         let server = try await TestServer.start()

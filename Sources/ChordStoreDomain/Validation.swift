@@ -90,7 +90,9 @@ public struct Validation: Sendable {
         }
     }
 
-    static func isForbiddenInTitle(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether `scalar` may not appear in a title: a control character (C0, DEL, C1) or
+    /// the line or paragraph separator.
+    public static func isForbiddenInTitle(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: true
         default: false

@@ -50,6 +50,16 @@ struct ReplicaModel: Sendable {
         return write
     }
 
+    /// Takes the last `count` writes of `trial`, a copy of this model at this version that
+    /// decided them (off the replica's lock): its view, and the writes on its queue.
+    /// This model's queue keeps its own entries (a confirmation may have come meanwhile).
+    mutating func adopt(_ count: Int, from trial: ReplicaModel) {
+        precondition(trial.version == version + UInt64(count), "the trial was not made from this version")
+        local = trial.local
+        pending.append(contentsOf: trial.pending.suffix(count))
+        version = trial.version
+    }
+
     /// Folds events of the change feed (the next ones after the confirmed head, in
     /// order, with their command ids);
     /// returns the pending writes they confirm, which leave the queue, with their

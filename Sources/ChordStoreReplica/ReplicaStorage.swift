@@ -367,9 +367,16 @@ final class ReplicaStorage: @unchecked Sendable {
 
     /// Queues a write (and advances the next key past it).
     func append(_ write: PendingWrite, session: String) throws(ReplicaError) {
+        try append([write], session: session)
+    }
+
+    /// Queues writes in one transaction: all of them or none (and advances the next key
+    /// past the last).
+    func append(_ writes: [PendingWrite], session: String) throws(ReplicaError) {
+        guard let last = writes.last else { return }
         try writeQueue { db in
-            try Self.putPending(db, write, session: session)
-            try Self.put(db, "next_key", Self.bytes(write.key + 1))
+            for write in writes { try Self.putPending(db, write, session: session) }
+            try Self.put(db, "next_key", Self.bytes(last.key + 1))
         }
     }
 

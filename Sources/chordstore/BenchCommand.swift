@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure durable appends, rebuild speed and the protocol on this machine.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchUndoCommand.self, BenchWireCommand.self, BenchGRPCCommand.self, BenchFeedCommand.self, BenchQueryCommand.self, BenchReplicationCommand.self, BenchReplicaCommand.self])
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchUndoCommand.self, BenchWireCommand.self, BenchGRPCCommand.self, BenchFeedCommand.self, BenchQueryCommand.self, BenchReplicationCommand.self, BenchReplicaCommand.self, BenchCoreDataImportCommand.self])
 }
 
 /// Where a benchmark keeps its store: `--data DIR`, or a fresh temporary directory that is

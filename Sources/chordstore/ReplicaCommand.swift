@@ -20,7 +20,8 @@ struct ReplicaCommand: AsyncParsableCommand {
             store's new events (--server, --token as for every verb; a store-scoped token
             is enough); status prints what is pending without contacting the server;
             verify checks every copied event and that their fold is the saved view (a
-            damaged copy is dropped and copied again at the next sync).
+            damaged copy is dropped and copied again at the next sync); import-core-data
+            queues an Imager or Image Performer Core Data store's chordsets.
 
             The first use of a directory creates the replica: name the store with --store
             (or $CHORDSTORE_STORE). Later uses may omit it.
@@ -28,7 +29,7 @@ struct ReplicaCommand: AsyncParsableCommand {
               chordstore replica --dir phone --store songs add "Offline"
               chordstore replica --dir phone sync
             """),
-        subcommands: [Add.self, List.self, Show.self, Rename.self, Delete.self, Undo.self, Redo.self, Sync.self, Status.self, Verify.self])
+        subcommands: [Add.self, List.self, Show.self, Rename.self, Delete.self, Undo.self, Redo.self, Sync.self, Status.self, Verify.self, ImportCoreData.self])
 
     /// The options every replica verb takes.
     struct Options: ParsableArguments {

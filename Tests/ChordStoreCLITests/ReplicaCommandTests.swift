@@ -13,6 +13,76 @@ import Glibc
 /// sync, then a second device), and a replica process killed in the middle of a sync.
 @Suite("chordstore replica", .serialized)
 struct ReplicaCommandTests {
+    @Test("import-core-data: --dry-run prints the report and writes nothing; the import queues the chordsets; again adds nothing; bad input is refused")
+    func importCoreData() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("replica-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = root.appendingPathComponent("Performer.sqlite").path
+        try FileManager.default.copyItem(atPath: FormatFixtureTests.fixtures.appendingPathComponent("core-data/performer.sqlite").path, toPath: file)
+        let phone = ["replica", "--dir", root.appendingPathComponent("phone").path, "--store", "default"]
+        let dry = try await runChordstore(phone + ["import-core-data", file, "--dry-run", "--notes", "1"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("Dry run (nothing written): Image Performer store"))
+        #expect(dry.stdout.contains("Chord     98 rows: 96 imported, 2 skipped"))
+        #expect(dry.stdout.contains("12 chordsets would be added (1 chord filled in); the controls chord would be set"))
+        #expect(dry.stdout.contains("id-filled (3):") && dry.stdout.contains("... and 2 more"))
+        #expect(dry.stdout.contains("0 pending writes"))
+        let done = try await runChordstore(phone + ["import-core-data", file])
+        #expect(done.status == 0 && done.stdout.contains("13 writes queued: sync sends them") && done.stdout.contains("13 pending writes"))
+        let again = try await runChordstore(phone + ["import-core-data", file, "--json"])
+        #expect(again.status == 0 && again.stdout.contains("\"writes_queued\":0") && again.stdout.contains("\"rule\":\"already-imported\""))
+        let listed = try await runChordstore(phone + ["list"])
+        #expect(listed.stdout.contains("Before 2001") && listed.stdout.contains("13 pending writes"))
+
+        let badMap = try await runChordstore(phone + ["import-core-data", file, "--map", "ZSAT=saturation"])
+        #expect(badMap.status == 64 && badMap.stderr.contains("saturation is not a colour component"))
+        let missing = try await runChordstore(phone + ["import-core-data", root.appendingPathComponent("none.sqlite").path])
+        #expect(missing.status == 1 && missing.stderr.contains("NOT_FOUND"))
+        let unmatched = try await runChordstore(phone + ["import-core-data", file, "--map", "ZNONE=hue"])
+        #expect(unmatched.status == 1 && unmatched.stderr.contains("RLColor has no column ZNONE"), "\(unmatched.stderr)")
+    }
+
+    @Test("import-core-data killed at any moment queues all of the store or none of it; a later import completes it once")
+    func importCoreDataKilled() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("replica-import-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let file = root.appendingPathComponent("Performer.sqlite")
+        let chordsets = 3_000
+        let script = FormatFixtureTests.fixtures.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("tools/core-data-fixture")
+        let made = try runExecutable(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, "--model", "performer", "--chordsets", "\(chordsets)", file.path], timeout: 120)
+        #expect(made.status == 0, "\(made.stderr)")
+        let directory = root.appendingPathComponent("device")
+        let all = chordsets + 1  // and the controls chord
+        for delay in [20, 60, 120, 200, 300, 450, 600, 800, 1_000, 1_300, 1_700, 2_200, 3_000, 5_000] {
+            let process = Process()
+            process.executableURL = try chordstoreExecutable()
+            process.arguments = ["replica", "--dir", directory.path, "--store", "default", "import-core-data", file.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: .milliseconds(delay))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            guard FileManager.default.fileExists(atPath: directory.path) else { continue }
+            let replica = try await Replica.open(at: directory, store: "default")
+            let pending = replica.pendingWrites.count
+            let shown = try replica.count()
+            replica.close()
+            #expect(pending == 0 || pending == all, "after a kill at \(delay) ms: \(pending) writes queued")
+            #expect(shown == (pending == 0 ? 0 : chordsets))
+            if pending == all { break }
+        }
+        let finished = try await runChordstore(["replica", "--dir", directory.path, "--store", "default", "import-core-data", file.path])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let replica = try await Replica.open(at: directory)
+        defer { replica.close() }
+        let shown = try replica.count()
+        #expect(replica.pendingWrites.count == all && shown == chordsets)
+    }
+
     @Test("add and list with the server down; sync; the server and a second replica show the write")
     func offlineThenSync() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("replica-cli-\(UUID().uuidString)")

@@ -111,6 +111,9 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// A device replica found a queued write damaged on the device's disk (its checksum
     /// did not match): it was taken aside, never sent. Given by the replica, not a server.
     public static let damagedOnDevice = ErrorReason(rawValue: "DAMAGED_ON_DEVICE")
+    /// A write on a device replica opened for reading (an app extension's): the app
+    /// writes. Given by the replica, not a server.
+    public static let readOnlyReplica = ErrorReason(rawValue: "READ_ONLY_REPLICA")
     /// The client cannot reach the server.
     public static let cannotConnect = ErrorReason(rawValue: "CANNOT_CONNECT")
     /// The client's connection was lost while the call was in flight.

@@ -18,26 +18,51 @@ extension Replica {
     /// derived from its id).
     ///
     /// It blocks its caller while it reads the file and decides the writes (0.9 s for
-    /// 10,000 chordsets on the benchmark machine; reads of the view go on meanwhile): from
-    /// an app's main actor, call the `async` one.
+    /// 10,000 chordsets on the benchmark machine; reads of the view go on meanwhile, from
+    /// the view before the import until it is queued): from an app's main actor, call the
+    /// `async` one. A dry run may be made on a replica opened for reading.
     public func importCoreDataStore(
         at file: URL, options: CoreDataImportOptions = CoreDataImportOptions()
     ) throws(CoreDataImportError) -> CoreDataImportReport {
-        guard !isReadOnly else {
+        guard options.dryRun || !isReadOnly else {
             throw CoreDataImportError(.storage, "the replica was opened for reading: the app imports, not its extensions")
         }
-        let store = try CoreDataStore.read(at: file, colorColumns: options.colorColumns)
-        // Decided off the lock, on a copy of the model: reads go on meanwhile. Should the
-        // view change before the writes are queued (a write, a pull), they are decided
-        // again under the lock.
-        let base = core.withLock { (model: $0.model, nextKey: $0.nextKey) }
-        var trial = try decide(store, options: options, model: base.model, nextKey: base.nextKey)
-        let report = try core.withLock { core throws(CoreDataImportError) -> CoreDataImportReport in
-            guard !core.closed else { throw CoreDataImportError(.storage, "the replica is closed") }
-            if core.model.version != base.model.version || core.nextKey != base.nextKey {
-                trial = try decide(store, options: options, model: core.model, nextKey: core.nextKey)
+        let file = try CoreDataFile.read(at: file, colorColumns: options.colorColumns)
+        // Decided off the lock, on a copy of the model: reads and writes go on meanwhile.
+        // Should the view move before the writes are queued (a write, a pull), they are
+        // decided again, off the lock twice more, then under it.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let base = core.withLock { (model: $0.model, nextKey: $0.nextKey, closed: $0.closed) }
+            guard !base.closed else { throw CoreDataImportError(.storage, "the replica is closed") }
+            let trial = try decide(file, options: options, model: base.model, nextKey: base.nextKey)
+            if options.dryRun { return trial.plan.report }
+            if let report = try queue(trial, decidedAt: (base.model.version, base.nextKey), file: file, options: options, last: attempt == 3) {
+                if report.writesQueued > 0 { changed() }
+                return report
             }
-            guard !options.dryRun else { return trial.plan.report }
+        }
+    }
+
+    /// Queues the writes of `trial` if the view is still the one they were decided on
+    /// (`nil` if it moved, unless `last`: then they are decided again under the lock).
+    /// Reads go on from the view before them while the queue's transaction runs.
+    private func queue(
+        _ decided: (plan: CoreDataImportPlan, model: ReplicaModel, writes: [PendingWrite]), decidedAt base: (version: UInt64, nextKey: UInt64),
+        file: CoreDataFile, options: CoreDataImportOptions, last: Bool
+    ) throws(CoreDataImportError) -> CoreDataImportReport? {
+        var held: ReadState?
+        defer { retire(held) }
+        return try core.withLock { core throws(CoreDataImportError) -> CoreDataImportReport? in
+            guard !core.closed else { throw CoreDataImportError(.storage, "the replica is closed") }
+            var trial = decided
+            if core.model.version != base.version || core.nextKey != base.nextKey {
+                guard last else { return nil }
+                trial = try decide(file, options: options, model: core.model, nextKey: core.nextKey)
+            }
+            heldReadState.withLock { $0 = ReadState(core) }
+            defer { held = heldReadState.withLock { state in defer { state = nil }; return state } }
             do throws(ReplicaError) {
                 try storage.append(trial.writes, session: session)
             } catch {
@@ -49,18 +74,16 @@ extension Replica {
             if !trial.writes.isEmpty { core.wake?.yield() }
             return trial.plan.report
         }
-        if report.writesQueued > 0 { changed() }
-        return report
     }
 
     /// Plans the import against `model`'s view and decides each write on a copy of it:
     /// the plan (a write the store's rules refuse moves to the report), the copy, and the
     /// writes to queue, keyed from `nextKey`.
     private func decide(
-        _ store: CoreDataStore, options: CoreDataImportOptions, model: ReplicaModel, nextKey: UInt64
+        _ file: CoreDataFile, options: CoreDataImportOptions, model: ReplicaModel, nextKey: UInt64
     ) throws(CoreDataImportError) -> (plan: CoreDataImportPlan, model: ReplicaModel, writes: [PendingWrite]) {
         var plan = try CoreDataImportPlan.make(
-            store, options: options, limits: Limits(), state: model.local.state, ownCommandIDs: Set(model.local.ownCommandIDs.values))
+            file, options: options, limits: Limits(), state: model.local.state, ownCommandIDs: Set(model.local.ownCommandIDs.values))
         var model = model
         var generator = SystemRandomNumberGenerator()
         var writes: [PendingWrite] = []

@@ -380,7 +380,7 @@ public final class Replica: Sendable {
     public func perform(_ command: Command) throws(ChordStoreError) -> PendingWrite {
         let write = try core.withLock { core throws(ChordStoreError) -> PendingWrite in
             guard !core.closed else { throw ChordStoreError(.unavailable, "the replica is closed") }
-            guard !isReadOnly else { throw ChordStoreError(.failedPrecondition, Self.readOnlyError("write").message) }
+            guard !isReadOnly else { throw ChordStoreError(.failedPrecondition, Self.readOnlyError("write").message, reason: .readOnlyReplica) }
             var generator = SystemRandomNumberGenerator()
             let commandID = UUID().uuidString
             let write = try core.model.write(command, commandID: commandID, key: core.nextKey, now: .now, using: &generator)

@@ -49,7 +49,7 @@ enum ViewCheckpoint {
         bytes.reserveCapacity(magic.count + 8 + body.count)
         withUnsafeBytes(of: hash.littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: body)
-        body = []
+        body = []  // freed before the write copies `bytes` again: the peak is two copies, not three
         try Data(bytes).write(to: file(in: directory), options: .atomic)
     }
 

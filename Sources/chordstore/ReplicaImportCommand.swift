@@ -39,6 +39,7 @@ extension ReplicaCommand {
         @Option(help: "Print at most this many notes per rule (--json prints all).") var notes: Int = 10
 
         func validate() throws {
+            if file.isEmpty { throw ValidationError("FILE.sqlite is empty: name the Core Data store's file") }
             _ = try colorColumns()
             if notes < 0 { throw ValidationError("--notes must be 0 or more") }
         }
@@ -52,6 +53,11 @@ extension ReplicaCommand {
                 guard let field = ChordColorField(rawValue: parts[1].lowercased()) else {
                     throw ValidationError("--map \(entry): \(parts[1]) is not a colour component (\(fields))")
                 }
+                let column = parts[0].uppercased().hasPrefix("Z") ? parts[0].uppercased() : "Z" + parts[0].uppercased()
+                if let named = columns.first(where: { key, _ in (key.uppercased().hasPrefix("Z") ? key.uppercased() : "Z" + key.uppercased()) == column }) {
+                    if named.value == field { continue }
+                    throw ValidationError("--map names column \(parts[0]) twice (for \(named.value.rawValue) and \(field.rawValue))")
+                }
                 guard !columns.values.contains(field) else { throw ValidationError("--map names two columns for \(field.rawValue)") }
                 columns[parts[0]] = field
             }
@@ -62,20 +68,46 @@ extension ReplicaCommand {
             var options = CoreDataImportOptions()
             options.dryRun = dryRun
             options.colorColumns = try colorColumns()
-            try await ReplicaCommand.with(replica, global) { replica in
-                let report: CoreDataImportReport
-                do throws(CoreDataImportError) {
-                    report = try await replica.importCoreDataStore(at: URL(fileURLWithPath: file), options: options)
-                } catch {
-                    let found = error.columnsFound.isEmpty ? "" : " (found: \(error.columnsFound.joined(separator: ", ")))"
-                    throw ChordStoreError(error.statusCode, error.message + (error.code == .colorColumns ? "" : found))
+            // A directory with no replica yet is not made for a dry run, nor for an import
+            // that is refused: the import is tried on a scratch replica first.
+            let directory = URL(fileURLWithPath: replica.dir)
+            let isNew = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).isEmpty
+            if isNew {
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chordstore-import-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                var dry = options
+                dry.dryRun = true
+                var scratchOptions = ReplicaCommand.Options()
+                scratchOptions.dir = scratch.path
+                let report = try await ReplicaCommand.with(scratchOptions, global) { scratchReplica in
+                    try await Self.importing(scratchReplica, file: file, options: dry)
                 }
+                if dryRun {
+                    if global.json { try Self.printJSON(report) } else {
+                        Self.printText(report, file: file, notesPerRule: notes)
+                        Output.print("(\(replica.dir) holds no replica yet: nothing was made)")
+                    }
+                    return
+                }
+            }
+            try await ReplicaCommand.with(replica, global) { replica in
+                let report = try await Self.importing(replica, file: file, options: options)
                 if global.json {
                     try Self.printJSON(report)
                 } else {
                     Self.printText(report, file: file, notesPerRule: notes)
                     Output.print(ReplicaCommand.pendingLine(replica))
                 }
+            }
+        }
+
+        /// The import, its refusal as a `CODE: message` failure.
+        static func importing(_ replica: Replica, file: String, options: CoreDataImportOptions) async throws -> CoreDataImportReport {
+            do throws(CoreDataImportError) {
+                return try await replica.importCoreDataStore(at: URL(fileURLWithPath: file), options: options)
+            } catch {
+                let found = error.columnsFound.isEmpty ? "" : " (found: \(error.columnsFound.joined(separator: ", ")))"
+                throw ChordStoreError(error.statusCode, error.message + (error.code == .colorColumns ? "" : found))
             }
         }
 
@@ -88,8 +120,9 @@ extension ReplicaCommand {
                     "  \(Output.pad(entity, 9)) \(Output.count(read, "row")): \(report.rowsImported[entity, default: 0]) imported, \(report.rowsSkipped[entity, default: 0]) skipped")
             }
             let verb = report.dryRun ? "would be" : "were"
+            let controls = report.dryRun ? (report.controlsChordSet ? "would be" : "would not be") : (report.controlsChordSet ? "was" : "was not")
             Output.print(
-                "  \(Output.count(report.chordsetsAdded, "chordset")) \(verb) added (\(Output.count(report.chordsFilled, "chord")) filled in); the controls chord \(report.controlsChordSet ? "\(verb) set" : "\(report.dryRun ? "would not be" : "was not") set")")
+                "  \(Output.count(report.chordsetsAdded, "chordset")) \(verb) added (\(Output.count(report.chordsFilled, "chord")) filled in); the controls chord \(controls) set")
             if !report.dryRun { Output.print("  \(Output.count(report.writesQueued, "write")) queued: sync sends them") }
             if !report.alreadyImported.isEmpty { Output.print("  \(Output.count(report.alreadyImported.count, "chordset")) imported before: skipped") }
             if !report.alreadyInStore.isEmpty {
@@ -108,18 +141,18 @@ extension ReplicaCommand {
         static func printJSON(_ report: CoreDataImportReport) throws {
             let object: [String: Any] = [
                 "model": report.model.rawValue,
-                "store_uuid": report.storeUUID,
-                "dry_run": report.dryRun,
-                "rows_read": report.rowsRead,
-                "rows_imported": report.rowsImported,
-                "rows_skipped": report.rowsSkipped,
-                "chordsets_added": report.chordsetsAdded,
-                "chords_filled": report.chordsFilled,
-                "controls_chord_set": report.controlsChordSet,
-                "writes_queued": report.writesQueued,
-                "already_imported": report.alreadyImported.map { $0.uuidString.lowercased() },
-                "already_in_store": report.alreadyInStore.map { $0.uuidString.lowercased() },
-                "notes": report.notes.map { ["entity": $0.entity, "z_pk": $0.primaryKey, "rule": $0.rule.rawValue, "detail": $0.detail] as [String: Any] },
+                "storeUuid": report.storeUUID,
+                "dryRun": report.dryRun,
+                "rowsRead": report.rowsRead,
+                "rowsImported": report.rowsImported,
+                "rowsSkipped": report.rowsSkipped,
+                "chordsetsAdded": report.chordsetsAdded,
+                "chordsFilled": report.chordsFilled,
+                "controlsChordSet": report.controlsChordSet,
+                "writesQueued": report.writesQueued,
+                "alreadyImported": report.alreadyImported.map { $0.uuidString.lowercased() },
+                "alreadyInStore": report.alreadyInStore.map { $0.uuidString.lowercased() },
+                "notes": report.notes.map { ["entity": $0.entity, "zPk": $0.primaryKey, "rule": $0.rule.rawValue, "detail": $0.detail] as [String: Any] },
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             Output.print(String(decoding: data, as: UTF8.self))

@@ -181,6 +181,17 @@ struct CoreDataImportTests {
         #expect(tabletReport.writesQueued == 0 && Set(tabletReport.alreadyInStore) == Set(stored.map(\.id)))
         #expect(Self.noted(tabletReport, "Chord", 97) == [.controlsKept])
         #expect(tabletReport.accountsForEveryRow)
+
+        // A store that holds some of the ids: the others are added, the held ones named.
+        let changed = try Self.copy("performer.sqlite")
+        let writer = try DatabaseQueue(path: changed.path)
+        try await writer.write { db in try db.execute(sql: "UPDATE ZCHORDSET SET ZID = randomblob(16) WHERE Z_PK > 6") }
+        try writer.close()
+        let some = try await tablet.importCoreDataStore(at: changed)
+        let held = Set(rows.chordsets.filter { $0.key <= 6 }.compactMap(\.value.id))
+        #expect(Set(some.alreadyInStore) == held, "\(some.alreadyInStore.count) held of \(held.count)")
+        #expect(some.chordsetsAdded == 6 && some.accountsForEveryRow, "\(some.chordsetsAdded) added")
+        #expect(some.notes.filter { $0.rule == .alreadyInStore }.map(\.primaryKey).sorted() == [1, 2, 3, 4, 5, 6])
     }
 
     /// Imager's colour index on the 360-step wheel, as docs/DEVICES.md states it.
@@ -230,6 +241,29 @@ struct CoreDataImportTests {
         #expect(report.rowsRead["Chordset"] == 13)
         #expect(try phone.chordsets().chordsets.contains { $0.title == "In the WAL" })
         #expect(Self.noted(report, "Chordset", 13) == [.idFilled, .chordFilled])
+    }
+
+    @Test("a sub-entity's rows are the entity's, a title is read past a NUL, a colour two chords share is counted once")
+    func oddLayouts() async throws {
+        let file = try Self.copy("performer.sqlite")
+        let database = try DatabaseQueue(path: file.path)
+        try await database.write { db in
+            try db.execute(sql: """
+                INSERT INTO Z_PRIMARYKEY VALUES (4, 'SpecialChord', 1, 1);
+                INSERT INTO ZCHORD (Z_PK, Z_ENT, Z_OPT, ZPOSITION, ZBGCOLOR, ZCHORDSET, ZBPM, ZID) VALUES (99, 4, 1, 3, NULL, 5, 101.0, NULL);
+                UPDATE ZCHORDSET SET ZTITLE = CAST(X'410042' AS TEXT) WHERE Z_PK = 1;
+                UPDATE ZCHORD SET ZBGCOLOR = (SELECT ZBGCOLOR FROM ZCHORD WHERE Z_PK = 1) WHERE Z_PK = 2;
+                """)
+        }
+        try database.close()
+        let phone = try await Replica.open(at: Self.scratch("phone"), store: "default")
+        defer { phone.close() }
+        let report = try await phone.importCoreDataStore(at: file)
+        #expect(report.rowsRead["Chord"] == 99 && report.accountsForEveryRow, "\(report.rowsRead) \(report.rowsImported) \(report.rowsSkipped)")
+        #expect(Self.noted(report, "Chordset", 5).isEmpty, "the sub-entity's chord fills position 3")
+        let chordsets = try phone.chordsets().chordsets
+        #expect(chordsets.first { $0.title == "Seven" }?.chords[3].bpm == 101)
+        #expect(chordsets.contains { $0.title == "A B" } && Self.noted(report, "Chordset", 1) == [.titleCleaned])
     }
 
     @Test("RLColor columns named otherwise are refused with the columns found, and taken when named; other files are refused by kind; nothing is queued")

@@ -30,7 +30,7 @@ struct ReplicaReaderTests {
         #expect(try Self.titles(widget) == ["Alpha", "Bravo", "Queued"])
         #expect(widget.pendingWrites.count == 1 && widget.lastSequence == 2)
         let write = #expect(throws: ChordStoreError.self) { try widget.addChordset(AddChordset(title: "Not here")) }
-        #expect(write?.code == .failedPrecondition)
+        #expect(write?.code == .failedPrecondition && write?.reason == .readOnlyReplica)
         let sync = await #expect(throws: ReplicaError.self) { _ = try await widget.sync(with: Self.client(server)) }
         #expect(sync?.code == .readOnly)
         #expect(try Self.titles(app) == ["Alpha", "Bravo", "Queued"], "the app's view is untouched")

@@ -8,11 +8,13 @@ import GRDB
 /// from its root entity's `Z<NAME>` table where `Z_ENT` is its number, attributes from
 /// `Z<ATTRIBUTE>` columns, to-one relationships as `Z<RELATIONSHIP>` keys to `Z_PK`, dates
 /// as seconds since 2001-01-01, UUIDs as 16-byte blobs.
-struct CoreDataStore: Sendable {
+struct CoreDataFile: Sendable {
     struct ChordsetRow: Sendable {
         var pk: Int64
         var id: CoreDataID
         var title: String?
+        /// Whether the title's bytes were not UTF-8 (each bad sequence became U+FFFD).
+        var titleNotUTF8 = false
         /// Seconds since Core Data's reference date.
         var created: Double?
         /// Image Performer's user order.
@@ -59,9 +61,14 @@ struct CoreDataStore: Sendable {
 
     /// Reads the store at `url` read-only, in one read transaction (with its `-wal` file:
     /// what the app has committed, while it may have the store open).
-    static func read(at url: URL, colorColumns: [String: ChordColorField]) throws(CoreDataImportError) -> CoreDataStore {
+    static func read(at url: URL, colorColumns: [String: ChordColorField]) throws(CoreDataImportError) -> CoreDataFile {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CoreDataImportError(.notFound, "\(url.path) does not exist")
+        }
+        // A FIFO or a device would block the read, a directory is no store.
+        let type = (try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+        guard type == .typeRegular else {
+            throw CoreDataImportError(.unreadable, "\(url.path) is not a regular file (a Core Data store is one)")
         }
         var configuration = Configuration()
         configuration.readonly = true
@@ -72,30 +79,41 @@ struct CoreDataStore: Sendable {
             return try database.read { db in try read(db, path: url.path, colorColumns: colorColumns) }
         } catch let error as CoreDataImportError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw CoreDataImportError(.unreadable, "\(url.path) is not an SQLite database")
         } catch {
-            throw CoreDataImportError(.unreadable, "cannot read \(url.path) as an SQLite database: \(error)")
+            // SQLITE_BUSY after the wait (the app holds an exclusive lock), no permission, ...
+            throw CoreDataImportError(.unreadable, "cannot read \(url.path): \(error)")
         }
     }
 
     private struct Entity {
         var number: Int64
+        /// Its number and its sub-entities'.
+        var numbers: [Int64]
         var table: String
         var columns: Set<String>
     }
 
-    private static func read(_ db: Database, path: String, colorColumns: [String: ChordColorField]) throws -> CoreDataStore {
+    private static func read(_ db: Database, path: String, colorColumns: [String: ChordColorField]) throws -> CoreDataFile {
         let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
         guard tables.contains("Z_PRIMARYKEY"), tables.contains("Z_METADATA") else {
             throw CoreDataImportError(
                 .notCoreData, "\(path) is an SQLite database but not a Core Data store (it has no Z_PRIMARYKEY and Z_METADATA tables)",
                 columnsFound: tables.sorted())
         }
-        let uuid = try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA ORDER BY Z_VERSION DESC LIMIT 1") ?? ""
-        // Entities by name; each is stored in its root entity's table.
+        // The store's UUID: what ids missing from its rows are derived from (Core Data
+        // always writes it; without it two stores would derive the same ids).
+        let uuid = try DatabaseValue.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA ORDER BY Z_VERSION DESC LIMIT 1").flatMap(text) ?? ""
+        guard !uuid.isEmpty else {
+            throw CoreDataImportError(.notCoreData, "\(path) has no store UUID in Z_METADATA (Core Data writes one): it is not a Core Data store, or a damaged one")
+        }
+        // Entities by name; each is stored in its root entity's table, with its
+        // sub-entities' rows (a fetch of an entity returns its sub-entities' too).
         var names: [Int64: (name: String, parent: Int64)] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY") {
-            guard let number = row[0] as Int64?, let name = row[1] as String? else { continue }
-            names[number] = (name, (row[2] as Int64?) ?? 0)
+            guard let number = integer(row[0]), let name = text(row[1]) else { continue }
+            names[number] = (name, integer(row[2]) ?? 0)
         }
         var entities: [String: Entity] = [:]
         for (number, entry) in names {
@@ -106,9 +124,25 @@ struct CoreDataStore: Sendable {
                 hops += 1
             }
             let table = "Z" + root.name.uppercased()
-            guard tables.contains(table) else { continue }
+            guard tables.contains(table) else {
+                if ["chordset", "chord", "rlcolor"].contains(entry.name.lowercased()) {
+                    throw CoreDataImportError(
+                        .unknownModel, "\(path) names the entity \(entry.name) but has no table \(table) for it", columnsFound: tables.sorted())
+                }
+                continue
+            }
             let columns = Set(try db.columns(in: table).map { $0.name.uppercased() })
-            entities[entry.name.lowercased()] = Entity(number: number, table: table, columns: columns)
+            var numbers: [Int64] = [number]
+            for (other, candidate) in names where other != number {
+                var up = candidate.parent
+                var steps = 0
+                while up != 0, steps < names.count {
+                    if up == number { numbers.append(other); break }
+                    up = names[up]?.parent ?? 0
+                    steps += 1
+                }
+            }
+            entities[entry.name.lowercased()] = Entity(number: number, numbers: numbers.sorted(), table: table, columns: columns)
         }
         let found = names.values.map(\.name).sorted()
         guard let chordset = entities["chordset"], let chord = entities["chord"] else {
@@ -117,25 +151,45 @@ struct CoreDataStore: Sendable {
                 columnsFound: found)
         }
         let colorEntity = entities["rlcolor"]
-        var store = CoreDataStore(model: colorEntity == nil ? .imager : .imagePerformer, uuid: uuid)
+        var store = CoreDataFile(model: colorEntity == nil ? .imager : .imagePerformer, uuid: uuid)
+        if colorEntity == nil, !colorColumns.isEmpty {
+            throw CoreDataImportError(.colorColumns, "\(path) is an Imager store (no RLColor): its colours are indexes, no columns to name")
+        }
         try require(["ZID", "ZTITLE", "ZCREATIONDATE"], of: "Chordset", chordset)
         try require(["ZID", "ZPOSITION", "ZBPM", "ZCHORDSET"], of: "Chord", chord)
 
         func select(_ entity: Entity, _ columns: [String]) -> String {
-            let list = columns.map { entity.columns.contains($0) ? $0 : "NULL" }.joined(separator: ", ")
-            let filter = entity.columns.contains("Z_ENT") ? " WHERE Z_ENT = \(entity.number)" : ""
+            // A title is read as its bytes: SQLite's text stops at a NUL.
+            let list = columns.map { entity.columns.contains($0) ? ($0 == "ZTITLE" ? "CAST(ZTITLE AS BLOB)" : $0) : "NULL" }.joined(separator: ", ")
+            let filter = entity.columns.contains("Z_ENT") ? " WHERE Z_ENT IN (\(entity.numbers.map(String.init).joined(separator: ", ")))" : ""
             return "SELECT Z_PK, \(list) FROM \(entity.table)\(filter) ORDER BY Z_PK"
+        }
+        func key(_ value: DatabaseValue, _ table: String) throws -> Int64 {
+            guard let pk = integer(value) else {
+                throw CoreDataImportError(.unknownModel, "a row of \(table) has a Z_PK that is not an integer (\(value)): Core Data's keys are")
+            }
+            return pk
         }
         let chordsets = try Row.fetchCursor(db, sql: select(chordset, ["ZID", "ZTITLE", "ZCREATIONDATE", "ZINDEX"]))
         while let row = try chordsets.next() {
-            store.chordsets.append(
-                ChordsetRow(pk: row[0], id: id(row[1]), title: text(row[2]), created: real(row[3]), index: integer(row[4])))
+            var title: String?
+            var notUTF8 = false
+            if case .blob(let bytes) = (row[2] as DatabaseValue).storage {
+                if let valid = String(validating: bytes, as: UTF8.self) { title = valid } else {
+                    title = String(decoding: bytes, as: UTF8.self)
+                    notUTF8 = true
+                }
+            } else {
+                title = text(row[2])
+            }
+            store.chordsets.append(ChordsetRow(
+                pk: try key(row[0], chordset.table), id: id(row[1]), title: title, titleNotUTF8: notUTF8, created: real(row[3]), index: integer(row[4])))
         }
         let chords = try Row.fetchCursor(db, sql: select(chord, ["ZID", "ZPOSITION", "ZBPM", "ZCHORDSET", "ZBGCOLOR"]))
         while let row = try chords.next() {
             let bgColor = integer(row[5])
             store.chords.append(ChordRow(
-                pk: row[0], id: id(row[1]), position: integer(row[2]), bpm: real(row[3]), chordset: integer(row[4]),
+                pk: try key(row[0], chord.table), id: id(row[1]), position: integer(row[2]), bpm: real(row[3]), chordset: integer(row[4]),
                 colorIndex: colorEntity == nil ? bgColor : nil, color: colorEntity == nil ? nil : bgColor))
         }
         if let colorEntity {
@@ -149,7 +203,7 @@ struct CoreDataStore: Sendable {
             let colors = try Row.fetchCursor(db, sql: select(colorEntity, ["ZCHORD"] + order.map { mapped[$0]! }))
             while let row = try colors.next() {
                 let components = order.indices.map { real(row[2 + $0]) }
-                store.colors.append(ColorRow(pk: row[0], chord: integer(row[1]), components: components))
+                store.colors.append(ColorRow(pk: try key(row[0], colorEntity.table), chord: integer(row[1]), components: components))
             }
         }
         return store
@@ -212,6 +266,7 @@ struct CoreDataStore: Sendable {
     }
 
     private static func text(_ value: DatabaseValue) -> String? {
+        // (A blob that is not UTF-8 reads with U+FFFD for each bad sequence.)
         switch value.storage {
         case .string(let text): text
         case .blob(let data): String(decoding: data, as: UTF8.self)

@@ -17,7 +17,7 @@ extension Replica {
     /// server records each chordset once whichever device sends it (its command id is
     /// derived from its id).
     ///
-    /// It blocks its caller while it reads the file and decides the writes (0.9 s for
+    /// It blocks its caller while it reads the file and decides the writes (0.8 s for
     /// 10,000 chordsets on the benchmark machine; reads of the view go on meanwhile, from
     /// the view before the import until it is queued): from an app's main actor, call the
     /// `async` one. A dry run may be made on a replica opened for reading.

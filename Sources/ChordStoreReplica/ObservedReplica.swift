@@ -187,7 +187,7 @@ public final class ObservedReplica {
         previous?.cancel()
         let replica = self.replica
         syncing = true
-        syncTask = Task {
+        syncTask = Task(priority: .utility) {  // below the UI: a long pull yields to it
             // A replica runs one sync at a time: the one replaced ends first.
             await previous?.value
             // Ends when cancelled (paused) or when syncing needs a person (the status

@@ -368,7 +368,15 @@ extension Replica {
     /// the whole view; an app stopped in the middle of one folds what it copied).
     private func apply(_ batch: [CopiedEvent], caughtUp: Bool) throws(ReplicaError) {
         var held: ReadState?
-        let done = try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
+        let done = try BatchPriority.lowered { () throws(ReplicaError) in try applyLocked(batch, held: &held) }
+        retire(held)
+        announce(done.map { ReplicaNotice.confirmed(commandID: $0.0.commandID, sequence: $0.1) })
+        changed()
+        if caughtUp { saveView(closing: false, inBackground: true) }
+    }
+
+    private func applyLocked(_ batch: [CopiedEvent], held: inout ReadState?) throws(ReplicaError) -> [(PendingWrite, UInt64)] {
+        try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
             // Reads see the view before the batch while it is folded and stored. Taken out
             // (not freed) before the lock is let go: see `retire`.
@@ -399,10 +407,6 @@ extension Replica {
             }
             return done
         }
-        retire(held)
-        announce(done.map { ReplicaNotice.confirmed(commandID: $0.0.commandID, sequence: $0.1) })
-        changed()
-        if caughtUp { saveView(closing: false, inBackground: true) }
     }
 
     /// Refusals of a write's content, which sending it again would not change: the write

@@ -126,8 +126,9 @@ extension ReplicaCommand {
             if !report.dryRun { Output.print("  \(Output.count(report.writesQueued, "write")) queued: sync sends them") }
             if !report.alreadyImported.isEmpty { Output.print("  \(Output.count(report.alreadyImported.count, "chordset")) imported before: skipped") }
             if !report.alreadyInStore.isEmpty {
-                let shown = report.alreadyInStore.prefix(notesPerRule).map(\.uuidString).joined(separator: ", ")
-                Output.print("  \(Output.count(report.alreadyInStore.count, "chordset")) the store holds already: \(shown)\(report.alreadyInStore.count > notesPerRule ? ", ..." : "")")
+                let shown = report.alreadyInStore.prefix(notesPerRule).map(\.uuidString)
+                let more = report.alreadyInStore.count > notesPerRule ? ["..."] : []
+                Output.print("  \(Output.count(report.alreadyInStore.count, "chordset")) the store holds already: \((shown + more).joined(separator: ", "))")
             }
             let byRule = Dictionary(grouping: report.notes, by: \.rule)
             for rule in CoreDataImportRule.allCases {

@@ -37,6 +37,7 @@
 
 #include "chordstore/v1/rpc.pb-c.h"
 #include "../c-client/wire-io.h"
+#include "load.h"
 
 #define MAX_CONNECTIONS 1024
 #define MAX_FRAME (4u * 1024u * 1024u)
@@ -51,38 +52,6 @@ typedef struct {
   uint8_t in[BUFFER];
   size_t have;
 } Conn;
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static void die(int code, const char *what) {
-  fprintf(stderr, "wire-load: %s\n", what);
-  exit(code);
-}
-
-static int connect_to(const char *host, const char *port) {
-  struct addrinfo hints, *list, *ai;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(host, port, &hints, &list) != 0) die(2, "cannot resolve the server's address");
-  int fd = -1;
-  for (ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-      close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(list);
-  if (fd < 0) die(2, "cannot connect to the server");
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
 
 static const char *bearer = NULL; /* "Bearer <token>", or NULL */
 
@@ -197,12 +166,8 @@ static int take_reply(Conn *c, uint8_t **payload_out, size_t *payload_len) {
   }
 }
 
-static int compare(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
+  load_program = "wire-load";
   if ((argc != 6 && argc != 7) ||
       (strcmp(argv[3], "add") != 0 && strcmp(argv[3], "get") != 0 && strcmp(argv[3], "create") != 0)) {
     fprintf(stderr, "usage: wire-load HOST PORT add|get|create CONNECTIONS SECONDS [STORES]\n");
@@ -305,13 +270,10 @@ int main(int argc, char **argv) {
     }
   }
   double elapsed = (now_ms() - start) / 1e3;
-  qsort(latencies, count, sizeof(double), compare);
-#define PCT(p) (count ? latencies[(size_t)((double)(count - 1) * (p) / 100.0)] : 0.0)
   printf("wire %s: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)", workload,
          connections, elapsed, count);
   if (stores > 0) printf(", over %ld store(s)", stores);
   printf("\n");
-  printf("  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", (double)count / elapsed,
-         PCT(50), PCT(99), PCT(99.9));
+  print_latencies(latencies, count, elapsed);
   return 0;
 }

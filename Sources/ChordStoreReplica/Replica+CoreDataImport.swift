@@ -61,12 +61,12 @@ extension Replica {
                 guard last else { return nil }
                 trial = try decide(file, options: options, model: core.model, nextKey: core.nextKey)
             }
-            heldReadState.withLock { $0 = ReadState(core) }
-            defer { held = heldReadState.withLock { state in defer { state = nil }; return state } }
-            do throws(ReplicaError) {
-                try storage.append(trial.writes, session: session)
-            } catch {
-                throw CoreDataImportError(.storage, "the writes could not be stored on the device (nothing was queued): \(error.message)")
+            try holdingReads(at: ReadState(core), held: &held) { () throws(CoreDataImportError) in
+                do throws(ReplicaError) {
+                    try storage.append(trial.writes, session: session)
+                } catch {
+                    throw CoreDataImportError(.storage, "the writes could not be stored on the device (nothing was queued): \(error.message)")
+                }
             }
             core.model.adopt(trial.writes.count, from: trial.model)
             core.nextKey += UInt64(trial.writes.count)

@@ -378,34 +378,28 @@ extension Replica {
     private func applyLocked(_ batch: [CopiedEvent], held: inout ReadState?) throws(ReplicaError) -> [(PendingWrite, UInt64)] {
         try core.withLock { core throws(ReplicaError) -> [(PendingWrite, UInt64)] in
             guard !core.closed else { throw ReplicaError(.offline, "the replica is closed") }
-            // Reads see the view before the batch while it is folded and stored. Taken out
-            // (not freed) before the lock is let go: see `retire`.
-            heldReadState.withLock { $0 = ReadState(core) }
-            defer {
-                held = heldReadState.withLock { state in
-                    defer { state = nil }
-                    return state
+            // Reads see the view before the batch while it is folded and stored.
+            return try holdingReads(at: ReadState(core), held: &held) { () throws(ReplicaError) -> [(PendingWrite, UInt64)] in
+                let done: [(PendingWrite, UInt64)]
+                do {
+                    done = try core.model.applyPulled(
+                        batch.map(\.recorded.change), commandIDs: batch.map(\.recorded.commandID))
+                    try storage.appendEvents(batch, confirming: done.map(\.0))
+                    prepareIndexes(core)
+                } catch let error as ReplicaError where error.inCopy {
+                    // The copy of the events was found damaged while storing the batch: it is
+                    // dropped and the next round copies it again (`run` retries at once).
+                    let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
+                    try dropCopy(&core, reason: reason)
+                    throw ReplicaError(.offline, reason)
+                } catch {
+                    // The model folded part of the batch in place: take it back from disk.
+                    try reload(&core)
+                    if let error = error as? ReplicaError { throw error }
+                    throw ReplicaError(.storeReplaced, "the store's events do not apply to this replica's copy: \(error)")
                 }
+                return done
             }
-            let done: [(PendingWrite, UInt64)]
-            do {
-                done = try core.model.applyPulled(
-                    batch.map(\.recorded.change), commandIDs: batch.map(\.recorded.commandID))
-                try storage.appendEvents(batch, confirming: done.map(\.0))
-                prepareIndexes(core)
-            } catch let error as ReplicaError where error.inCopy {
-                // The copy of the events was found damaged while storing the batch: it is
-                // dropped and the next round copies it again (`run` retries at once).
-                let reason = "the copy of the store's events is damaged (\(error.message)); it is copied again"
-                try dropCopy(&core, reason: reason)
-                throw ReplicaError(.offline, reason)
-            } catch {
-                // The model folded part of the batch in place: take it back from disk.
-                try reload(&core)
-                if let error = error as? ReplicaError { throw error }
-                throw ReplicaError(.storeReplaced, "the store's events do not apply to this replica's copy: \(error)")
-            }
-            return done
         }
     }
 

@@ -461,6 +461,17 @@ public final class Replica: Sendable {
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
     }
 
+    /// Runs `body`, which holds ``core``'s lock and changes the view, while reads answer
+    /// from `before` (the view as the lock found it: ``heldReadState``). The held view is
+    /// taken out (not freed) before `body`'s lock is let go, into `held`, which the caller
+    /// passes to ``retire(_:)`` once the lock is free. A pull's batch and an import's
+    /// queueing hold reads this way.
+    func holdingReads<T, E: Error>(at before: ReadState, held: inout ReadState?, _ body: () throws(E) -> T) throws(E) -> T {
+        heldReadState.withLock { $0 = before }
+        defer { held = heldReadState.withLock { state in defer { state = nil }; return state } }
+        return try body()
+    }
+
     /// Keeps `state` (the view a pull's batch held for reads, a copy of the whole state)
     /// until the next batch, and frees the one it replaces on the pull's thread with no
     /// lock held. Freed where it was dropped, it was freed by whichever read released it

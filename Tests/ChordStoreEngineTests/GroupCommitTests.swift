@@ -20,6 +20,22 @@ struct GroupCommitTests {
         #expect(statistics.commits < 200, "\(statistics.commits) commits for 200 concurrent adds: no batching")
     }
 
+    #if os(Linux)
+    @Test("the writer thread is named cs-writer, as /proc and tools/bench/compare's split of the CPU by thread find it")
+    func writerThreadNamed() async throws {
+        func writers() throws -> Int {
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+            return tasks.filter { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) == "cs-writer\n"
+            }.count
+        }
+        let store = try EngineKind.lmdb.makeStore()
+        defer { store.close() }
+        _ = try await store.add("named")  // the writer thread has run (and named itself)
+        #expect(try writers() >= 1)
+    }
+    #endif
+
     @Test("the same id added by 50 concurrent callers is accepted once; the others get ALREADY_EXISTS", arguments: EngineKind.allCases)
     func duplicateInsideOneBatch(kind: EngineKind) async throws {
         let store = try kind.makeStore()

@@ -61,18 +61,18 @@ extension Replica {
                 guard last else { return nil }
                 trial = try decide(file, options: options, model: core.model, nextKey: core.nextKey)
             }
-            try holdingReads(at: ReadState(core), held: &held) { () throws(CoreDataImportError) in
+            return try holdingReads(at: ReadState(core), held: &held) { () throws(CoreDataImportError) -> CoreDataImportReport in
                 do throws(ReplicaError) {
                     try storage.append(trial.writes, session: session)
                 } catch {
                     throw CoreDataImportError(.storage, "the writes could not be stored on the device (nothing was queued): \(error.message)")
                 }
+                core.model.adopt(trial.writes.count, from: trial.model)
+                core.nextKey += UInt64(trial.writes.count)
+                trial.plan.report.writesQueued = trial.writes.count
+                if !trial.writes.isEmpty { core.wake?.yield() }
+                return trial.plan.report
             }
-            core.model.adopt(trial.writes.count, from: trial.model)
-            core.nextKey += UInt64(trial.writes.count)
-            trial.plan.report.writesQueued = trial.writes.count
-            if !trial.writes.isEmpty { core.wake?.yield() }
-            return trial.plan.report
         }
     }
 

@@ -461,11 +461,11 @@ public final class Replica: Sendable {
         return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
     }
 
-    /// Runs `body`, which holds ``core``'s lock and changes the view, while reads answer
-    /// from `before` (the view as the lock found it: ``heldReadState``). The held view is
-    /// taken out (not freed) before `body`'s lock is let go, into `held`, which the caller
-    /// passes to ``retire(_:)`` once the lock is free. A pull's batch and an import's
-    /// queueing hold reads this way.
+    /// Runs `body`, which changes the view, while reads answer from `before` (the view as
+    /// the lock found it: ``heldReadState``). The caller holds ``core``'s lock around this
+    /// call; the held view is taken out (not freed) before the caller lets the lock go,
+    /// into `held`, which the caller passes to ``retire(_:)`` once the lock is free. A
+    /// pull's batch and an import's queueing hold reads this way.
     func holdingReads<T, E: Error>(at before: ReadState, held: inout ReadState?, _ body: () throws(E) -> T) throws(E) -> T {
         heldReadState.withLock { $0 = before }
         defer { held = heldReadState.withLock { state in defer { state = nil }; return state } }

@@ -18,6 +18,11 @@ struct InstantTests {
             (-62_167_219_200_000_000 - 1, "-0001-12-31T23:59:59.999999Z"),
             (253_402_300_800_000_000, "+10000-01-01T00:00:00.000000Z"),
         ]
+        // The extremes of Int64 format without trapping, as years with a sign.
+        #expect(Instant(microsecondsSince1970: .min).description.wholeMatch(of: /-290308-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil,
+                "\(Instant(microsecondsSince1970: .min))")
+        #expect(Instant(microsecondsSince1970: .max).description.wholeMatch(of: /\+294247-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil,
+                "\(Instant(microsecondsSince1970: .max))")
         for (micros, text) in cases {
             #expect(Instant(microsecondsSince1970: micros).description == text, "\(micros)")
         }

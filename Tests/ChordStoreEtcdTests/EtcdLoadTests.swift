@@ -30,7 +30,8 @@ struct EtcdLoadTests {
         let after = try await revision(etcd)
         #expect(after - before == calls, "revision \(before) → \(after) for \(calls) puts")
 
-        // A value larger than one HTTP/2 frame, and missing arguments: usage errors.
+        // A value above the tool's limit (16,000 bytes: a call is one DATA frame), and
+        // missing arguments: usage errors.
         let tooLarge = try await runTool(load, ["127.0.0.1", port, "1", "0.1", "16001"])
         #expect(tooLarge.status == 2, "\(tooLarge.output)")
         let usage = try await runTool(load, ["127.0.0.1", port])

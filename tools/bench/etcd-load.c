@@ -4,7 +4,7 @@
  *
  * Usage: etcd-load HOST PORT CONNECTIONS SECONDS [VALUE_BYTES]
  *   Each call is etcd's gRPC `etcdserverpb.KV/Put` (what etcdctl and etcd's own benchmark
- *   send), over HTTP/2 without TLS, a new key per call (bench/<connection>-<n>) and a value
+ *   send), over HTTP/2 without TLS, a new key per call (bench/<process>-<connection>-<n>) and a value
  *   of VALUE_BYTES (default 200) bytes. The HTTP/2 is the least a client needs (HPACK
  *   literals, the connection's window given back, SETTINGS and PING answered): no library,
  *   so that the load generator costs as little CPU as wire-load does. A put counts when
@@ -34,7 +34,7 @@
 #include "load.h"
 
 #define MAX_CONNECTIONS 1024
-#define BUFFER (16u * 1024u)
+#define BUFFER (16384u + 9u) /* one frame of the largest size a peer may send us (the default) */
 #define MAX_VALUE 16000 /* one DATA frame: HTTP/2 frames are 16 KiB at most by default */
 
 typedef struct {
@@ -78,9 +78,10 @@ static void write_all(Conn *c, const uint8_t *out, size_t len) {
   }
 }
 
-/* An HPACK string literal, not Huffman-coded (lengths below 127 here). */
+/* An HPACK string literal, not Huffman-coded (up to 126 bytes: a one-byte length). */
 static size_t hpack_string(uint8_t *out, const char *s) {
   size_t len = strlen(s);
+  if (len > 126) die(2, "a header longer than this tool writes (126 bytes)");
   out[0] = (uint8_t)len;
   memcpy(out + 1, s, len);
   return len + 1;
@@ -114,7 +115,7 @@ static void send_next(Conn *c, int index) {
   memcpy(out + o, block, b);
   o += b;
   char key[64];
-  int key_len = snprintf(key, sizeof key, "bench/%d-%llu", index, (unsigned long long)c->next++);
+  int key_len = snprintf(key, sizeof key, "bench/%ld-%d-%llu", (long)getpid(), index, (unsigned long long)c->next++);
   uint8_t message[MAX_VALUE + 128];
   size_t m = 0;
   message[m++] = 0x0a; /* key, field 1 */
@@ -143,9 +144,13 @@ static void send_next(Conn *c, int index) {
 }
 
 /* Handles the buffered frames; returns 1 when the call in flight ended (a frame with
- * END_STREAM on its stream), 0 when more bytes are needed. A refused call ends its stream
- * with a RST_STREAM or with trailers carrying a grpc-status other than 0: main checks at
- * the end that etcd's revision grew by the number of calls, which a failed put would not. */
+ * END_STREAM on its stream), 0 when more bytes are needed. A put counts only if a
+ * PutResponse (a DATA frame) arrived on its stream: a refused call ends with trailers
+ * alone (its grpc-status, which this tool does not decode) or with RST_STREAM, and stops
+ * the run. EtcdLoadTests checks that etcd's revision grows by the puts counted. The send
+ * side's windows are not tracked: one call of at most 16,000 bytes in flight per
+ * connection stays within the 65,535 bytes a stream and a connection start with, and
+ * etcd gives them back as it reads. */
 static int take_response(Conn *c) {
   while (c->have >= 9) {
     size_t len = (size_t)c->in[0] << 16 | (size_t)c->in[1] << 8 | c->in[2];
@@ -207,6 +212,7 @@ int main(int argc, char **argv) {
   Conn *conns = calloc((size_t)connections, sizeof(Conn));
   if (conns == NULL) die(2, "out of memory");
   int ep = epoll_create1(0);
+  if (ep < 0) die(2, "epoll_create1 failed");
   for (int i = 0; i < connections; i++) {
     conns[i].fd = connect_to(host, port);
     conns[i].next_stream = 1;
@@ -218,7 +224,7 @@ int main(int argc, char **argv) {
     write_all(&conns[i], settings, frame_header(settings, 0, 0x4, 0, 0));
     fcntl(conns[i].fd, F_SETFL, fcntl(conns[i].fd, F_GETFL) | O_NONBLOCK);
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-    epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev) != 0) die(2, "epoll_ctl failed");
   }
   size_t cap = 1 << 20, count = 0;
   double *latencies = malloc(cap * sizeof(double));
@@ -248,8 +254,13 @@ int main(int argc, char **argv) {
           if (latencies == NULL) die(2, "out of memory");
         }
         latencies[count++] = t - c->sent_at;
-        if (t < deadline) send_next(c, i);
-        else in_flight--;
+        if (t < deadline) {
+          send_next(c, i);
+        } else {
+          in_flight--;  /* done: what etcd sends it from now on is not read */
+          epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+          break;
+        }
       }
     }
   }

@@ -18,20 +18,20 @@
 static const char *load_program = "load";
 
 /* The monotonic clock, in milliseconds. */
-static double now_ms(void) {
+static inline double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* Prints "PROGRAM: what" and exits with code (1 a call failed, 2 usage or connection). */
-static void die(int code, const char *what) {
+static inline void die(int code, const char *what) {
   fprintf(stderr, "%s: %s\n", load_program, what);
   exit(code);
 }
 
 /* A connected TCP socket to host:port with TCP_NODELAY; exits 2 when there is none. */
-static int connect_to(const char *host, const char *port) {
+static inline int connect_to(const char *host, const char *port) {
   struct addrinfo hints, *list, *ai;
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
@@ -52,14 +52,14 @@ static int connect_to(const char *host, const char *port) {
   return fd;
 }
 
-static int compare_doubles(const void *a, const void *b) {
+static inline int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
 /* Sorts the latencies and prints "  R calls/s; latency p50 A ms, p99 B ms, p999 C ms",
  * the line tools/bench/compare reads. */
-static void print_latencies(double *latencies, size_t count, double elapsed) {
+static inline void print_latencies(double *latencies, size_t count, double elapsed) {
   qsort(latencies, count, sizeof(double), compare_doubles);
 #define LOAD_PCT(p) (count ? latencies[(size_t)((double)(count - 1) * (p) / 100.0)] : 0.0)
   printf("  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", (double)count / elapsed,

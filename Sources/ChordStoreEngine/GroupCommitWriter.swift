@@ -157,7 +157,9 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Names the calling thread as `ps -L`, `top -H`, `perf` and /proc/PID/task show it
-    /// (tools/bench/compare sums the writer's CPU by it). Linux keeps 15 bytes.
+    /// (tools/bench/compare sums the writer's CPU by it). Linux keeps 15 bytes. A thread
+    /// inherits its creator's name: one the writer starts names itself too (the snapshot
+    /// files' `cs-snapshot`), or its work would count as the writer's.
     static func nameThisThread(_ name: String) {
         #if os(Linux)
         cse_name_thread(name)

@@ -73,6 +73,7 @@ final class SnapshotFiles: Sendable {
         }
         guard start else { return }
         Thread.detachNewThread { [self] in
+            GroupCommitWriter.nameThisThread("cs-snapshot")  // started by the writer, whose name it would show
             let written = try? backend.withSnapshot(store: StoreName.default) { snapshot in try self.write(snapshot) }
             state.withLock { state in
                 state.busy = false

@@ -66,7 +66,8 @@ extension ReplicationNode {
             return state.quorum
         }
         guard let counted else { throw Self.cannotSpeak(for: address, from: source) }
-        ackWaiters.resume { $0.isMet(by: counted, epoch: current) ? true : nil }
+        let reached = counted.quorumSequence(epoch: current)
+        ackWaiters.resume { $0.isMet(by: counted, epoch: current, quorumSequence: reached) ? true : nil }
         return current
     }
 

@@ -32,8 +32,14 @@ public final class ReplicationNode: Sendable {
         case follower(String, UInt64)
 
         func isMet(by quorum: QuorumState, epoch: UInt64) -> Bool {
+            isMet(by: quorum, epoch: epoch, quorumSequence: quorum.quorumSequence(epoch: epoch))
+        }
+
+        /// Whether `quorum` meets the goal, given `quorum.quorumSequence(epoch:)`: an
+        /// acknowledgement computes it once for every waiting write, not once for each.
+        func isMet(by quorum: QuorumState, epoch: UInt64, quorumSequence: UInt64) -> Bool {
             switch self {
-            case .quorum(let sequence): quorum.quorumSequence(epoch: epoch) >= sequence
+            case .quorum(let sequence): quorumSequence >= sequence
             case .majorityOf(let members, let sequence): quorum.quorumSequence(of: members, epoch: epoch) >= sequence
             case .follower(let address, let sequence): (quorum.followers[address]?.acked ?? 0) >= sequence
             }

@@ -50,6 +50,58 @@ struct WaitersTests {
         #expect(waiters.count == 0)
     }
 
+    @Test("the timeouts of many waits share one timer: 200 waits of one timeout start one, and each ends with its fallback")
+    func oneTimerForManyWaits() async {
+        let waiters = Waiters<Int, String>()
+        let start = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for goal in 1...200 {
+                group.addTask { await waiters.wait(for: goal, timeout: .milliseconds(100), otherwise: "timeout") { _ in nil } }
+            }
+            var outcomes: [String] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(outcomes == Array(repeating: "timeout", count: 200))
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
+        // Each later wait's deadline is after the armed one: the first wait's timer serves
+        // all (a timer per wait would have started 200).
+        #expect(waiters.timersStarted < 200)
+        #expect(waiters.timersStarted <= 200 / 2, "\(waiters.timersStarted) timers for 200 waits")
+        #expect(waiters.count == 0)
+    }
+
+    @Test("a shorter timeout after a longer one ends on its own deadline; the longer wait goes on and is resumed")
+    func shorterTimeoutRearms() async throws {
+        let waiters = Waiters<Int, String>()
+        let head = Level()
+        let long = Task { await waiters.wait(for: 1, timeout: .seconds(60), otherwise: "long timeout") { head.now >= $0 ? "met" : nil } }
+        try await waitUntil { waiters.count == 1 }
+        #expect(waiters.timersStarted == 1)
+        let start = ContinuousClock.now
+        let short = await waiters.wait(for: 2, timeout: .milliseconds(50), otherwise: "short timeout") { _ in nil }
+        #expect(short == "short timeout")
+        #expect(ContinuousClock.now - start < .seconds(30), "it waited for the longer wait's deadline")
+        #expect(waiters.timersStarted == 2, "the earlier deadline armed a timer of its own")
+        #expect(waiters.count == 1, "the longer wait still waits")
+        head.set(1)
+        waiters.resume { head.now >= $0 ? "met" : nil }
+        #expect(await long.value == "met")
+        // A timeout after the timers stopped arms one again.
+        let again = await waiters.wait(for: 3, timeout: .milliseconds(20), otherwise: "again") { _ in nil }
+        #expect(again == "again")
+    }
+
+    @Test("a wait that times out before it registers returns its fallback at once")
+    func zeroTimeout() async {
+        let waiters = Waiters<Int, String>()
+        for _ in 0..<50 {
+            let outcome = await waiters.wait(for: 1, timeout: .zero, otherwise: "timeout") { _ in nil }
+            #expect(outcome == "timeout")
+        }
+        #expect(waiters.count == 0)
+    }
+
     @Test("cancelling the waiting task ends the wait with the fallback")
     func cancellation() async throws {
         let waiters = Waiters<Int, String>()

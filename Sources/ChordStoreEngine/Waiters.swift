@@ -1,18 +1,21 @@
 import Synchronization
 
-/// Tasks waiting until a goal is met, each woken by the change that meets it, by its
-/// timeout, or by its task's cancellation: the one registry of suspended waits (the log
-/// growing, a majority acknowledging, a server's calls ending).
+/// Waits until a goal is met, each ended by the change that meets it, by its timeout, or
+/// by its cancellation: the one registry of waits (the log growing, a majority
+/// acknowledging, a server's calls ending). A wait is a suspended task
+/// (``wait(for:timeout:otherwise:check:)``) or a closure called with the outcome
+/// (``register(for:timeout:otherwise:check:_:)``), which needs no task: an event loop
+/// registers one for a quorum write and is called back.
 ///
 /// ``wait(for:timeout:otherwise:check:)`` first asks `check` under the registry's lock:
 /// an outcome ends the wait at once, and none registers it. Whoever changes the state
 /// that goals are about changes it first and then calls ``resume(where:)``; since the
 /// check and the registration are one step under the same lock, no change published
-/// after the check is missed. A wait holds one continuation and nothing per change; the
-/// timeouts of all waits share one timer task, which sleeps until the earliest deadline
-/// (a wait whose deadline is later than the one armed starts nothing: a task and a
-/// dispatch timer per wait were a large part of a quorum leader's CPU per write,
-/// docs/PERFORMANCE.md).
+/// after the check is missed. A wait holds its continuation or closure and nothing per
+/// change; the timeouts of all waits share one timer task, which sleeps until the
+/// earliest deadline (a wait whose deadline is later than the one armed starts nothing:
+/// a task and a dispatch timer per wait were a large part of a quorum leader's CPU per
+/// write, docs/PERFORMANCE.md).
 ///
 /// ```swift
 /// let waiters = Waiters<UInt64, Bool>()
@@ -22,14 +25,27 @@ import Synchronization
 /// waiters.resume { head.load() > $0 ? true : nil }
 /// ```
 public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
+    /// What ends a wait: a suspended task's continuation, or a registered closure.
+    private enum Waiter {
+        case task(CheckedContinuation<Outcome, Never>)
+        case callback(@Sendable (Outcome) -> Void)
+
+        func deliver(_ outcome: Outcome) {
+            switch self {
+            case .task(let continuation): continuation.resume(returning: outcome)
+            case .callback(let body): body(outcome)
+            }
+        }
+    }
+
     private struct State {
-        var waiting: [Int: (goal: Goal, continuation: CheckedContinuation<Outcome, Never>)] = [:]
-        /// Waits begun and not returned yet, registered or not.
+        var waiting: [Int: (goal: Goal, waiter: Waiter)] = [:]
+        /// Task waits begun and not returned yet, registered or not.
         var live: Set<Int> = []
         /// Outcomes of live waits that ended (timed out, cancelled) before they registered.
         var early: [Int: Outcome] = [:]
         var next = 0
-        /// The deadline of each live wait that has a timeout, and its fallback.
+        /// The deadline of each wait that has a timeout, and its fallback.
         var deadlines: [Int: (at: ContinuousClock.Instant, otherwise: Outcome)] = [:]
         /// When the timer wakes next; `nil`: no timer runs.
         var armedAt: ContinuousClock.Instant?
@@ -38,6 +54,27 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         var timer: Task<Void, Never>?
         var generation = 0
         var timersStarted = 0
+
+        /// A new wait's id, its deadline noted (arming the timer if it is the earliest).
+        mutating func begin(deadline: ContinuousClock.Instant?, otherwise: Outcome, registry: Waiters) -> Int {
+            next += 1
+            if let deadline {
+                deadlines[next] = (deadline, otherwise)
+                if armedAt.map({ deadline < $0 }) ?? true { registry.arm(at: deadline, &self) }
+            }
+            return next
+        }
+
+        /// Removes the wait `id`; returns its waiter if it was registered.
+        mutating func take(_ id: Int) -> Waiter? {
+            deadlines[id] = nil
+            return waiting.removeValue(forKey: id)?.waiter
+        }
+    }
+
+    /// A wait registered with a closure: ``cancel(_:with:)`` ends it.
+    public struct Registration: Sendable, Hashable {
+        fileprivate let id: Int
     }
 
     private let state = Mutex(State())
@@ -48,20 +85,20 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     /// An empty registry.
     public init() {}
 
+    private static func deadline(after timeout: Duration?) -> ContinuousClock.Instant? {
+        timeout.map { ContinuousClock.now.advanced(by: min(max($0, .zero), maxTimeout)) }
+    }
+
     /// Returns `check`'s outcome once it has one (checked now, then at each
     /// ``resume(where:)`` that gives this goal an outcome), or `otherwise` when `timeout`
     /// passes (`nil`: never) or the task is cancelled. `check` runs under the registry's
     /// lock: it must be quick and must not call the registry.
     public func wait(for goal: Goal, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?) async -> Outcome {
-        let deadline = timeout.map { ContinuousClock.now.advanced(by: min(max($0, .zero), Self.maxTimeout)) }
+        let deadline = Self.deadline(after: timeout)
         let id = state.withLock { state -> Int in
-            state.next += 1
-            state.live.insert(state.next)
-            if let deadline {
-                state.deadlines[state.next] = (deadline, otherwise)
-                if state.armedAt.map({ deadline < $0 }) ?? true { arm(at: deadline, &state) }
-            }
-            return state.next
+            let id = state.begin(deadline: deadline, otherwise: otherwise, registry: self)
+            state.live.insert(id)
+            return id
         }
         defer {
             state.withLock { state in
@@ -75,7 +112,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 let now = state.withLock { state -> Outcome? in
                     if let outcome = state.early.removeValue(forKey: id) { return outcome }
                     if let outcome = check(goal) { return outcome }
-                    state.waiting[id] = (goal, continuation)
+                    state.waiting[id] = (goal, .task(continuation))
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
@@ -85,20 +122,45 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         }
     }
 
+    /// Calls `body` once with `check`'s outcome: at once, on this thread, if it has one
+    /// now (and returns `nil`), else from the ``resume(where:)`` that gives it one, or with
+    /// `otherwise` when `timeout` passes (`nil`: never) or ``cancel(_:with:)`` ends it.
+    /// `body` runs on whichever thread ends the wait, outside the registry's lock: it must
+    /// be quick (post to an event loop). `check` runs under the lock.
+    public func register(
+        for goal: Goal, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?, _ body: @escaping @Sendable (Outcome) -> Void
+    ) -> Registration? {
+        let deadline = Self.deadline(after: timeout)
+        // The check and the registration are one step under the lock: no change is missed.
+        let (now, registration) = state.withLock { state -> (Outcome?, Registration?) in
+            if let outcome = check(goal) { return (outcome, nil) }
+            let id = state.begin(deadline: deadline, otherwise: otherwise, registry: self)
+            state.waiting[id] = (goal, .callback(body))
+            return (nil, Registration(id: id))
+        }
+        if let now { body(now) }
+        return registration
+    }
+
+    /// Ends the registered wait with `outcome`, if it has not ended yet.
+    public func cancel(_ registration: Registration, with outcome: Outcome) {
+        end(registration.id, with: outcome)
+    }
+
     /// Resumes every waiter to which `decide` gives an outcome, with it; the others go on
     /// waiting. `decide` runs under the registry's lock.
     public func resume(where decide: (Goal) -> Outcome?) {
-        let ready = state.withLock { state -> [(CheckedContinuation<Outcome, Never>, Outcome)] in
+        let ready = state.withLock { state -> [(Waiter, Outcome)] in
             guard !state.waiting.isEmpty else { return [] }
-            var ready: [(CheckedContinuation<Outcome, Never>, Outcome)] = []
-            for (id, waiter) in state.waiting {
-                guard let outcome = decide(waiter.goal) else { continue }
-                state.waiting[id] = nil
-                ready.append((waiter.continuation, outcome))
+            var ready: [(Waiter, Outcome)] = []
+            for (id, entry) in state.waiting {
+                guard let outcome = decide(entry.goal) else { continue }
+                _ = state.take(id)
+                ready.append((entry.waiter, outcome))
             }
             return ready
         }
-        for (continuation, outcome) in ready { continuation.resume(returning: outcome) }
+        for (waiter, outcome) in ready { waiter.deliver(outcome) }
     }
 
     /// Resumes every waiter with `outcome`.
@@ -130,19 +192,18 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         var wake = instant
         while true {
             try? await Task.sleep(until: wake, clock: .continuous)
-            let (expired, next) = state.withLock { state -> ([(CheckedContinuation<Outcome, Never>, Outcome)], ContinuousClock.Instant?) in
+            let (expired, next) = state.withLock { state -> ([(Waiter, Outcome)], ContinuousClock.Instant?) in
                 guard state.generation == generation else { return ([], nil) }
                 let now = ContinuousClock.now
-                var expired: [(CheckedContinuation<Outcome, Never>, Outcome)] = []
+                var expired: [(Waiter, Outcome)] = []
                 var earliest: ContinuousClock.Instant?
                 for (id, deadline) in state.deadlines {
                     guard deadline.at <= now else {
                         earliest = earliest.map { min($0, deadline.at) } ?? deadline.at
                         continue
                     }
-                    state.deadlines[id] = nil
-                    if let waiter = state.waiting.removeValue(forKey: id) {
-                        expired.append((waiter.continuation, deadline.otherwise))
+                    if let waiter = state.take(id) {
+                        expired.append((waiter, deadline.otherwise))
                     } else if state.live.contains(id) {
                         state.early[id] = deadline.otherwise  // it will register: make it return at once
                     }
@@ -151,18 +212,18 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 if earliest == nil { state.timer = nil }
                 return (expired, earliest)
             }
-            for (continuation, outcome) in expired { continuation.resume(returning: outcome) }
+            for (waiter, outcome) in expired { waiter.deliver(outcome) }
             guard let next else { return }
             wake = next
         }
     }
 
     private func end(_ id: Int, with outcome: Outcome) {
-        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            if let waiter = state.waiting.removeValue(forKey: id) { return waiter.continuation }
+        let waiter = state.withLock { state -> Waiter? in
+            if let waiter = state.take(id) { return waiter }
             if state.live.contains(id) { state.early[id] = outcome }  // it will register: make it return at once
             return nil
         }
-        waiter?.resume(returning: outcome)
+        waiter?.deliver(outcome)
     }
 }

@@ -92,11 +92,26 @@ extension ReplicationNode {
 
     func wait(for goal: AckGoal, timeout: Duration) async -> Bool {
         let epoch = store.epoch
-        return await ackWaiters.wait(for: goal, timeout: timeout, otherwise: false) { goal in
-            state.withLock { state -> Bool? in
-                if !state.machine.servesReplication { return false }
-                return goal.isMet(by: state.quorum, epoch: epoch) ? true : nil
-            }
+        return await ackWaiters.wait(for: goal, timeout: timeout, otherwise: false) { outcome(of: $0, epoch: epoch) }
+    }
+
+    /// Calls `done` once a majority of members holds event `sequence` (`true`), or with
+    /// `false` when ``ReplicationConfig/quorumTimeout`` passes, the node stops leading, or
+    /// the returned wait is cancelled: ``waitForQuorum(_:)`` without a task, for a call
+    /// answered on its event loop. `done` runs on the thread that ends the wait (at once,
+    /// on this one, if the majority holds it already: then no wait is returned).
+    public func whenQuorum(_ sequence: UInt64, _ done: @escaping @Sendable (Bool) -> Void) -> QuorumWait? {
+        let epoch = store.epoch
+        return ackWaiters.register(for: .quorum(sequence), timeout: config.quorumTimeout, otherwise: false, check: { outcome(of: $0, epoch: epoch) }, done)
+            .map { QuorumWait(waiters: ackWaiters, registration: $0) }
+    }
+
+    /// A wait's outcome now: `false` once the node stops serving replication, `true` once
+    /// the goal is met, else none yet.
+    private func outcome(of goal: AckGoal, epoch: UInt64) -> Bool? {
+        state.withLock { state -> Bool? in
+            if !state.machine.servesReplication { return false }
+            return goal.isMet(by: state.quorum, epoch: epoch) ? true : nil
         }
     }
 

@@ -22,6 +22,15 @@ public final class ReplicationNode: Sendable {
         case leader, follower
     }
 
+    /// A quorum wait registered by ``whenQuorum(_:_:)``.
+    public struct QuorumWait: Sendable {
+        let waiters: Waiters<AckGoal, Bool>
+        let registration: Waiters<AckGoal, Bool>.Registration
+
+        /// Ends the wait, calling its closure with `false`, unless it has ended already.
+        public func cancel() { waiters.cancel(registration, with: false) }
+    }
+
     /// What a waiting call needs acknowledged.
     enum AckGoal: Sendable {
         /// A majority holds this event (a quorum write).

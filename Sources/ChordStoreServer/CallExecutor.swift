@@ -2,6 +2,7 @@ package import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
+import ChordStoreReplication
 package import ChordStoreWire
 import Foundation
 import Logging
@@ -55,10 +56,13 @@ package final class CallExecutor: Sendable {
         package var isStream: Bool { entry.handler.isStream }
         /// Whether the call is a change of its store.
         var isCommand: Bool { entry.handler.isCommand }
-        /// Whether it is a point read with nothing to wait for: answered where it arrived.
+        /// Whether it is a point read or an inline call with nothing to wait for: answered
+        /// where it arrived.
         var readsInline: Bool {
-            if case .pointRead = entry.handler, minSequence == 0 { return true }
-            return false
+            switch entry.handler {
+            case .pointRead, .inline: minSequence == 0
+            default: false
+            }
         }
     }
 
@@ -187,7 +191,11 @@ package final class CallExecutor: Sendable {
 
     /// Answers a point read with nothing to wait for, where the call arrived.
     func readInline(_ call: Call, payload: RequestPayload) -> Result<[UInt8], WireError> {
-        guard case .pointRead(let read) = call.entry.handler else { return .failure(WireError(.internal, "\(call.method.rawValue) is not a point read")) }
+        let read: @Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8]
+        switch call.entry.handler {
+        case .pointRead(let handler), .inline(let handler): read = handler
+        default: return .failure(WireError(.internal, "\(call.method.rawValue) is not answered inline"))
+        }
         do {
             return .success(try read(dispatcher, payload, call.context))
         } catch {
@@ -223,6 +231,17 @@ package final class CallExecutor: Sendable {
         return Self.reply(committed)
     }
 
+    /// Calls `done` with the command's reply once `committed` is as durable as `parsed`
+    /// asks, without a task (``awaitDurability(_:of:)`` for a call answered on its event
+    /// loop); returns the wait to cancel when the call ends first, if one is left.
+    func whenDurable(
+        _ parsed: ParsedCommand, of committed: CommittedEvent, _ done: @escaping @Sendable (Result<ReplyPayload, WireError>) -> Void
+    ) -> ReplicationNode.QuorumWait? {
+        dispatcher.whenDurable(parsed.context.durability, of: committed.recorded.logSequence) { held in
+            done(held.map { Self.reply(committed) })
+        }
+    }
+
     /// A command's reply: a `CommandReply` holding the committed event.
     static func reply(_ committed: CommittedEvent) -> ReplyPayload { .field(1, committed.record[...]) }
 
@@ -243,6 +262,9 @@ package final class CallExecutor: Sendable {
             case .unary(let run):
                 if call.minSequence > 0 { try await dispatcher.waitForSequence(call.minSequence, context: call.context) }
                 return .bytes(try await run(dispatcher, payload, call.context))
+            case .inline(let run):
+                if call.minSequence > 0 { try await dispatcher.waitForSequence(call.minSequence, context: call.context) }
+                return .bytes(try run(dispatcher, payload, call.context))
             case .serverStream:
                 throw WireError(.unimplemented, "\(call.method.rawValue) is a stream, not a unary call")
             }

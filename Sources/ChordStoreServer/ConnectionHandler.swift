@@ -2,6 +2,7 @@ import ChordStoreAPI
 import ChordStoreDomain
 import ChordStoreEngine
 import ChordStoreProto
+import ChordStoreReplication
 import ChordStoreWire
 import Foundation
 import Logging
@@ -37,6 +38,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// The tasks of calls still running, and the deadline timers of calls in flight, by
     /// call token.
     private var tasks: [UInt64: Task<Void, Never>] = [:]
+    /// The quorum waits of commands committed here, by call token (see `committed`).
+    private var quorumWaits: [UInt64: ReplicationNode.QuorumWait] = [:]
     private var deadlines: [UInt64: Scheduled<Void>] = [:]
     /// The waits of streams for the client to read, by waiter id, with their timers.
     private var waits: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = [:]
@@ -105,6 +108,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         let (tokens, waiters) = machine.closed()
         for token in tokens {
             tasks[token]?.cancel()
+            quorumWaits.removeValue(forKey: token)?.cancel()
             deadlines.removeValue(forKey: token)?.cancel()
         }
         for id in waiters { resolveWait(id, with: .failure(WireError(.unavailable, "the connection closed"))) }
@@ -129,7 +133,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     private func carryOut(_ end: ConnectionStateMachine.CallEnd) {
         deadlines.removeValue(forKey: end.token)?.cancel()
         for id in end.waiters { resolveWait(id, with: .failure(WireError(.cancelled, "the call ended"))) }
-        if end.cancelsTask { tasks[end.token]?.cancel() }
+        if end.cancelsTask {
+            tasks[end.token]?.cancel()
+            quorumWaits.removeValue(forKey: end.token)?.cancel()
+        }
         switch end.result {
         case .success(let payload):
             answer(end.callID, end.method, started: end.started, payload: payload, error: nil)
@@ -265,8 +272,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// A command's local commit (or its refusal) is back on this loop: it answers the call,
-    /// unless the command asked for a majority's acknowledgement; that is awaited in a task
-    /// the call owns (its deadline or cancel ends the wait).
+    /// unless the command asked for a majority's acknowledgement; that is a wait the call
+    /// owns (its deadline or its connection closing cancels it), whose end posts the
+    /// answer to this loop: no task, no thread of the concurrency pool.
     private func committed(
         _ callID: UInt64, token: UInt64, method: Method, parsed: ParsedCommand, result: Result<CommittedEvent, WireError>
     ) {
@@ -274,24 +282,20 @@ final class ConnectionHandler: ChannelInboundHandler {
             finished(callID, token: token, method: method, isStream: false, with: result.map(CallExecutor.reply))
             return
         }
-        let loop = inbox.loop
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        let executor = self.executor
-        tasks[token] = Task {
-            let result: Result<ReplyPayload, WireError>
-            do throws(WireError) {
-                result = .success(try await executor.awaitDurability(parsed, of: committed))
-            } catch {
-                result = .failure(error)
-            }
-            loop.execute { bound.value.finished(callID, token: token, method: method, isStream: false, with: result) }
+        let bound = NIOLoopBound(self, eventLoop: inbox.loop)
+        let inbox = self.inbox
+        let wait = executor.whenDurable(parsed, of: committed) { result in
+            inbox.post { bound.value.finished(callID, token: token, method: method, isStream: false, with: result) }
         }
+        // The reply is posted, never run here: `finished` comes after this line.
+        if let wait { quorumWaits[token] = wait }
     }
 
     /// A call's work is done: its result answers the call unless the call already ended
     /// (cancelled, past its deadline, or its connection closed).
     private func finished(_ callID: UInt64, token: UInt64, method: Method, isStream: Bool, with result: Result<ReplyPayload, WireError>) {
         tasks[token] = nil
+        quorumWaits[token] = nil
         executor.finished(method, stream: isStream)
         let (releases, end) = machine.finished(callID, token: token, with: result, at: .now())
         // Streams, and calls that ended early, may leave large buffers behind.

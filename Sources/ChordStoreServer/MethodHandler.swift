@@ -16,6 +16,9 @@ package enum MethodHandler: Sendable {
     /// One short snapshot read, answered on the connection's event loop (unless the call
     /// waits for a `min_sequence`).
     case pointRead(@Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8])
+    /// A unary call that reads no store and never waits (a follower's acknowledgement):
+    /// answered at once on the connection's event loop, as a point read is, without a task.
+    case inline(@Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8])
     /// Any other unary call, run as a task.
     case unary(@Sendable (ServiceDispatcher, RequestPayload, CallContext) async throws -> [UInt8])
     /// A server-streaming call; ends when the closure returns (OK) or throws (its status).

@@ -55,7 +55,7 @@ extension ServiceDispatcher {
         .replicate: .serverStream { d, payload, context, isDraining, emit throws(WireError) in
             try await d.replicate(payload: payload, context: context, isDraining: isDraining, emit: emit)
         },
-        .ackReplication: .unary { d, payload, context in
+        .ackReplication: .inline { d, payload, context in
             try d.acknowledge(try d.parse(Chordstore_V1_ReplicationAck.self, payload, .ackReplication), from: context.peerAddress)
         },
         .getNodeStatus: .unary { d, payload, _ in

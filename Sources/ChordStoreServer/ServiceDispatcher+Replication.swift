@@ -200,11 +200,31 @@ extension ServiceDispatcher {
         guard let replication, durability(asked) == .quorum else { return }
         guard await replication.waitForQuorum(sequence) else {
             if Task.isCancelled { throw WireError(.deadlineExceeded, "event \(sequence) did not reach a quorum before the deadline") }
-            throw WireError(
-                .unavailable,
-                "event \(sequence) is on this node's disk, but a majority of the members did not acknowledge it in time: it may or may not survive a failover",
-                reason: .noQuorum)
+            throw Self.noQuorum(sequence)
         }
+    }
+
+    /// ``awaitDurability(_:of:)`` without a task, for a call answered on its event loop:
+    /// calls `done` once the write at `sequence` is as durable as asked (at once, on this
+    /// thread, for `local` or a majority that holds it already: then no wait is returned),
+    /// or with UNAVAILABLE when a majority does not acknowledge it in time. The returned
+    /// wait is cancelled when the call ends first (its deadline, its connection closing).
+    func whenDurable(
+        _ asked: Chordstore_V1_Durability, of sequence: UInt64, _ done: @escaping @Sendable (Result<Void, WireError>) -> Void
+    ) -> ReplicationNode.QuorumWait? {
+        guard let replication, durability(asked) == .quorum else {
+            done(.success(()))
+            return nil
+        }
+        return replication.whenQuorum(sequence) { held in done(held ? .success(()) : .failure(Self.noQuorum(sequence))) }
+    }
+
+    /// The refusal of a write a majority did not acknowledge in time.
+    private static func noQuorum(_ sequence: UInt64) -> WireError {
+        WireError(
+            .unavailable,
+            "event \(sequence) is on this node's disk, but a majority of the members did not acknowledge it in time: it may or may not survive a failover",
+            reason: .noQuorum)
     }
 
     /// Read your writes for a call: waits for its store's event `sequence`

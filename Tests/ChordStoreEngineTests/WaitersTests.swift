@@ -102,6 +102,69 @@ struct WaitersTests {
         #expect(waiters.count == 0)
     }
 
+    /// Outcomes a registered closure was called with.
+    final class Calls: Sendable {
+        private let outcomes = Mutex<[String]>([])
+        var all: [String] { outcomes.withLock { $0 } }
+        func record(_ outcome: String) { outcomes.withLock { $0.append(outcome) } }
+    }
+
+    @Test("a registered closure is called at once for a goal met now, once by the resume that meets it, once by its timeout or its cancel")
+    func registeredClosures() async throws {
+        let waiters = Waiters<Int, String>()
+        let head = Level()
+        head.set(5)
+        let now = Calls()
+        #expect(waiters.register(for: 3, timeout: nil, otherwise: "none", check: { head.now >= $0 ? "met" : nil }, now.record) == nil)
+        #expect(now.all == ["met"], "called at once, on this thread")
+
+        let later = Calls()
+        let registration = try #require(waiters.register(for: 8, timeout: .seconds(60), otherwise: "timeout", check: { head.now >= $0 ? "met" : nil }, later.record))
+        #expect(waiters.count == 1 && later.all.isEmpty)
+        head.set(8)
+        waiters.resume { head.now >= $0 ? "met" : nil }
+        waiters.resume { head.now >= $0 ? "again" : nil }
+        waiters.cancel(registration, with: "cancelled")
+        #expect(later.all == ["met"], "called once, by the resume that met it")
+
+        let timed = Calls()
+        _ = waiters.register(for: 100, timeout: .milliseconds(30), otherwise: "timeout", check: { _ in nil }, timed.record)
+        try await waitUntil { !timed.all.isEmpty }
+        #expect(timed.all == ["timeout"])
+
+        let cancelled = Calls()
+        let doomed = try #require(waiters.register(for: 100, timeout: .seconds(60), otherwise: "timeout", check: { _ in nil }, cancelled.record))
+        waiters.cancel(doomed, with: "cancelled")
+        waiters.cancel(doomed, with: "twice")
+        waiters.resumeAll(with: "all")
+        #expect(cancelled.all == ["cancelled"])
+        #expect(waiters.count == 0)
+    }
+
+    @Test("no wake-up is lost by registered closures: 1,000 registrations racing a counter another task raises are all called with met")
+    func noLostCallbacks() async throws {
+        let waiters = Waiters<Int, Bool>()
+        let counter = Level()
+        let calls = Mutex((met: 0, other: 0))
+        let raiser = Task {
+            for _ in 1...1_000 {
+                counter.raise()
+                waiters.resume { counter.now >= $0 ? true : nil }
+                await Task.yield()
+            }
+        }
+        for goal in 1...1_000 {
+            _ = waiters.register(for: goal, timeout: nil, otherwise: false, check: { counter.now >= $0 ? true : nil }) { met in
+                calls.withLock { met ? ($0.met += 1) : ($0.other += 1) }
+            }
+            if goal % 50 == 0 { await Task.yield() }
+        }
+        await raiser.value
+        try await waitUntil { calls.withLock { $0.met + $0.other } == 1_000 }
+        #expect(calls.withLock { $0.met } == 1_000)
+        #expect(waiters.count == 0)
+    }
+
     @Test("cancelling the waiting task ends the wait with the fallback")
     func cancellation() async throws {
         let waiters = Waiters<Int, String>()

@@ -30,7 +30,7 @@ struct MethodTableTests {
             #expect(spec.isStream == wanted.stream, "\(method.rawValue) streams in one and not the other")
             let handler = try #require(ServiceDispatcher.registry[method]?.handler, "\(method.rawValue) has no handler")
             let kindMatches = switch (spec.kind, handler) {
-            case (.command, .command), (.pointRead, .pointRead), (.unary, .unary), (.serverChange, .unary), (.serverStream, .serverStream): true
+            case (.command, .command), (.pointRead, .pointRead), (.unary, .unary), (.unary, .inline), (.serverChange, .unary), (.serverStream, .serverStream): true
             default: false
             }
             #expect(kindMatches, "\(method.rawValue) is declared \(spec.kind) but handled as another kind")

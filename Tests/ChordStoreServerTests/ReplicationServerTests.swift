@@ -25,7 +25,7 @@ struct ReplicationServerTests {
 
         static func start(
             name: String, port: Int, peer: Int, follow: Int?, security: ServerSecurity = .loopbackOnly,
-            credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local
+            credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local, quorumTimeout: Duration = .seconds(30)
         ) async throws -> Member {
             let store = ChordStore.inMemory()
             var logger = Logger(label: name)
@@ -33,7 +33,7 @@ struct ReplicationServerTests {
             var config = ReplicationConfig(
                 node: name, address: "127.0.0.1:\(port)", peers: ["127.0.0.1:\(peer)"], follow: follow.map { "127.0.0.1:\($0)" },
                 parkDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("parked-\(UUID().uuidString)"))
-            config.quorumTimeout = .seconds(30)  // a loaded machine can be slow; the tests that expect a failure set shorter deadlines
+            config.quorumTimeout = quorumTimeout  // 30 s: a loaded machine can be slow; the tests that expect a failure set shorter deadlines
             config.probeInterval = .milliseconds(100)
             config.credentials = credentials
             config.durability = durability
@@ -46,11 +46,13 @@ struct ReplicationServerTests {
 
         /// A leader and its follower, on two free loopback ports.
         static func startPair(
-            security: ServerSecurity = .loopbackOnly, credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local
+            security: ServerSecurity = .loopbackOnly, credentials: ClientCredentials = ClientCredentials(), durability: Durability = .local,
+            quorumTimeout: Duration = .seconds(30)
         ) async throws -> (leader: Member, follower: Member, followerPort: Int) {
             let ports = try LoopbackPorts.free(2)
             let leader = try await start(
-                name: "leader", port: ports[0], peer: ports[1], follow: nil, security: security, credentials: credentials, durability: durability)
+                name: "leader", port: ports[0], peer: ports[1], follow: nil, security: security, credentials: credentials, durability: durability,
+                quorumTimeout: quorumTimeout)
             let follower = try await start(
                 name: "follower", port: ports[1], peer: ports[0], follow: ports[0], security: security, credentials: credentials,
                 durability: durability)
@@ -212,6 +214,59 @@ struct ReplicationServerTests {
         #expect(error?.code == .deadlineExceeded)
         _ = try await add("local", .local)
         #expect(try leader.store.chordsets().map(\.title) == ["on both", "leader only", "local"])
+    }
+
+    @Test("50 quorum writes at once, each waiting on the event loop that took it, are all acknowledged once the follower holds them")
+    func concurrentQuorumWrites() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await leader.stop() } }
+        defer { Task { await follower.stop() } }
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        let events = try await withThrowingTaskGroup(of: RecordedEvent.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    try await client.execute(
+                        .addChordset(AddChordset(title: "q\(index)")), options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
+                }
+            }
+            var events: [RecordedEvent] = []
+            for try await event in group { events.append(event) }
+            return events
+        }
+        #expect(events.count == 50)
+        let last = try #require(events.map(\.sequence).max())
+        #expect(try follower.store.head().sequence >= last, "a write was acknowledged before the follower held it")
+    }
+
+    @Test("a quorum write no majority acknowledges within the quorum timeout fails UNAVAILABLE (NO_QUORUM); one whose client goes away ends quietly, and the leader goes on")
+    func quorumTimeoutAndAbandonedWait() async throws {
+        let (leader, follower, _) = try await Member.startPair(quorumTimeout: .milliseconds(400))
+        defer { Task { await leader.stop() } }
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        await follower.stop()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ClientError.self) {
+            try await client.execute(.addChordset(AddChordset(title: "alone")), options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.reason == .noQuorum)
+        #expect(ContinuousClock.now - started < .seconds(20), "the quorum timeout, not the call's deadline, ended it")
+        // A client that closes while its quorum write waits: the wait is cancelled with the call.
+        let quitter = try #require(Client(address: leader.address))
+        let abandoned = Task {
+            try await quitter.execute(.addChordset(AddChordset(title: "abandoned")), options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
+        }
+        #expect(try await eventually { try leader.store.chordsets().contains { $0.title == "abandoned" } })
+        await quitter.close()
+        _ = await abandoned.result
+        // The leader still answers, and local writes commit.
+        let local = try await client.execute(.addChordset(AddChordset(title: "local")), options: WriteOptions(durability: .local))
+        #expect(local.sequence > 0)
+        #expect(try leader.store.chordsets().map(\.title) == ["alone", "abandoned", "local"])
     }
 
     @Test("an acknowledgement or a Replicate stream naming a member from another host is refused and counts for nothing")

@@ -12,10 +12,12 @@ import Synchronization
 /// that goals are about changes it first and then calls ``resume(where:)``; since the
 /// check and the registration are one step under the same lock, no change published
 /// after the check is missed. A wait holds its continuation or closure and nothing per
-/// change; the timeouts of all waits share one timer task, which sleeps until the
-/// earliest deadline (a wait whose deadline is later than the one armed starts nothing:
-/// a task and a dispatch timer per wait were a large part of a quorum leader's CPU per
-/// write, docs/PERFORMANCE.md).
+/// change. The timeouts of all waits share one timer task, which sleeps until the
+/// earliest deadline (kept in a heap): a wait whose deadline is later than the one armed
+/// starts nothing (a task and a dispatch timer per wait were a large part of a quorum
+/// leader's CPU per write, docs/PERFORMANCE.md), and the timer wakes at most every
+/// ``timerResolution``, ending every wait whose deadline passed. A timeout thus ends a
+/// wait at its deadline or up to that much later, never earlier.
 ///
 /// ```swift
 /// let waiters = Waiters<UInt64, Bool>()
@@ -39,41 +41,55 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     }
 
     private struct State {
-        var waiting: [Int: (goal: Goal, waiter: Waiter)] = [:]
+        /// The registered waits: goal, waiter, and the outcome their timeout gives.
+        var waiting: [Int: (goal: Goal, waiter: Waiter, otherwise: Outcome)] = [:]
         /// Task waits begun and not returned yet, registered or not.
         var live: Set<Int> = []
-        /// Outcomes of live waits that ended (timed out, cancelled) before they registered.
+        /// Outcomes of live task waits cancelled before they registered.
         var early: [Int: Outcome] = [:]
         var next = 0
-        /// The deadline of each wait that has a timeout, and its fallback.
-        var deadlines: [Int: (at: ContinuousClock.Instant, otherwise: Outcome)] = [:]
+        /// The deadlines of registered waits, earliest first. A wait that ended leaves its
+        /// entry behind, dropped when it comes to the top (ids are never reused).
+        var deadlines = DeadlineHeap()
         /// When the timer wakes next; `nil`: no timer runs.
         var armedAt: ContinuousClock.Instant?
-        /// The timer that wakes at `armedAt`, and its generation: a timer whose generation
-        /// is not the current one was replaced by one for an earlier deadline, and ends.
+        /// The running timer, and its generation: a timer whose generation is not the
+        /// current one was replaced or stopped, and ends.
         var timer: Task<Void, Never>?
         var generation = 0
         var timersStarted = 0
 
-        /// A new wait's id, its deadline noted (arming the timer if it is the earliest).
-        mutating func begin(deadline: ContinuousClock.Instant?, otherwise: Outcome, registry: Waiters) -> Int {
-            next += 1
-            if let deadline {
-                deadlines[next] = (deadline, otherwise)
-                if armedAt.map({ deadline < $0 }) ?? true { registry.arm(at: deadline, &self) }
-            }
-            return next
+        /// Registers wait `id`, noting its deadline; returns the instant a new timer must
+        /// wake at, if the deadline comes before the one armed (or none is).
+        mutating func register(
+            _ id: Int, goal: Goal, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?
+        ) -> ContinuousClock.Instant? {
+            waiting[id] = (goal, waiter, otherwise)
+            guard let deadline else { return nil }
+            deadlines.push(deadline, id)
+            guard armedAt.map({ deadline < $0 }) ?? true else { return nil }
+            return deadline
         }
 
-        /// Removes the wait `id`; returns its waiter if it was registered.
+        /// Removes wait `id`; returns its waiter if it was registered. A timer armed far
+        /// ahead (a long timeout) stops once no wait is left, rather than sleep on.
         mutating func take(_ id: Int) -> Waiter? {
-            deadlines[id] = nil
-            return waiting.removeValue(forKey: id)?.waiter
+            guard let entry = waiting.removeValue(forKey: id) else { return nil }
+            if waiting.isEmpty, let armedAt, armedAt - .now > Waiters.idleTimerLimit { stopTimer() }
+            return entry.waiter
+        }
+
+        mutating func stopTimer() {
+            timer?.cancel()
+            timer = nil
+            generation += 1
+            armedAt = nil
+            deadlines.removeAll()
         }
     }
 
     /// A wait registered with a closure: ``cancel(_:with:)`` ends it.
-    public struct Registration: Sendable, Hashable {
+    public struct Registration: Sendable {
         fileprivate let id: Int
     }
 
@@ -81,6 +97,10 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
 
     /// The longest timeout honoured; a longer one is this one (a century).
     static var maxTimeout: Duration { .seconds(3_155_760_000) }
+    /// The least time between two wakes of the timer.
+    static var timerResolution: Duration { .milliseconds(5) }
+    /// A timer armed further ahead than this stops when the last wait ends.
+    static var idleTimerLimit: Duration { .seconds(60) }
 
     /// An empty registry.
     public init() {}
@@ -96,15 +116,14 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     public func wait(for goal: Goal, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?) async -> Outcome {
         let deadline = Self.deadline(after: timeout)
         let id = state.withLock { state -> Int in
-            let id = state.begin(deadline: deadline, otherwise: otherwise, registry: self)
-            state.live.insert(id)
-            return id
+            state.next += 1
+            state.live.insert(state.next)
+            return state.next
         }
         defer {
             state.withLock { state in
                 state.live.remove(id)
                 state.early[id] = nil
-                state.deadlines[id] = nil
             }
         }
         return await withTaskCancellationHandler {
@@ -112,7 +131,9 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 let now = state.withLock { state -> Outcome? in
                     if let outcome = state.early.removeValue(forKey: id) { return outcome }
                     if let outcome = check(goal) { return outcome }
-                    state.waiting[id] = (goal, .task(continuation))
+                    if let wake = state.register(id, goal: goal, waiter: .task(continuation), otherwise: otherwise, deadline: deadline) {
+                        arm(at: wake, &state)
+                    }
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
@@ -134,8 +155,11 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         // The check and the registration are one step under the lock: no change is missed.
         let (now, registration) = state.withLock { state -> (Outcome?, Registration?) in
             if let outcome = check(goal) { return (outcome, nil) }
-            let id = state.begin(deadline: deadline, otherwise: otherwise, registry: self)
-            state.waiting[id] = (goal, .callback(body))
+            state.next += 1
+            let id = state.next
+            if let wake = state.register(id, goal: goal, waiter: .callback(body), otherwise: otherwise, deadline: deadline) {
+                arm(at: wake, &state)
+            }
             return (nil, Registration(id: id))
         }
         if let now { body(now) }
@@ -152,13 +176,11 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     public func resume(where decide: (Goal) -> Outcome?) {
         let ready = state.withLock { state -> [(Waiter, Outcome)] in
             guard !state.waiting.isEmpty else { return [] }
-            var ready: [(Waiter, Outcome)] = []
+            var ready: [(Int, Outcome)] = []
             for (id, entry) in state.waiting {
-                guard let outcome = decide(entry.goal) else { continue }
-                _ = state.take(id)
-                ready.append((entry.waiter, outcome))
+                if let outcome = decide(entry.goal) { ready.append((id, outcome)) }
             }
-            return ready
+            return ready.compactMap { id, outcome in state.take(id).map { ($0, outcome) } }
         }
         for (waiter, outcome) in ready { waiter.deliver(outcome) }
     }
@@ -173,7 +195,10 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
 
     /// How many timer tasks this registry has started: one each time a wait's deadline
     /// came before every deadline armed (or none was), not one per wait.
-    public var timersStarted: Int { state.withLock { $0.timersStarted } }
+    package var timersStarted: Int { state.withLock { $0.timersStarted } }
+
+    /// Whether a timer is armed (it stops when no deadline is left to wait for).
+    package var timerArmed: Bool { state.withLock { $0.armedAt != nil } }
 
     /// Starts the timer for `instant`, replacing (and cancelling) the one armed for a
     /// later deadline. Called under the lock.
@@ -183,11 +208,12 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         state.armedAt = instant
         state.timersStarted += 1
         let generation = state.generation
-        state.timer = Task { [self] in await runTimer(from: instant, generation: generation) }
+        state.timer = Task.detached { [self] in await runTimer(from: instant, generation: generation) }
     }
 
     /// Sleeps until `instant`, ends every wait whose deadline passed, and sleeps again
-    /// until the earliest deadline left; ends when none is left or another timer replaced it.
+    /// until the earliest deadline left (at least ``timerResolution`` later); ends when
+    /// none is left or it was replaced.
     private func runTimer(from instant: ContinuousClock.Instant, generation: Int) async {
         var wake = instant
         while true {
@@ -196,21 +222,21 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 guard state.generation == generation else { return ([], nil) }
                 let now = ContinuousClock.now
                 var expired: [(Waiter, Outcome)] = []
-                var earliest: ContinuousClock.Instant?
-                for (id, deadline) in state.deadlines {
-                    guard deadline.at <= now else {
-                        earliest = earliest.map { min($0, deadline.at) } ?? deadline.at
-                        continue
-                    }
-                    if let waiter = state.take(id) {
-                        expired.append((waiter, deadline.otherwise))
-                    } else if state.live.contains(id) {
-                        state.early[id] = deadline.otherwise  // it will register: make it return at once
-                    }
+                while let top = state.deadlines.first, top.at <= now {
+                    state.deadlines.pop()
+                    if let entry = state.waiting.removeValue(forKey: top.id) { expired.append((entry.waiter, entry.otherwise)) }
                 }
-                state.armedAt = earliest
-                if earliest == nil { state.timer = nil }
-                return (expired, earliest)
+                // Entries of waits that ended meanwhile are dropped, not woken for.
+                while let top = state.deadlines.first, state.waiting[top.id] == nil { state.deadlines.pop() }
+                guard let earliest = state.deadlines.first?.at else {
+                    state.timer = nil
+                    state.armedAt = nil
+                    state.deadlines.removeAll()
+                    return (expired, nil)
+                }
+                let next = max(earliest, now.advanced(by: Self.timerResolution))
+                state.armedAt = next
+                return (expired, next)
             }
             for (waiter, outcome) in expired { waiter.deliver(outcome) }
             guard let next else { return }

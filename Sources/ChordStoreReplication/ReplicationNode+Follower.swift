@@ -186,7 +186,9 @@ extension ReplicationNode {
         setReplication("following \(leader): at event \(applied.sequence) of \(max(applied.sequence, batch.leaderLastSequence))")
     }
 
-    /// Reports this node's durable position.
+    /// Reports this node's durable position. The call has no deadline of its own (a
+    /// deadline costs the client a task and a timer per call, one per batch here): the
+    /// stream's watchdog ends a wait for an answer that never comes, after ``silence``.
     private func acknowledge(_ sequence: UInt64, to client: Client) async throws {
         let ack = Chordstore_V1_ReplicationAck.with {
             $0.node = config.node
@@ -194,7 +196,7 @@ extension ReplicationNode {
             $0.epoch = store.epoch
             $0.sequence = sequence
         }
-        let reply = try await client.call(.ackReplication, ack, timeout: .seconds(5), as: Chordstore_V1_ReplicationAckReply.self)
+        let reply = try await client.call(.ackReplication, ack, as: Chordstore_V1_ReplicationAckReply.self)
         if reply.epoch < store.epoch { throw FollowEnd.redirected(nil) }
     }
 

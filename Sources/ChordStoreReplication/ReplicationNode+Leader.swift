@@ -106,6 +106,10 @@ extension ReplicationNode {
             .map { QuorumWait(waiters: ackWaiters, registration: $0) }
     }
 
+    /// How many waits for acknowledgements are registered (quorum writes, membership
+    /// changes, Replicate streams' flow control).
+    package var pendingAcknowledgementWaits: Int { ackWaiters.count }
+
     /// A wait's outcome now: `false` once the node stops serving replication, `true` once
     /// the goal is met, else none yet.
     private func outcome(of goal: AckGoal, epoch: UInt64) -> Bool? {

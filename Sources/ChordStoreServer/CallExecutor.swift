@@ -189,7 +189,8 @@ package final class CallExecutor: Sendable {
 
     // MARK: Running
 
-    /// Answers a point read with nothing to wait for, where the call arrived.
+    /// Answers a point read or an inline call with nothing to wait for, where the call
+    /// arrived.
     func readInline(_ call: Call, payload: RequestPayload) -> Result<[UInt8], WireError> {
         let read: @Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8]
         switch call.entry.handler {

@@ -14,10 +14,11 @@ import NIOCore
 /// the channel's state, and carries out what the machine says: replies, `GoAway`,
 /// reading on or off, tasks, timers, the waits of streams for a slow client.
 ///
-/// All state lives on the connection's event loop. Point reads are answered on it;
-/// commands go straight to the writer, whose answers come back through the loop's
-/// ``LoopInbox`` (a command that asked for a majority then waits for it in a task);
-/// other calls run as tasks that hop back to the loop to reply. A connection-level
+/// All state lives on the connection's event loop. Point reads and inline calls are
+/// answered on it; commands go straight to the writer, whose answers come back through the
+/// loop's ``LoopInbox`` (a command that asked for a majority then registers a wait, whose
+/// end posts the answer to the inbox); other calls run as tasks that hop back to the loop
+/// to reply. A connection-level
 /// problem (unparseable frame, frame too large or too slow, idleness) gets a `GoAway` and
 /// the connection is closed; other connections are unaffected.
 final class ConnectionHandler: ChannelInboundHandler {
@@ -35,11 +36,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var credentials = CredentialCache()
     private var context: ChannelHandlerContext?
     private var peer = CallPeer(address: "", port: 0)
-    /// The tasks of calls still running, and the deadline timers of calls in flight, by
-    /// call token.
+    /// The tasks of calls still running, by call token.
     private var tasks: [UInt64: Task<Void, Never>] = [:]
     /// The quorum waits of commands committed here, by call token (see `committed`).
     private var quorumWaits: [UInt64: ReplicationNode.QuorumWait] = [:]
+    /// The deadline timers of calls in flight, by call token.
     private var deadlines: [UInt64: Scheduled<Void>] = [:]
     /// The waits of streams for the client to read, by waiter id, with their timers.
     private var waits: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = [:]

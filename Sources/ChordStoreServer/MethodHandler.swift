@@ -17,7 +17,9 @@ package enum MethodHandler: Sendable {
     /// waits for a `min_sequence`).
     case pointRead(@Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8])
     /// A unary call that reads no store and never waits (a follower's acknowledgement):
-    /// answered at once on the connection's event loop, as a point read is, without a task.
+    /// on the framed port answered at once on the connection's event loop, as a point
+    /// read is, without a task (unless the call waits for a `min_sequence`); the gRPC and
+    /// JSON endpoints run it in their tasks, as every call.
     case inline(@Sendable (ServiceDispatcher, RequestPayload, CallContext) throws -> [UInt8])
     /// Any other unary call, run as a task.
     case unary(@Sendable (ServiceDispatcher, RequestPayload, CallContext) async throws -> [UInt8])

@@ -1,4 +1,4 @@
-import ChordStoreEngine
+@testable import ChordStoreEngine
 import Synchronization
 import Testing
 
@@ -22,6 +22,7 @@ struct WaitersTests {
         let outcome = await waiters.wait(for: 3, timeout: .seconds(30), otherwise: "timeout") { $0 <= 5 ? "met" : nil }
         #expect(outcome == "met")
         #expect(waiters.count == 0)
+        #expect(waiters.timersStarted == 0, "a wait met at once arms no timer")
     }
 
     @Test("resume wakes exactly the waiters whose goal it meets")
@@ -66,7 +67,6 @@ struct WaitersTests {
         #expect(ContinuousClock.now - start >= .milliseconds(100))
         // Each later wait's deadline is after the armed one: the first wait's timer serves
         // all (a timer per wait would have started 200).
-        #expect(waiters.timersStarted < 200)
         #expect(waiters.timersStarted <= 200 / 2, "\(waiters.timersStarted) timers for 200 waits")
         #expect(waiters.count == 0)
     }
@@ -87,18 +87,43 @@ struct WaitersTests {
         head.set(1)
         waiters.resume { head.now >= $0 ? "met" : nil }
         #expect(await long.value == "met")
-        // A timeout after the timers stopped arms one again.
+        // The timer still sleeps toward the long wait's deadline: an earlier one arms another.
         let again = await waiters.wait(for: 3, timeout: .milliseconds(20), otherwise: "again") { _ in nil }
         #expect(again == "again")
+        #expect(waiters.timersStarted == 3)
     }
 
-    @Test("a wait that times out before it registers returns its fallback at once")
-    func zeroTimeout() async {
+    @Test("the timer stops when no deadline is left, and the next timeout arms one again; one far ahead stops when its wait ends")
+    func timerStopsAndRearms() async throws {
         let waiters = Waiters<Int, String>()
-        for _ in 0..<50 {
-            let outcome = await waiters.wait(for: 1, timeout: .zero, otherwise: "timeout") { _ in nil }
-            #expect(outcome == "timeout")
+        #expect(await waiters.wait(for: 1, timeout: .milliseconds(10), otherwise: "timeout") { _ in nil } == "timeout")
+        try await waitUntil { !waiters.timerArmed }
+        #expect(await waiters.wait(for: 2, timeout: .milliseconds(10), otherwise: "timeout") { _ in nil } == "timeout")
+        #expect(waiters.timersStarted == 2, "armed again from idle")
+        // A timeout of an hour, met at once after it registers: its timer does not sleep on.
+        let calls = Calls()
+        let registration = try #require(waiters.register(for: 3, timeout: .seconds(3_600), otherwise: "timeout", check: { _ in nil }, calls.record))
+        try await waitUntil { waiters.timerArmed }
+        waiters.cancel(registration, with: "done")
+        #expect(calls.all == ["done"])
+        #expect(!waiters.timerArmed)
+    }
+
+    @Test("a zero or negative timeout ends the wait with its fallback at once; one past a century is a century")
+    func extremeTimeouts() async {
+        let waiters = Waiters<Int, String>()
+        for timeout: Duration in [.zero, .seconds(-5), .nanoseconds(-1)] {
+            let start = ContinuousClock.now
+            #expect(await waiters.wait(for: 1, timeout: timeout, otherwise: "timeout") { _ in nil } == "timeout")
+            #expect(ContinuousClock.now - start < .seconds(10))
         }
+        let calls = Calls()
+        let forever = waiters.register(for: 2, timeout: .seconds(Int64.max), otherwise: "timeout", check: { _ in nil }, calls.record)
+        #expect(waiters.count == 1)
+        waiters.resumeAll(with: "resumed")
+        #expect(calls.all == ["resumed"])
+        if let forever { waiters.cancel(forever, with: "late") }
+        #expect(calls.all == ["resumed"])
         #expect(waiters.count == 0)
     }
 
@@ -217,6 +242,23 @@ struct WaitersTests {
             }
             #expect(met == 1_000)
         }
+    }
+
+    @Test("the deadline heap gives 2,000 random deadlines back earliest first")
+    func deadlineHeapOrder() {
+        var heap = DeadlineHeap()
+        let base = ContinuousClock.now
+        var generator = SystemRandomNumberGenerator()
+        for id in 0..<2_000 { heap.push(base.advanced(by: .milliseconds(Int.random(in: 0..<500, using: &generator))), id) }
+        var previous = base
+        var popped = 0
+        while let top = heap.first {
+            #expect(top.at >= previous)
+            previous = top.at
+            heap.pop()
+            popped += 1
+        }
+        #expect(popped == 2_000)
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {

@@ -216,7 +216,7 @@ struct ReplicationServerTests {
         #expect(try leader.store.chordsets().map(\.title) == ["on both", "leader only", "local"])
     }
 
-    @Test("50 quorum writes at once, each waiting on the event loop that took it, are all acknowledged once the follower holds them")
+    @Test("50 quorum writes in flight at once on one connection, each a registered wait, are all acknowledged once the follower holds them, and leave no wait behind")
     func concurrentQuorumWrites() async throws {
         let (leader, follower, _) = try await Member.startPair()
         defer { Task { await leader.stop() } }
@@ -238,10 +238,11 @@ struct ReplicationServerTests {
         #expect(events.count == 50)
         let last = try #require(events.map(\.sequence).max())
         #expect(try follower.store.head().sequence >= last, "a write was acknowledged before the follower held it")
+        #expect(await eventually { leader.node.pendingAcknowledgementWaits == 0 })
     }
 
-    @Test("a quorum write no majority acknowledges within the quorum timeout fails UNAVAILABLE (NO_QUORUM); one whose client goes away ends quietly, and the leader goes on")
-    func quorumTimeoutAndAbandonedWait() async throws {
+    @Test("a quorum write no majority acknowledges within the quorum timeout fails UNAVAILABLE (NO_QUORUM); the leader goes on")
+    func quorumTimeout() async throws {
         let (leader, follower, _) = try await Member.startPair(quorumTimeout: .milliseconds(400))
         defer { Task { await leader.stop() } }
         let client = try #require(Client(address: leader.address))
@@ -255,18 +256,36 @@ struct ReplicationServerTests {
         #expect(error?.code == .unavailable)
         #expect(error?.reason == .noQuorum)
         #expect(ContinuousClock.now - started < .seconds(20), "the quorum timeout, not the call's deadline, ended it")
-        // A client that closes while its quorum write waits: the wait is cancelled with the call.
-        let quitter = try #require(Client(address: leader.address))
-        let abandoned = Task {
-            try await quitter.execute(.addChordset(AddChordset(title: "abandoned")), options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
-        }
-        #expect(try await eventually { try leader.store.chordsets().contains { $0.title == "abandoned" } })
-        await quitter.close()
-        _ = await abandoned.result
-        // The leader still answers, and local writes commit.
+        #expect(leader.node.pendingAcknowledgementWaits == 0)
         let local = try await client.execute(.addChordset(AddChordset(title: "local")), options: WriteOptions(durability: .local))
         #expect(local.sequence > 0)
-        #expect(try leader.store.chordsets().map(\.title) == ["alone", "abandoned", "local"])
+        #expect(try leader.store.chordsets().map(\.title) == ["alone", "local"])
+    }
+
+    @Test("a quorum write's wait ends with its call: cut by the call's deadline, or by its client going away, long before the quorum timeout")
+    func quorumWaitEndsWithItsCall() async throws {
+        let (leader, follower, _) = try await Member.startPair(quorumTimeout: .seconds(60))
+        defer { Task { await leader.stop() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        await follower.stop()
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        let error = await #expect(throws: ClientError.self) {
+            try await client.execute(.addChordset(AddChordset(title: "cut")), options: WriteOptions(durability: .quorum, timeout: .milliseconds(300)))
+        }
+        #expect(error?.code == .deadlineExceeded)
+        #expect(await eventually { leader.node.pendingAcknowledgementWaits == 0 }, "the deadline left the wait registered")
+
+        let quitter = try #require(Client(address: leader.address))
+        let abandoned = Task {
+            try await quitter.execute(.addChordset(AddChordset(title: "abandoned")), options: WriteOptions(durability: .quorum, timeout: .seconds(60)))
+        }
+        #expect(await eventually { leader.node.pendingAcknowledgementWaits == 1 })
+        await quitter.close()
+        #expect(await eventually { leader.node.pendingAcknowledgementWaits == 0 }, "the closed connection left the wait registered")
+        abandoned.cancel()
+        _ = await abandoned.result
+        #expect(try leader.store.chordsets().map(\.title) == ["cut", "abandoned"])
     }
 
     @Test("an acknowledgement or a Replicate stream naming a member from another host is refused and counts for nothing")

@@ -226,9 +226,7 @@ int main(int argc, char **argv) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
     if (epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev) != 0) die(2, "epoll_ctl failed");
   }
-  size_t cap = 1 << 20, count = 0;
-  double *latencies = malloc(cap * sizeof(double));
-  if (latencies == NULL) die(2, "out of memory");
+  Latencies latencies = latencies_new();
   double start = now_ms(), deadline = start + seconds * 1e3;
   int in_flight = 0;
   for (int i = 0; i < connections; i++) {
@@ -248,12 +246,7 @@ int main(int argc, char **argv) {
       c->have += (size_t)got;
       while (c->in_flight && take_response(c)) {
         double t = now_ms();
-        if (count == cap) {
-          cap *= 2;
-          latencies = realloc(latencies, cap * sizeof(double));
-          if (latencies == NULL) die(2, "out of memory");
-        }
-        latencies[count++] = t - c->sent_at;
+        record_latency(&latencies, t - c->sent_at);
         if (t < deadline) {
           send_next(c, i);
         } else {
@@ -266,7 +259,7 @@ int main(int argc, char **argv) {
   }
   double elapsed = (now_ms() - start) / 1e3;
   printf("etcd put: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)\n", connections, elapsed,
-         count);
-  print_latencies(latencies, count, elapsed);
+         latencies.count);
+  print_latencies(&latencies, elapsed);
   return 0;
 }

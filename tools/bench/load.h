@@ -57,9 +57,34 @@ static inline int compare_doubles(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The latencies of the calls answered so far, in milliseconds: an array that grows. */
+typedef struct {
+  double *values;
+  size_t count, cap;
+} Latencies;
+
+/* Room for a million calls to start with; exits 2 when there is no memory. */
+static inline Latencies latencies_new(void) {
+  Latencies l = {.values = malloc((1 << 20) * sizeof(double)), .count = 0, .cap = 1 << 20};
+  if (l.values == NULL) die(2, "out of memory");
+  return l;
+}
+
+/* Records one call's latency, growing the array when it is full. */
+static inline void record_latency(Latencies *l, double ms) {
+  if (l->count == l->cap) {
+    l->cap *= 2;
+    l->values = realloc(l->values, l->cap * sizeof(double));
+    if (l->values == NULL) die(2, "out of memory");
+  }
+  l->values[l->count++] = ms;
+}
+
 /* Sorts the latencies and prints "  R calls/s; latency p50 A ms, p99 B ms, p999 C ms",
  * the line tools/bench/compare reads. */
-static inline void print_latencies(double *latencies, size_t count, double elapsed) {
+static inline void print_latencies(Latencies *l, double elapsed) {
+  size_t count = l->count;
+  double *latencies = l->values;
   qsort(latencies, count, sizeof(double), compare_doubles);
 #define LOAD_PCT(p) (count ? latencies[(size_t)((double)(count - 1) * (p) / 100.0)] : 0.0)
   printf("  %.0f calls/s; latency p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", (double)count / elapsed,

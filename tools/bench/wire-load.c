@@ -228,8 +228,7 @@ int main(int argc, char **argv) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
     epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
   }
-  size_t cap = 1 << 20, count = 0;
-  double *latencies = malloc(cap * sizeof(double));
+  Latencies latencies = latencies_new();
   double start = now_ms(), deadline = start + seconds * 1e3;
   int in_flight = 0;
   for (int i = 0; i < connections; i++) {
@@ -256,12 +255,7 @@ int main(int argc, char **argv) {
       if (!drained) continue;
       while (c->in_flight && take_reply(c, NULL, NULL)) {
         double t = now_ms();
-        if (count == cap) {
-          cap *= 2;
-          latencies = realloc(latencies, cap * sizeof(double));
-          if (latencies == NULL) die(2, "out of memory");
-        }
-        latencies[count++] = t - c->sent_at;
+        record_latency(&latencies, t - c->sent_at);
         int more = strcmp(workload, "create") == 0 ? next_store < stores : t < deadline;
         if (max_calls > 0 && sent >= max_calls) more = 0;
         if (more) send_next(c, i);
@@ -271,9 +265,9 @@ int main(int argc, char **argv) {
   }
   double elapsed = (now_ms() - start) / 1e3;
   printf("wire %s: %d connection(s) × depth 1, %.1f s, %zu calls (C load generator)", workload,
-         connections, elapsed, count);
+         connections, elapsed, latencies.count);
   if (stores > 0) printf(", over %ld store(s)", stores);
   printf("\n");
-  print_latencies(latencies, count, elapsed);
+  print_latencies(&latencies, elapsed);
   return 0;
 }

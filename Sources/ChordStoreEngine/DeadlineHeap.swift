@@ -1,10 +1,9 @@
 /// The deadlines of a ``Waiters``: a binary min-heap of (instant, wait id).
 struct DeadlineHeap {
-    private(set) var entries: [(at: ContinuousClock.Instant, id: Int)] = []
+    private var entries: [(at: ContinuousClock.Instant, id: Int)] = []
 
     /// The earliest deadline.
     var first: (at: ContinuousClock.Instant, id: Int)? { entries.first }
-    var count: Int { entries.count }
 
     mutating func push(_ at: ContinuousClock.Instant, _ id: Int) {
         entries.append((at, id))

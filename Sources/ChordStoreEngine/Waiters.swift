@@ -16,8 +16,8 @@ import Synchronization
 /// earliest deadline (kept in a heap): a wait whose deadline is later than the one armed
 /// starts nothing (a task and a dispatch timer per wait were a large part of a quorum
 /// leader's CPU per write, docs/PERFORMANCE.md), and the timer wakes at most every
-/// ``timerResolution``, ending every wait whose deadline passed. A timeout thus ends a
-/// wait at its deadline or up to that much later, never earlier.
+/// ``timerResolution``, ending every wait whose deadline passed. A timeout thus never
+/// ends a wait before its deadline.
 ///
 /// ```swift
 /// let waiters = Waiters<UInt64, Bool>()
@@ -131,9 +131,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 let now = state.withLock { state -> Outcome? in
                     if let outcome = state.early.removeValue(forKey: id) { return outcome }
                     if let outcome = check(goal) { return outcome }
-                    if let wake = state.register(id, goal: goal, waiter: .task(continuation), otherwise: otherwise, deadline: deadline) {
-                        arm(at: wake, &state)
-                    }
+                    register(id, goal: goal, waiter: .task(continuation), otherwise: otherwise, deadline: deadline, &state)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
@@ -157,9 +155,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
             if let outcome = check(goal) { return (outcome, nil) }
             state.next += 1
             let id = state.next
-            if let wake = state.register(id, goal: goal, waiter: .callback(body), otherwise: otherwise, deadline: deadline) {
-                arm(at: wake, &state)
-            }
+            register(id, goal: goal, waiter: .callback(body), otherwise: otherwise, deadline: deadline, &state)
             return (nil, Registration(id: id))
         }
         if let now { body(now) }
@@ -199,6 +195,14 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
 
     /// Whether a timer is armed (it stops when no deadline is left to wait for).
     package var timerArmed: Bool { state.withLock { $0.armedAt != nil } }
+
+    /// Registers wait `id` and arms a timer if its deadline is the earliest. Called under
+    /// the lock.
+    private func register(
+        _ id: Int, goal: Goal, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?, _ state: inout State
+    ) {
+        if let wake = state.register(id, goal: goal, waiter: waiter, otherwise: otherwise, deadline: deadline) { arm(at: wake, &state) }
+    }
 
     /// Starts the timer for `instant`, replacing (and cancelling) the one armed for a
     /// later deadline. Called under the lock.

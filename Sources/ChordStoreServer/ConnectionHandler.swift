@@ -18,9 +18,9 @@ import NIOCore
 /// answered on it; commands go straight to the writer, whose answers come back through the
 /// loop's ``LoopInbox`` (a command that asked for a majority then registers a wait, whose
 /// end posts the answer to the inbox); other calls run as tasks that hop back to the loop
-/// to reply. A connection-level
-/// problem (unparseable frame, frame too large or too slow, idleness) gets a `GoAway` and
-/// the connection is closed; other connections are unaffected.
+/// to reply. A connection-level problem (unparseable frame, frame too large or too slow,
+/// idleness) gets a `GoAway` and the connection is closed; other connections are
+/// unaffected.
 final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

@@ -51,17 +51,18 @@ extension ChordStore {
         }.get()
     }
 
-    /// The log's last record as a position.
+    /// The log's last record as a position (on a follower, the views may not have folded
+    /// it yet).
     package func head() throws(ChordStoreError) -> LogPosition {
-        try backend.withStores { try $0.logHead.position }
+        try backend.logHead().position
     }
 
     /// The record at log position `sequence` as a position (`.start` for 0), or `nil`
-    /// past the end (of what the views reflect).
+    /// past the log's end.
     package func position(at sequence: UInt64) throws(ChordStoreError) -> LogPosition? {
         let backend = self.backend
         do {
-            guard sequence <= (try backend.withStores { try $0.logHead.sequence }) else { return nil }
+            guard sequence <= (try backend.logHead().sequence) else { return nil }
             return try Self.position(at: sequence, in: backend)
         } catch {
             throw ChordStoreError.wrapping(error)
@@ -83,29 +84,41 @@ extension ChordStore {
     /// reader that saw it change may have read events the log no longer holds.
     package var logCuts: Int { cuts.load(ordering: .acquiring) }
 
-    /// Appends `records`, copied byte for byte from a leader's log, after `previous`, and
-    /// folds them into the views, in one durable commit on the writer thread. Refused
-    /// whole (nothing written) with `failedPrecondition` ("diverged") if `previous` is not
-    /// this log's last record, or `dataLoss` if a record does not chain to the one before
-    /// it (tampered, reordered or from another log). Returns the new last position.
-    @discardableResult
+    /// Appends `records`, copied byte for byte from a leader's log, after `previous`, in
+    /// one durable commit of the log on the writer thread, and returns the new last
+    /// position as soon as the log holds them: the views fold them next, before the writer
+    /// takes another job, and reads see them once they are published
+    /// (``waitForCommit(after:timeout:)``, a read's `min_sequence`). Refused whole
+    /// (nothing written) with `failedPrecondition` ("diverged") if `previous` is not this
+    /// log's last record, or `dataLoss` if a record does not chain to the one before it
+    /// (tampered, reordered or from another log).
     ///
     /// With `leaderEpoch`, the batch is refused (`failedPrecondition`, reason
     /// `OLDER_LEADER`) if this store's epoch rose above it meanwhile: checked in
     /// the writer, so a fence that lands while the batch waits keeps it out.
+    @discardableResult
     package func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, leaderEpoch: UInt64? = nil) async throws(ChordStoreError) -> LogPosition {
         let backend = self.backend
         let writer = self.writer
-        let head = try await writer.exclusive { () -> Result<LogHead, ChordStoreError> in
+        let notifier = self.notifier
+        let head = try await writer.exclusive(answering: { (answer: (Result<LogHead, ChordStoreError>) -> Void) in
             if let leaderEpoch, leaderEpoch < writer.currentEpoch {
-                return .failure(ChordStoreError(
+                answer(.failure(ChordStoreError(
                     .failedPrecondition, "a batch of an older leader: its epoch \(leaderEpoch) is older than this node's (\(writer.currentEpoch))",
-                    reason: .olderLeader))
+                    reason: .olderLeader)))
+                return
             }
-            return Result { () throws(ChordStoreError) in try backend.appendReplicated(records, after: previous) }
-        }.get()
-        if records.contains(where: { $0.withUnsafeBytes { WireCodec.holdsServerEvent($0) } }) { notifier.serverChanged() }
-        notifier.published(head.sequence)
+            let head: LogHead
+            do throws(ChordStoreError) {
+                head = try backend.appendReplicated(records, after: previous) { logged in answer(.success(logged)) }
+            } catch {
+                answer(.failure(error))
+                return
+            }
+            // The views hold the batch now: readers may see it.
+            if records.contains(where: { $0.withUnsafeBytes { WireCodec.holdsServerEvent($0) } }) { notifier.serverChanged() }
+            notifier.published(head.sequence)
+        }).get()
         return head.position
     }
 

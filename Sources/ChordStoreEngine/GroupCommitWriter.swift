@@ -80,10 +80,24 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `work` on the writer thread between batches, with no commit in flight.
     func exclusive<T: Sendable>(_ work: @escaping @Sendable () -> Result<T, ChordStoreError>) async -> Result<T, ChordStoreError> {
+        await exclusive(answering: { answer in answer(work()) })
+    }
+
+    /// Runs `work` alone on the writer thread, like ``exclusive(_:)``, but the caller
+    /// resumes as soon as `work` calls `answer`, while `work` goes on (a follower
+    /// acknowledges a batch its log holds while the views take it). The first answer
+    /// counts; `work` that returns without one answers `internal`.
+    func exclusive<T: Sendable>(
+        answering work: @escaping @Sendable (_ answer: (Result<T, ChordStoreError>) -> Void) -> Void
+    ) async -> Result<T, ChordStoreError> {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, ChordStoreError>, Never>) in
-            if let refusal = enqueue(.exclusive { continuation.resume(returning: work()) }) {
-                continuation.resume(returning: .failure(refusal))
+            let pending = FirstAnswer(continuation)
+            let answer: @Sendable (Result<T, ChordStoreError>) -> Void = { pending.resume($0) }
+            let job = Job.exclusive {
+                work(answer)
+                answer(.failure(ChordStoreError(.internal, "the writer's job ended without an answer")))
             }
+            if let refusal = enqueue(job) { answer(.failure(refusal)) }
         }
     }
 
@@ -271,6 +285,17 @@ final class GroupCommitWriter: Sendable {
         let batch = Array(jobs[..<end])
         jobs.removeFirst(end)
         return batch
+    }
+}
+
+/// A continuation resumed by the first of several answers; the others are dropped.
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, Never>?>
+
+    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = Mutex(continuation) }
+
+    func resume(_ value: T) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
 

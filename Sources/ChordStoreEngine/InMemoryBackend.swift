@@ -67,8 +67,10 @@ final class InMemoryBackend: StorageBackend {
         }
     }
 
-    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
-        try storage.withLock { set throws(ChordStoreError) -> LogHead in
+    /// Memory has no views to fold after the log: `logged` is called once the batch is
+    /// applied whole.
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
+        let head = try storage.withLock { set throws(ChordStoreError) -> LogHead in
             let before = set.records.count
             do {
                 try ReplicaApplier.apply(records, after: previous, to: &set)
@@ -81,6 +83,8 @@ final class InMemoryBackend: StorageBackend {
             }
             return set.logHead
         }
+        logged(head)
+        return head
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {

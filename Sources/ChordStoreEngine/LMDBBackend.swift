@@ -152,11 +152,66 @@ final class LMDBBackend: StorageBackend {
         viewsFault.withLock { $0 = nil }
     }
 
-    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead {
-        try logAndFold { space in
-            try ReplicaApplier.apply(records, after: previous, to: &space)
+    /// The log alone takes the batch, in one durable commit, and `logged` is called; then
+    /// the views fold it, in a commit of their own (see ``foldLogged(_:after:)``). A
+    /// follower thus acknowledges a batch without waiting for its fold.
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
+        try prepareViews()
+        let start = committedHead.withLock { $0 }
+        var appended = ContinuousClock.now
+        let head: LogHead
+        do {
+            head = try withGrowingMap {
+                try logEnv.withWriteTransaction { logTxn in
+                    let head = try ReplicaApplier.appendToLog(records, after: previous, head: start) { sequence, record in
+                        try logTxn.put(dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+                    }
+                    appended = .now
+                    return head
+                }
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
-        return committedHead.withLock { $0 }
+        metrics.logSynced(in: ContinuousClock.now - appended)
+        committed(head)
+        logged(head)
+        foldLogged(records, after: start)
+        return head
+    }
+
+    /// Folds records the log has just taken into the views, in one commit of the views.
+    /// A failure is recorded as a fault of the views (``repairViews()``): the log keeps
+    /// the batch, and the views catch up before the next commit, or stay damaged until
+    /// they are rebuilt if a record cannot be folded.
+    private func foldLogged(_ records: [[UInt8]], after start: LogHead) {
+        do {
+            var defaultHead: UInt64 = 0
+            try withGrowingMap {
+                try viewsEnv.withWriteTransaction { viewsTxn in
+                    try logEnv.withReadTransaction { logTxn in
+                        try checkViews(viewsTxn, at: start)
+                        var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: start, storesRecords: false)
+                        try ReplicaApplier.apply(records, after: start.position, to: &space)
+                        try space.flush()
+                        try AppliedHead.write(space.logHead, viewsTxn, dbs)
+                        defaultHead = try space.store(id: 0)?.head ?? 0
+                    }
+                }
+            }
+            snapshotFiles?.maybeTake(head: defaultHead, backend: self)
+        } catch {
+            try? repairViews()
+        }
+    }
+
+    /// Records `head` as the log's last committed record, and that a commit succeeded.
+    private func committed(_ head: LogHead) {
+        committedHead.withLock { $0 = head }
+        if hasMapLimitRefusal.load(ordering: .relaxed) {
+            mapLimitRefusal.withLock { $0 = nil }
+            hasMapLimitRefusal.store(false, ordering: .releasing)
+        }
     }
 
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
@@ -196,11 +251,7 @@ final class LMDBBackend: StorageBackend {
             if logged == nil { throw ChordStoreError.wrapping(error) }
         }
         guard let logged else { throw ChordStoreError(.internal, "the commit ended without a result") }
-        committedHead.withLock { $0 = logged.head }
-        if hasMapLimitRefusal.load(ordering: .relaxed) {
-            mapLimitRefusal.withLock { $0 = nil }
-            hasMapLimitRefusal.store(false, ordering: .releasing)
-        }
+        committed(logged.head)
         if !viewsCommitted { try? repairViews() }
         snapshotFiles?.maybeTake(head: logged.defaultHead, backend: self)
         return logged.result

@@ -12,7 +12,10 @@ import ChordStoreDomain
 ///
 /// Each record is stored byte for byte (same sequence number, epoch and checksum as on
 /// the leader) and folded into the projections like a local commit. A thrown error
-/// means the backend must discard the whole batch.
+/// means the backend must discard the whole batch. The durable backend checks and logs a
+/// batch first (``appendToLog(_:after:head:_:)``), acknowledges it, then folds it: a
+/// record whose fold fails there (one the leader's own fold took, so a damaged copy or a
+/// bug) leaves its views damaged until they are rebuilt, not the log unwritten.
 enum ReplicaApplier {
     static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
         guard previous == space.logHead.position else {
@@ -27,16 +30,45 @@ enum ReplicaApplier {
                 recorded.checksum = checksum
                 return recorded
             }
-            guard recorded.epoch <= LogPosition.maxEpoch else {
-                throw ChordStoreError(.dataLoss, "event \(sequence) has epoch \(recorded.epoch), above the largest possible epoch")
-            }
-            guard recorded.epoch >= head.epoch else {
-                throw ChordStoreError(
-                    .dataLoss, "event \(sequence) has epoch \(recorded.epoch), below the epoch \(head.epoch) of the event before it")
-            }
+            try checkEpoch(recorded.epoch, of: sequence, after: head)
             try space.appendRecord(sequence, record)
             try StoreFold.apply(ReplayFields(recorded), record: record, to: &space)
             space.logHead = LogHead(sequence: sequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
+        }
+    }
+
+    /// The log's half of the check, for a follower that logs a batch before its views take
+    /// it: `previous` is `head`, and each record is the next sequence number, chains to the
+    /// one before it and keeps the epochs from going down. Calls `store` with each record
+    /// in turn (the backend's append) and returns the batch's last position. Reads only the
+    /// records' first fields and trailer: the fold that follows decodes them.
+    static func appendToLog(
+        _ records: [[UInt8]], after previous: LogPosition, head: LogHead, _ store: (UInt64, [UInt8]) throws -> Void
+    ) throws -> LogHead {
+        guard previous == head.position else {
+            throw ChordStoreError.diverged("the batch follows \(previous), but this log's last is \(head.position)")
+        }
+        var head = head
+        for record in records {
+            let sequence = try head.nextSequence()
+            let next = try record.withUnsafeBytes { bytes throws(ChordStoreError) -> LogHead in
+                let checksum = try RecordCodec.verify(bytes, sequence: sequence, previousChecksum: head.checksum)
+                let fields = try RecordCodec.logFields(bytes, sequence: sequence)
+                return LogHead(sequence: sequence, checksum: checksum, timestamp: fields.timestamp, epoch: fields.epoch)
+            }
+            try checkEpoch(next.epoch, of: sequence, after: head)
+            try store(sequence, record)
+            head = next
+        }
+        return head
+    }
+
+    private static func checkEpoch(_ epoch: UInt64, of sequence: UInt64, after head: LogHead) throws(ChordStoreError) {
+        guard epoch <= LogPosition.maxEpoch else {
+            throw ChordStoreError(.dataLoss, "event \(sequence) has epoch \(epoch), above the largest possible epoch")
+        }
+        guard epoch >= head.epoch else {
+            throw ChordStoreError(.dataLoss, "event \(sequence) has epoch \(epoch), below the epoch \(head.epoch) of the event before it")
         }
     }
 }

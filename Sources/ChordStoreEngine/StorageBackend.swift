@@ -102,10 +102,13 @@ protocol StorageBackend: AnyObject, Sendable {
     func logHead() throws(ChordStoreError) -> LogHead
     /// Replaces the projections with a replay of the whole log, atomically (writer thread).
     func rebuild(progress: (_ done: UInt64, _ total: UInt64) -> Void) throws(ChordStoreError)
-    /// Appends records copied from a leader's log, byte for byte, and folds them, as one
-    /// atomic, durable commit, if `previous` is this log's last record and every record
-    /// chains to the one before it (writer thread); see ``ReplicaApplier``.
-    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead
+    /// Appends records copied from a leader's log, byte for byte, as one atomic, durable
+    /// commit, if `previous` is this log's last record and every record chains to the one
+    /// before it; calls `logged` with the new last record as soon as the log holds them
+    /// durably (what a follower acknowledges), then folds them into the views before it
+    /// returns the same record (writer thread); see ``ReplicaApplier``. Throws only if
+    /// the log did not take the batch, and then without calling `logged`.
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead
     /// Appends `events` exported from a store to store `name`, checked and folded, as one
     /// atomic, durable commit (writer thread); see ``ImportApplier``.
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead

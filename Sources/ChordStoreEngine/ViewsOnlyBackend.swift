@@ -74,7 +74,9 @@ final class ViewsOnlyBackend: StorageBackend {
 
     func logHead() throws(ChordStoreError) -> LogHead { head }
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) { throw Self.logArriving }
-    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition) throws(ChordStoreError) -> LogHead { throw Self.logArriving }
+    func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
+        throw Self.logArriving
+    }
 
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
         throw Self.logArriving

@@ -1350,7 +1350,8 @@ public nonisolated struct Chordstore_V1_ReplicationBatch: Sendable {
   public init() {}
 }
 
-/// A follower reports the last event it has applied and made durable.
+/// A follower reports the last event its log holds durably (its views take it
+/// right after; a read with min_sequence waits for them).
 public nonisolated struct Chordstore_V1_ReplicationAck: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

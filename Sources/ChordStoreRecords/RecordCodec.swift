@@ -86,6 +86,21 @@ public enum RecordCodec {
         }
     }
 
+    /// The epoch and timestamp of the record stored as event `sequence`, read without
+    /// decoding the event; `dataLoss` if the record says it is another event.
+    public static func logFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> (epoch: UInt64, timestamp: Instant) {
+        let place: (logSequence: UInt64, epoch: UInt64, timestamp: Instant)
+        do {
+            place = try WireCodec.readLogPlace(record)
+        } catch {
+            throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
+        }
+        guard place.logSequence == sequence else {
+            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(place.logSequence)")
+        }
+        return (place.epoch, place.timestamp)
+    }
+
     /// Checks the record's checksum against `previousChecksum`; returns the stored checksum.
     public static func verify(_ record: UnsafeRawBufferPointer, sequence: UInt64, previousChecksum: UInt64) throws(ChordStoreError) -> UInt64 {
         guard let stored = storedChecksum(record) else {

@@ -293,6 +293,25 @@ package enum WireCodec {
         return (sequence, store, logSequence ?? sequence)
     }
 
+    /// A record's place in the whole log: its log sequence (field 18, else its sequence),
+    /// epoch and timestamp, skipping the event.
+    package static func readLogPlace(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (logSequence: UInt64, epoch: UInt64, timestamp: Instant) {
+        var r = ProtoReader(raw)
+        var sequence: UInt64 = 0, epoch: UInt64 = 0
+        var timestamp = Instant(microsecondsSince1970: 0)
+        var logSequence: UInt64?
+        while let (field, wire) = try r.next() {
+            switch field {
+            case 1: try r.expect(wire, 0, field: 1); sequence = try r.varint()
+            case 2: try r.expect(wire, 0, field: 2); epoch = try r.varint()
+            case 3: try r.expect(wire, 2, field: 3); timestamp = try readInstant(try r.lengthDelimited())
+            case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
+            default: try r.skip(wire)
+            }
+        }
+        return (logSequence ?? sequence, epoch, timestamp)
+    }
+
     /// A record's epoch (field 2; 0 if absent), read up to that field only.
     package static func readEpoch(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
         var r = ProtoReader(raw)

@@ -44,6 +44,8 @@ struct ReplicaTests {
         for start in stride(from: 0, to: all.count, by: 7) {
             previous = try await follower.appendReplicated(Array(all[start..<min(start + 7, all.count)]), after: previous)
         }
+        // Answered once logged; readers see the batch once the views folded it.
+        await follower.waitForCommit(after: previous.sequence - 1, timeout: .seconds(10))
         #expect(try records(follower) == all)
         #expect(try follower.head() == leader.head())
         #expect(try follower.chordsets() == leader.chordsets())

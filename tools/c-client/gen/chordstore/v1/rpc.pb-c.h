@@ -1035,7 +1035,8 @@ struct  Chordstore__V1__ReplicationBatch
 
 
 /*
- * A follower reports the last event it has applied and made durable.
+ * A follower reports the last event its log holds durably (its views take it
+ * right after; a read with min_sequence waits for them).
  */
 struct  Chordstore__V1__ReplicationAck
 {

@@ -1,0 +1,86 @@
+import ChordStoreRecords
+import ChordStoreDomain
+@testable import ChordStoreEngine
+import Foundation
+import Testing
+
+/// A follower's batch on the durable backend: the log takes it and it is acknowledged
+/// before the views fold it; a fold that fails after that leaves the log holding the batch
+/// and the views refusing commits until they are rebuilt.
+@Suite("Replicated batches: logged, then folded")
+struct ReplicatedFoldTests {
+    private func records(_ store: ChordStore) throws -> [[UInt8]] {
+        var records: [[UInt8]] = []
+        try store.forEachRecord(from: 1) { _, record in
+            records.append(Array(record))
+            return true
+        }
+        return records
+    }
+
+    private func lmdb(_ store: ChordStore) throws -> LMDBBackend {
+        try #require(store.backend as? LMDBBackend)
+    }
+
+    @Test("the log holds the batch, durably, when it is acknowledged; the views fold it before the append returns")
+    func loggedBeforeFolded() async throws {
+        let leader = try EngineKind.lmdb.makeStore(seed: 7)
+        defer { leader.close() }
+        for index in 0..<5 { _ = try await leader.add("title \(index)") }
+        let batch = try records(leader)
+        let follower = try EngineKind.lmdb.makeStore(seed: 9)
+        defer { follower.close() }
+        let backend = try lmdb(follower)
+        var seen: (log: LogHead, views: LogHead)?
+        let head = try backend.appendReplicated(batch, after: .start) { logged in
+            seen = ((try? backend.logHead()) ?? .empty, (try? backend.withStores { try $0.logHead }) ?? .empty)
+            #expect(logged.sequence == UInt64(batch.count))
+        }
+        let atAcknowledgement = try #require(seen)
+        #expect(atAcknowledgement.log == head)
+        #expect(atAcknowledgement.views == .empty)
+        #expect(try backend.withStores { try $0.logHead } == head)
+        #expect(try follower.chordsets() == leader.chordsets())
+        #expect(try follower.head() == leader.head())
+        #expect(backend.writeRefusal == nil)
+    }
+
+    @Test("a record the views cannot fold after the log took it: the log keeps the batch, the views stay behind and refuse commits")
+    func foldFailureAfterTheLog() async throws {
+        let leader = try EngineKind.lmdb.makeStore(seed: 7)
+        defer { leader.close() }
+        let added = try await leader.add("first")
+        try await leader.execute(.renameChordset(id: added.id, title: "renamed"))
+        // The rename alone, chained as a log of its own: it names a chordset this log never had.
+        var rename = try records(leader)[1].withUnsafeBytes { try RecordCodec.decode($0, sequence: 2) }
+        rename.sequence = 1
+        rename.logSequence = 1
+        let forged = RecordCodec.encode(rename, previousChecksum: 0).bytes
+        let follower = try EngineKind.lmdb.makeStore(seed: 9)
+        defer { follower.close() }
+        let backend = try lmdb(follower)
+        var acknowledged: LogHead?
+        let head = try backend.appendReplicated([forged], after: .start) { acknowledged = $0 }
+        #expect(acknowledged == head)
+        #expect(try follower.head().sequence == 1)
+        #expect(try backend.withStores { try $0.logHead } == .empty)
+        let refusal = try #require(backend.writeRefusal)
+        #expect(refusal.message.contains("views"))
+        await #expect(throws: ChordStoreError.self) { try await follower.appendReplicated([], after: head.position) }
+    }
+
+    @Test("the writer answers a replicated batch once logged, and publishes it once folded", arguments: EngineKind.allCases)
+    func publishedAfterFold(kind: EngineKind) async throws {
+        let leader = try kind.makeStore(seed: 7)
+        defer { leader.close() }
+        for index in 0..<20 { _ = try await leader.add("title \(index)") }
+        let all = try records(leader)
+        let follower = try kind.makeStore(seed: 9)
+        defer { follower.close() }
+        let head = try await follower.appendReplicated(all, after: .start)
+        #expect(head.sequence == UInt64(all.count))
+        await follower.waitForCommit(after: head.sequence - 1, timeout: .seconds(10))
+        #expect(try follower.lastLogSequence() == head.sequence)
+        #expect(try follower.chordsets() == leader.chordsets())
+    }
+}

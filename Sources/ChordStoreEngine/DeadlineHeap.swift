@@ -16,12 +16,25 @@ struct DeadlineHeap {
         }
     }
 
+    /// How many deadlines it holds.
+    var count: Int { entries.count }
+
     /// Removes the earliest deadline.
     mutating func pop() {
         guard !entries.isEmpty else { return }
         entries.swapAt(0, entries.count - 1)
         entries.removeLast()
-        var parent = 0
+        siftDown(from: 0)
+    }
+
+    /// Keeps only the deadlines of the waits `isLive` names, in O(n).
+    mutating func keep(where isLive: (Int) -> Bool) {
+        entries.removeAll { !isLive($0.id) }
+        for parent in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: parent) }
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1, right = left + 1
             var least = parent

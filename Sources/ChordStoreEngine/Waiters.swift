@@ -49,7 +49,9 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         var early: [Int: Outcome] = [:]
         var next = 0
         /// The deadlines of registered waits, earliest first. A wait that ended leaves its
-        /// entry behind, dropped when it comes to the top (ids are never reused).
+        /// entry behind, dropped when it comes to the top (ids are never reused), or when
+        /// such entries outnumber the live ones (``take(_:)``): every quorum write's wait
+        /// ends long before its timeout, and its entry would otherwise stay that long.
         var deadlines = DeadlineHeap()
         /// When the timer wakes next; `nil`: no timer runs.
         var armedAt: ContinuousClock.Instant?
@@ -75,7 +77,12 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         /// ahead (a long timeout) stops once no wait is left, rather than sleep on.
         mutating func take(_ id: Int) -> Waiter? {
             guard let entry = waiting.removeValue(forKey: id) else { return nil }
-            if waiting.isEmpty, let armedAt, armedAt - .now > Waiters.idleTimerLimit { stopTimer() }
+            if waiting.isEmpty, let armedAt, armedAt - .now > Waiters.idleTimerLimit {
+                stopTimer()
+            } else if deadlines.count > 2 * waiting.count + Waiters.deadlineSlack {
+                let waiting = self.waiting
+                deadlines.keep { waiting[$0] != nil }
+            }
             return entry.waiter
         }
 
@@ -99,6 +106,9 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     static var maxTimeout: Duration { .seconds(3_155_760_000) }
     /// The least time between two wakes of the timer.
     static var timerResolution: Duration { .milliseconds(5) }
+    /// Entries of ended waits the deadlines may hold beyond the live waits' count before
+    /// they are dropped.
+    static var deadlineSlack: Int { 64 }
     /// A timer armed further ahead than this stops when the last wait ends.
     static var idleTimerLimit: Duration { .seconds(60) }
 
@@ -195,6 +205,9 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
 
     /// Whether a timer is armed (it stops when no deadline is left to wait for).
     package var timerArmed: Bool { state.withLock { $0.armedAt != nil } }
+
+    /// How many deadlines the timer holds, those of ended waits included (for tests).
+    package var deadlineCount: Int { state.withLock { $0.deadlines.count } }
 
     /// Registers wait `id` and arms a timer if its deadline is the earliest. Called under
     /// the lock.

@@ -54,6 +54,14 @@ public final class Environment: @unchecked Sendable {
     private let copies = NSCondition()
     private var copiesRunning = 0
     private let closed = Atomic(false)
+    /// Read transactions reset after use, renewed by the next reads (``withReadTransaction(_:)``).
+    private let idleReaders = Mutex<[IdleReader]>([])
+
+    /// A reset read transaction: no thread uses it until one takes it out of
+    /// `idleReaders` and renews it (`MDB_NOTLS` lets any thread do so).
+    private struct IdleReader: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
     /// Set if a map resize failed half-way (liblmdb then holds no map): every later
     /// transaction fails instead of touching it.
     private let broken = Atomic(false)
@@ -106,7 +114,10 @@ public final class Environment: @unchecked Sendable {
     /// with `EINVAL`. Calling it again does nothing.
     public func close() {
         resizeLock.withExclusive {
-            if !closed.exchange(true, ordering: .acquiringAndReleasing) { mdb_env_close(handle) }
+            if !closed.exchange(true, ordering: .acquiringAndReleasing) {
+                for idle in idleReaders.withLock({ idle in defer { idle.removeAll() }; return idle }) { mdb_txn_abort(idle.handle) }
+                mdb_env_close(handle)
+            }
         }
     }
 
@@ -296,13 +307,46 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a read-only snapshot. The transaction and every buffer it returned
     /// are invalid once `body` returns. Readers never block the writer.
+    ///
+    /// A snapshot that ends is reset (`mdb_txn_reset`), not freed, and the next one renews
+    /// it (`mdb_txn_renew`): it keeps its reader slot, so a read takes no lock of the lock
+    /// file and allocates nothing. At most ``maxIdleReaders`` wait between reads.
     public func withReadTransaction<T>(_ body: (Transaction) throws -> T) throws -> T {
         try resizeLock.withShared {
-            let txn = try begin(flags: UInt32(MDB_RDONLY))
-            defer { mdb_txn_abort(txn.handle) }
+            let txn = try beginRead()
+            defer { endRead(txn) }
             return try body(txn)
         }
     }
+
+    /// How many reset read transactions wait to be renewed, at most.
+    static let maxIdleReaders = 16
+
+    /// A read transaction: an idle one renewed, else a new one. Call under `resizeLock`.
+    private func beginRead() throws(LMDBError) -> Transaction {
+        if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
+        try checkUsable()
+        while let idle = idleReaders.withLock({ $0.popLast() }) {
+            if mdb_txn_renew(idle.handle) == MDB_SUCCESS { return Transaction(handle: idle.handle, isReadOnly: true) }
+            mdb_txn_abort(idle.handle)
+        }
+        return try begin(flags: UInt32(MDB_RDONLY))
+    }
+
+    /// Ends a read transaction from ``beginRead()``: reset and kept for the next read, or
+    /// freed when enough are kept. Call under `resizeLock`.
+    private func endRead(_ txn: Transaction) {
+        mdb_txn_reset(txn.handle)
+        let kept = idleReaders.withLock { idle in
+            guard idle.count < Self.maxIdleReaders else { return false }
+            idle.append(IdleReader(handle: txn.handle))
+            return true
+        }
+        if !kept { mdb_txn_abort(txn.handle) }
+    }
+
+    /// How many reset read transactions wait to be renewed (for tests).
+    public var idleReaderCount: Int { idleReaders.withLock { $0.count } }
 
     /// Runs `body` in a write transaction and commits it (durably, unless
     /// ``Options/noSync``) if `body` returns; aborts it if `body` throws.

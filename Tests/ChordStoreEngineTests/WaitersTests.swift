@@ -127,6 +127,31 @@ struct WaitersTests {
         #expect(waiters.count == 0)
     }
 
+    @Test("the deadlines of waits that ended do not pile up (at most twice the live waits, plus 64), and a live wait still times out")
+    func endedDeadlinesDropped() async throws {
+        let waiters = Waiters<Int, String>()
+        let short = Calls()
+        _ = try #require(waiters.register(for: -1, timeout: .milliseconds(300), otherwise: "timeout", check: { _ in nil }, short.record))
+        for goal in 0..<10 {
+            _ = waiters.register(for: 1_000_000 + goal, timeout: .seconds(3_600), otherwise: "timeout", check: { _ in nil }) { _ in }
+        }
+        // 5,000 more come and go, each long before its timeout, as quorum writes' waits do.
+        var most = 0
+        for goal in 0..<5_000 {
+            let registration = try #require(waiters.register(for: goal, timeout: .seconds(10), otherwise: "timeout", check: { _ in nil }) { _ in })
+            if goal.isMultiple(of: 2) {
+                waiters.resume { $0 == goal ? "met" : nil }
+            } else {
+                waiters.cancel(registration, with: "cancelled")
+            }
+            most = max(most, waiters.deadlineCount)
+        }
+        #expect(most <= 2 * 11 + 64, "\(most) deadlines held for 11 live waits")
+        #expect(waiters.count == 11)
+        try await waitUntil { short.all == ["timeout"] }
+        #expect(waiters.count == 10)
+    }
+
     /// Outcomes a registered closure was called with.
     final class Calls: Sendable {
         private let outcomes = Mutex<[String]>([])
@@ -244,21 +269,24 @@ struct WaitersTests {
         }
     }
 
-    @Test("the deadline heap gives 2,000 random deadlines back earliest first")
-    func deadlineHeapOrder() {
+    @Test("the deadline heap gives 2,000 random deadlines back earliest first, also after dropping a third of them", arguments: [false, true])
+    func deadlineHeapOrder(dropping: Bool) {
         var heap = DeadlineHeap()
         let base = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
         for id in 0..<2_000 { heap.push(base.advanced(by: .milliseconds(Int.random(in: 0..<500, using: &generator))), id) }
+        if dropping { heap.keep { !$0.isMultiple(of: 3) } }
+        #expect(heap.count == (dropping ? 1_333 : 2_000))
         var previous = base
         var popped = 0
         while let top = heap.first {
             #expect(top.at >= previous)
+            #expect(!dropping || !top.id.isMultiple(of: 3))
             previous = top.at
             heap.pop()
             popped += 1
         }
-        #expect(popped == 2_000)
+        #expect(popped == (dropping ? 1_333 : 2_000))
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {

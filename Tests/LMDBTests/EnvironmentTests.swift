@@ -127,6 +127,44 @@ struct EnvironmentTests {
         try env.withReadTransaction { txn throws in #expect(try txn.get(db, key: [1])?.count == value.count) }
     }
 
+    @Test("read transactions are reset and renewed: each sees the latest commit, across map growths, and at most 16 wait between reads")
+    func renewedReaders() throws {
+        var options = Environment.Options()
+        options.mapSize = 1 << 20
+        let env = try Environment(directory: try temporaryDirectory(), options: options)
+        let db = try env.openDatabase("kv")
+        #expect(env.idleReaderCount == 0)
+        for round in 0..<40 {
+            try env.withWriteTransaction { txn throws in
+                for key in 0..<50 {
+                    try txn.put(db, key: withUnsafeBytes(of: UInt32(round * 50 + key).bigEndian) { Array($0) }, value: [UInt8](repeating: 1, count: 900))
+                }
+            }
+            // A renewed transaction sees this commit, also after the map grew under it.
+            #expect(try env.withReadTransaction { try $0.stat(db).entries } == (round + 1) * 50)
+            #expect(env.idleReaderCount == 1)
+            if round % 10 == 9 { try env.grow(by: 1 << 20) }
+        }
+        // Nested reads need transactions of their own; all come back, up to the limit.
+        func nest(_ depth: Int) throws -> Int {
+            try env.withReadTransaction { txn in
+                let entries = try txn.stat(db).entries
+                return depth == 0 ? entries : try nest(depth - 1)
+            }
+        }
+        #expect(try nest(20) == 2_000)
+        #expect(env.idleReaderCount == 16)
+        // Readers on many threads at once share the idle ones.
+        DispatchQueue.concurrentPerform(iterations: 64) { _ in
+            let entries = try? env.withReadTransaction { try $0.stat(db).entries }
+            #expect(entries == 2_000)
+        }
+        #expect(env.idleReaderCount <= 16)
+        env.close()
+        #expect(env.idleReaderCount == 0)
+        #expect(throws: LMDBError.self) { try env.withReadTransaction { _ in 0 } }
+    }
+
     @Test("a read transaction keeps its snapshot while a writer commits")
     func snapshotIsolation() throws {
         let env = try Environment(directory: try temporaryDirectory())

@@ -115,7 +115,8 @@ extension ChordStore {
                 answer(.failure(error))
                 return
             }
-            // The views hold the batch now: readers may see it.
+            // Readers wake and read the views, which hold the batch now, unless its fold
+            // failed (the views' fault then refuses every further batch).
             if records.contains(where: { $0.withUnsafeBytes { WireCodec.holdsServerEvent($0) } }) { notifier.serverChanged() }
             notifier.published(head.sequence)
         }).get()

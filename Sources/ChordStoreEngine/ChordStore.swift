@@ -375,6 +375,14 @@ public final class ChordStore: Sendable {
     /// when it starts.
     public var writeRefusal: ChordStoreError? { backend.writeRefusal }
 
+    /// Why this node must not lead: a damaged log (writes refused with `DATA_LOSS`), or
+    /// views that could not fold events its log holds (a follower's batch, folded after
+    /// its log took it). `nil` if it may.
+    package var leadRefusal: ChordStoreError? {
+        if let refusal = backend.writeRefusal, refusal.code == .dataLoss { return refusal }
+        return backend.viewsDamage
+    }
+
     /// The last committed event's sequence number in store `store` (0 for none).
     public func lastSequence(store: String = StoreName.default) throws(ChordStoreError) -> UInt64 {
         try backend.withSnapshot(store: store) { $0.record.head }

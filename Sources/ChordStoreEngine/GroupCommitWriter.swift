@@ -288,17 +288,6 @@ final class GroupCommitWriter: Sendable {
     }
 }
 
-/// A continuation resumed by the first of several answers; the others are dropped.
-private final class FirstAnswer<T: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<T, Never>?>
-
-    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = Mutex(continuation) }
-
-    func resume(_ value: T) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
-    }
-}
-
 /// Counters of the writer since the store was opened.
 public struct WriterStatistics: Sendable, Hashable {
     /// Transactions that committed at least one event.

@@ -69,6 +69,10 @@ extension LMDBBackend {
         }
     }
 
+    var viewsDamage: ChordStoreError? {
+        viewsFault.withLock { fault in if case .damaged(let error) = fault { error } else { nil } }
+    }
+
     func viewsPlan() throws -> ViewsPlan {
         let logHead = committedHead.withLock { $0 }
         return try viewsEnv.withReadTransaction { viewsTxn in
@@ -118,10 +122,11 @@ extension LMDBBackend {
     static let viewsHeadroom = 1 << 20
 
     /// Grows the views' map before a commit once less than ``viewsHeadroom`` (or an eighth
-    /// of it) is free. A batch whose folds overflow the map fails before the log commits
-    /// and is retried after a growth; but the views' own commit allocates a few pages
-    /// too, after the log's: without headroom, a full disk there would leave the views
-    /// behind a log they cannot catch up with. On a full disk the commit is refused while
+    /// of it) is free. A commit whose folds overflow the map fails before the log commits
+    /// and is retried after a growth (a follower's batch is folded after its log's commit:
+    /// a fold that overflows it then is retried after a growth too); but the views' own
+    /// commit allocates a few pages too, after the log's: without headroom, a full disk
+    /// there would leave the views behind a log they cannot catch up with. On a full disk the commit is refused while
     /// less than a quarter of the headroom is left.
     func keepViewsHeadroom() throws(ChordStoreError) {
         let usage = viewsEnv.usage

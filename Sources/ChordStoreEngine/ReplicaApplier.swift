@@ -8,14 +8,15 @@ import ChordStoreDomain
 /// - each record is the next sequence number and its checksum chains to the record
 ///   before it (a changed byte anywhere fails), else `dataLoss`;
 /// - epochs never go down along the log;
-/// - each is the next event of a live store, or a valid creation or deletion of one.
+/// - each is the next event of a live store, or a valid creation or deletion of one
+///   (checked by the fold: on the durable backend, after the log took the batch).
 ///
 /// Each record is stored byte for byte (same sequence number, epoch and checksum as on
 /// the leader) and folded into the projections like a local commit. A thrown error
 /// means the backend must discard the whole batch. The durable backend checks and logs a
 /// batch first (``appendToLog(_:after:head:_:)``), acknowledges it, then folds it: a
-/// record whose fold fails there (one the leader's own fold took, so a damaged copy or a
-/// bug) leaves its views damaged until they are rebuilt, not the log unwritten.
+/// record whose fold fails there (one the leader's own fold took: an event this version
+/// does not know, or a bug) leaves its views damaged, not the log unwritten.
 enum ReplicaApplier {
     static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
         guard previous == space.logHead.position else {
@@ -40,8 +41,9 @@ enum ReplicaApplier {
     /// The log's half of the check, for a follower that logs a batch before its views take
     /// it: `previous` is `head`, and each record is the next sequence number, chains to the
     /// one before it and keeps the epochs from going down. Calls `store` with each record
-    /// in turn (the backend's append) and returns the batch's last position. Reads only the
-    /// records' first fields and trailer: the fold that follows decodes them.
+    /// in turn (the backend's append) and returns the batch's last position. Reads only
+    /// each record's place, epoch and timestamp (skipping over the event) and its trailer:
+    /// the fold that follows decodes the event.
     static func appendToLog(
         _ records: [[UInt8]], after previous: LogPosition, head: LogHead, _ store: (UInt64, [UInt8]) throws -> Void
     ) throws -> LogHead {

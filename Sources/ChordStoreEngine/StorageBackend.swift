@@ -132,10 +132,14 @@ protocol StorageBackend: AnyObject, Sendable {
     func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
     /// Why the log cannot be read at all (views alone, the log still arriving), or `nil`.
     var logAbsence: ChordStoreError? { get }
+    /// Why the views cannot take the log's events until they are rebuilt (a record they
+    /// could not fold), or `nil`.
+    var viewsDamage: ChordStoreError? { get }
 }
 
 extension StorageBackend {
     var logAbsence: ChordStoreError? { nil }
+    var viewsDamage: ChordStoreError? { nil }
 }
 
 extension StoreSnapshot {

@@ -100,7 +100,7 @@ struct ViewLoader {
         }
 
         var titles = chordsets.map { StoreKeys.title($0.chordset) }
-        titles.sort { $0.lexicographicallyPrecedes($1) }
+        titles.sort { Self.precedes($0, $1) }
         try append(to: dbs.titles) { put in
             for key in titles { try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) } }
         }
@@ -123,7 +123,7 @@ struct ViewLoader {
         latest.reserveCapacity(commands.count)
         for command in commands { latest[command.id] = command.sequence }
         let sortedCommands = latest.map { (key: Array($0.key.utf8), sequence: $0.value) }
-            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .sorted { Self.precedes($0.key, $1.key) }
         try append(to: dbs.commands) { put in
             for command in sortedCommands {
                 try command.key.withUnsafeBytes { key in
@@ -134,42 +134,60 @@ struct ViewLoader {
     }
 
     private func loadChanges(_ changes: InMemoryChanges) throws {
-        // Session records and the links of their stacks and histories.
+        // Session records and the links of their stacks and histories. The links are kept
+        // by sequence in an array, not a dictionary: a store's sequences run from 1 to its
+        // last, each in its session's history, so the array is dense and already in key
+        // order (at a million events, hashing and sorting the keys were most of a rebuild).
         var records: [String: SessionRecord] = [:]
-        var links: [UInt64: SessionLink] = [:]
+        let top = Int(max(
+            changes.sessionHistory.values.reduce(0) { max($0, $1.last ?? 0) },
+            changes.undo.values.reduce(0) { max($0, $1.max() ?? 0) },
+            changes.redo.values.reduce(0) { max($0, $1.max() ?? 0) }))
+        var links = [SessionLink](repeating: SessionLink(), count: top + 1)
+        var linked = [Bool](repeating: false, count: top + 1)
         for (session, stack) in changes.undo {
-            for (position, sequence) in stack.enumerated() { links[sequence, default: SessionLink()].below = position == 0 ? 0 : stack[position - 1] }
+            for (position, sequence) in stack.enumerated() {
+                links[Int(sequence)].below = position == 0 ? 0 : stack[position - 1]
+                linked[Int(sequence)] = true
+            }
             records[session, default: SessionRecord()].undoTop = stack.last ?? 0
         }
         for (session, stack) in changes.redo {
-            for (position, sequence) in stack.enumerated() { links[sequence, default: SessionLink()].below = position == 0 ? 0 : stack[position - 1] }
+            for (position, sequence) in stack.enumerated() {
+                links[Int(sequence)].below = position == 0 ? 0 : stack[position - 1]
+                linked[Int(sequence)] = true
+            }
             records[session, default: SessionRecord()].redoTop = stack.last ?? 0
             records[session, default: SessionRecord()].redoDepth = UInt64(stack.count)
         }
         for (session, history) in changes.sessionHistory {
             for (position, sequence) in history.enumerated() {
-                links[sequence, default: SessionLink()].previous = position == 0 ? 0 : history[position - 1]
-                links[sequence, default: SessionLink()].next = position + 1 < history.count ? history[position + 1] : 0
+                links[Int(sequence)].previous = position == 0 ? 0 : history[position - 1]
+                links[Int(sequence)].next = position + 1 < history.count ? history[position + 1] : 0
+                linked[Int(sequence)] = true
             }
             records[session, default: SessionRecord()].first = history.first ?? 0
             records[session, default: SessionRecord()].last = history.last ?? 0
         }
         try appendSorted(records.map { (StoreKeys.session($0.key), $0.value.bytes) }, to: dbs.sessions)
-        let sequences = links.keys.sorted()
         try append(to: dbs.links) { put in
-            for sequence in sequences {
-                let value = links[sequence]!.bytes
-                try withUnsafeBytes(of: sequence.bigEndian) { key in try value.withUnsafeBytes { try put(key, $0) } }
+            for sequence in links.indices where linked[sequence] {
+                let link = links[sequence]
+                try withUnsafeBytes(of: UInt64(sequence).bigEndian) { key in
+                    try withUnsafeBytes(of: (link.below.bigEndian, link.previous.bigEndian, link.next.bigEndian)) { try put(key, $0) }
+                }
             }
         }
         try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
-        // Each chordset's sequences are already ascending: sort the chordsets only.
-        let ids = changes.chordsetHistory.keys.sorted { StoreKeys.sortKey($0) < StoreKeys.sortKey($1) }
+        // Each chordset's sequences are already ascending: sort the chordsets only, by a
+        // key computed once each, and without looking each up again.
+        let histories = changes.chordsetHistory.map { (key: StoreKeys.sortKey($0.key), id: $0.key, sequences: $0.value) }
+            .sorted { $0.key < $1.key }
         var key = [UInt8](repeating: 0, count: 24)
         try append(to: dbs.chordsetHistory) { put in
-            for id in ids {
+            for (_, id, sequences) in histories {
                 key.replaceSubrange(0..<16, with: StoreKeys.id(id))
-                for sequence in changes.chordsetHistory[id] ?? [] {
+                for sequence in sequences {
                     withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(16..<24, with: $0) }
                     try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
                 }
@@ -178,12 +196,40 @@ struct ViewLoader {
     }
 
 
-    /// Sorts `entries` by key and appends them (the smaller change databases).
+    /// Sorts `entries` by key and appends them (the change databases). What is sorted is
+    /// each entry's first 24 key bytes as three integers and its index, not the arrays:
+    /// ties (keys longer than that, or of different lengths) are broken by the whole key.
     private func appendSorted(_ entries: [(key: [UInt8], value: [UInt8])], to db: Database) throws {
-        let sorted = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        let order = entries.indices.map { (prefix: Self.prefix(entries[$0].key), index: $0) }.sorted { a, b in
+            a.prefix != b.prefix ? a.prefix < b.prefix : Self.precedes(entries[a.index].key, entries[b.index].key)
+        }
         try append(to: db) { put in
-            for entry in sorted {
-                try entry.key.withUnsafeBytes { key in try entry.value.withUnsafeBytes { try put(key, $0) } }
+            for (_, index) in order {
+                try entries[index].key.withUnsafeBytes { key in try entries[index].value.withUnsafeBytes { try put(key, $0) } }
+            }
+        }
+    }
+
+    /// The first 24 bytes of `key` (zeros past its end) as big-endian integers: they order
+    /// as the bytes do.
+    static func prefix(_ key: [UInt8]) -> (UInt64, UInt64, UInt64) {
+        func word(_ start: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for offset in start..<(start + 8) { value = value << 8 | UInt64(offset < key.count ? key[offset] : 0) }
+            return value
+        }
+        return (word(0), word(8), word(16))
+    }
+
+    /// Whether key `a` sorts before key `b` in LMDB's default order: `memcmp` of their
+    /// common length, then the shorter first (what `lexicographicallyPrecedes` gives,
+    /// without its generic element-by-element loop).
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+                return order != 0 ? order < 0 : a.count < b.count
             }
         }
     }

@@ -88,7 +88,7 @@ public enum RecordCodec {
 
     /// The epoch and timestamp of the record stored as event `sequence`, read without
     /// decoding the event; `dataLoss` if the record says it is another event.
-    public static func logFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> (epoch: UInt64, timestamp: Instant) {
+    package static func logFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> (epoch: UInt64, timestamp: Instant) {
         let place: (logSequence: UInt64, epoch: UInt64, timestamp: Instant)
         do {
             place = try WireCodec.readLogPlace(record)

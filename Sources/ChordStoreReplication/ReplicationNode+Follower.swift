@@ -40,7 +40,7 @@ extension ReplicationNode {
                 await waitForNewLeader(after: generation, atMost: .seconds(1))
                 continue
             }
-            let before = (try? store.lastLogSequence()) ?? 0
+            let before = (try? store.head().sequence) ?? 0
             var outcome = RoleMachine.FollowOutcome.failed
             state.withLock { $0.followingFrom = leader }
             defer { state.withLock { $0.followingFrom = nil } }
@@ -66,7 +66,7 @@ extension ReplicationNode {
                 }
             }
             if Task.isCancelled { return }
-            if ((try? store.lastLogSequence()) ?? 0) != before {
+            if ((try? store.head().sequence) ?? 0) != before {
                 backoff.reset()
                 handle(.followEnded(leader: leader, .progressed))
             }

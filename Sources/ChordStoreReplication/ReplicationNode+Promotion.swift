@@ -93,10 +93,11 @@ extension ReplicationNode {
         actions.lazy.compactMap { if case .refuse(let reason) = $0 { reason } else { nil } }.first
     }
 
-    /// Refuses to lead on a damaged log (the store refuses writes with `DATA_LOSS`).
+    /// Refuses to lead on a damaged log (the store refuses writes with `DATA_LOSS`) or on
+    /// views that could not fold events the log holds.
     private func checkLogCanLead() throws(ChordStoreError) {
-        if let refusal = store.writeRefusal, refusal.code == .dataLoss {
-            throw ChordStoreError(.failedPrecondition, "this node's log is damaged, it could not lead: \(refusal.message)")
+        if let refusal = store.leadRefusal {
+            throw ChordStoreError(.failedPrecondition, "this node's log or views are damaged, it could not lead: \(refusal.message)")
         }
     }
 

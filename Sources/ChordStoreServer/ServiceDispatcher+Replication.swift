@@ -46,7 +46,7 @@ extension ServiceDispatcher {
         var previous: LogPosition
         do {
             guard let mine = try store.position(at: from - 1) else {
-                throw WireError(ChordStoreError.diverged("the follower has event \(from - 1); this leader's log ends at \(try store.lastLogSequence())"))
+                throw WireError(ChordStoreError.diverged("the follower has event \(from - 1); this leader's log ends at \(try store.head().sequence)"))
             }
             guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
                 throw WireError(ChordStoreError.diverged(
@@ -142,7 +142,7 @@ extension ServiceDispatcher {
     /// `GetLogPosition`: the whole log's event at `sequence`, as a position.
     func logPosition(_ sequence: UInt64) throws(WireError) -> Chordstore_V1_LogPosition {
         do {
-            let last = try store.lastLogSequence()
+            let last = try store.head().sequence
             guard let position = try store.position(at: sequence) else { return .with { $0.lastSequence = last } }
             return .with {
                 $0.found = true

@@ -310,7 +310,7 @@ public final class Environment: @unchecked Sendable {
     ///
     /// A snapshot that ends is reset (`mdb_txn_reset`), not freed, and the next one renews
     /// it (`mdb_txn_renew`): it keeps its reader slot, so a read takes no lock of the lock
-    /// file and allocates nothing. At most ``maxIdleReaders`` wait between reads.
+    /// file and allocates nothing. At most 16 wait between reads.
     public func withReadTransaction<T>(_ body: (Transaction) throws -> T) throws -> T {
         try resizeLock.withShared {
             let txn = try beginRead()
@@ -346,7 +346,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// How many reset read transactions wait to be renewed (for tests).
-    public var idleReaderCount: Int { idleReaders.withLock { $0.count } }
+    package var idleReaderCount: Int { idleReaders.withLock { $0.count } }
 
     /// Runs `body` in a write transaction and commits it (durably, unless
     /// ``Options/noSync``) if `body` returns; aborts it if `body` throws.

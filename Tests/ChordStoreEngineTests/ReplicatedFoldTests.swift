@@ -1,7 +1,9 @@
 import ChordStoreRecords
 import ChordStoreDomain
 @testable import ChordStoreEngine
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 /// A follower's batch on the durable backend: the log takes it and it is acknowledged
@@ -64,12 +66,13 @@ struct ReplicatedFoldTests {
         #expect(acknowledged == head)
         #expect(try follower.head().sequence == 1)
         #expect(try backend.withStores { try $0.logHead } == .empty)
-        let refusal = try #require(backend.writeRefusal)
-        #expect(refusal.message.contains("views"))
+        #expect(backend.writeRefusal != nil)
+        #expect(backend.viewsDamage != nil)
+        #expect(follower.leadRefusal != nil, "a node whose views cannot take its log must not lead")
         await #expect(throws: ChordStoreError.self) { try await follower.appendReplicated([], after: head.position) }
     }
 
-    @Test("the writer answers a replicated batch once logged, and publishes it once folded", arguments: EngineKind.allCases)
+    @Test("a replicated batch is answered with its last position, and readers see it once it is published", arguments: EngineKind.allCases)
     func publishedAfterFold(kind: EngineKind) async throws {
         let leader = try kind.makeStore(seed: 7)
         defer { leader.close() }
@@ -82,5 +85,31 @@ struct ReplicatedFoldTests {
         await follower.waitForCommit(after: head.sequence - 1, timeout: .seconds(10))
         #expect(try follower.lastLogSequence() == head.sequence)
         #expect(try follower.chordsets() == leader.chordsets())
+    }
+
+    @Test("an exclusive job's caller resumes at its first answer while the job goes on; a job that answers nothing gets INTERNAL; a closed writer refuses")
+    func exclusiveAnswering() async throws {
+        let store = ChordStore.inMemory()
+        let release = DispatchSemaphore(value: 0)
+        let finished = Atomic(false)
+        let first = await store.writer.exclusive(answering: { (answer: (Result<Int, ChordStoreError>) -> Void) in
+            answer(.success(1))
+            answer(.success(2))
+            release.wait()
+            finished.store(true, ordering: .releasing)
+        })
+        #expect(try first.get() == 1)
+        let finishedBeforeResume = finished.load(ordering: .acquiring)
+        #expect(!finishedBeforeResume, "the caller resumed while its job was still running")
+        release.signal()
+        // The writer takes the next job only once that one ended.
+        let next = await store.writer.exclusive { () -> Result<Bool, ChordStoreError> in .success(finished.load(ordering: .acquiring)) }
+        #expect(try next.get())
+        let silent = await store.writer.exclusive(answering: { (_: (Result<Int, ChordStoreError>) -> Void) in })
+        #expect(throws: ChordStoreError.self) { try silent.get() }
+        if case .failure(let error) = silent { #expect(error.code == .internal) }
+        store.close()
+        let closed = await store.writer.exclusive { .success(0) }
+        if case .failure(let error) = closed { #expect(error.code == .unavailable) } else { Issue.record("a closed writer took a job") }
     }
 }

@@ -1,4 +1,7 @@
 import CoreFoundation  // stat and timespec: with MemberImportVisibility their members are attributed to it
+#if canImport(CDispatch)
+import CDispatch  // or to it, depending on how the compiler batches the module's files
+#endif
 import Foundation
 import Logging
 #if canImport(Glibc)

@@ -9,16 +9,6 @@ import Testing
 /// a divergent suffix into a parked file.
 @Suite("Replica log")
 struct ReplicaTests {
-    /// The raw records of `store` from `sequence` on.
-    private func records(_ store: ChordStore, from sequence: UInt64 = 1) throws -> [[UInt8]] {
-        var records: [[UInt8]] = []
-        try store.forEachRecord(from: sequence) { _, record in
-            records.append(Array(record))
-            return true
-        }
-        return records
-    }
-
     private func leaderWithEvents(_ kind: EngineKind, count: Int) async throws -> ChordStore {
         let leader = try kind.makeStore(seed: 7)
         var ids: [UUID] = []
@@ -39,14 +29,14 @@ struct ReplicaTests {
         defer { leader.close() }
         let follower = try kind.makeStore(seed: 99)
         defer { follower.close() }
-        let all = try records(leader)
+        let all = try leader.rawRecords()
         var previous = LogPosition.start
         for start in stride(from: 0, to: all.count, by: 7) {
             previous = try await follower.appendReplicated(Array(all[start..<min(start + 7, all.count)]), after: previous)
         }
         // Answered once logged; readers see the batch once the views folded it.
         await follower.waitForCommit(after: previous.sequence - 1, timeout: .seconds(10))
-        #expect(try records(follower) == all)
+        #expect(try follower.rawRecords() == all)
         #expect(try follower.head() == leader.head())
         #expect(try follower.chordsets() == leader.chordsets())
         #expect(try follower.session("local") == leader.session("local"))
@@ -61,7 +51,7 @@ struct ReplicaTests {
         defer { leader.close() }
         let follower = try kind.makeStore()
         defer { follower.close() }
-        let all = try records(leader)
+        let all = try leader.rawRecords()
         let first = try await follower.appendReplicated(Array(all[0..<5]), after: .start)
         // Skipping records: the batch names event 6 as its previous one.
         let skipping = try #require(try leader.position(at: 6))
@@ -81,7 +71,7 @@ struct ReplicaTests {
         defer { leader.close() }
         let follower = try kind.makeStore()
         defer { follower.close() }
-        var batch = try records(leader)
+        var batch = try leader.rawRecords()
         let title = Array("title 3".utf8)
         func offset(of title: [UInt8], in record: [UInt8]) -> Int? {
             record.indices.first { record[$0...].starts(with: title) }
@@ -94,7 +84,7 @@ struct ReplicaTests {
         #expect(try follower.head() == .start)
         #expect(try follower.chordsets().isEmpty)
         // Reordered records fail too.
-        var reordered = try records(leader)
+        var reordered = try leader.rawRecords()
         reordered.swapAt(1, 2)
         await #expect(throws: ChordStoreError.self) { try await follower.appendReplicated(reordered, after: .start) }
         #expect(try follower.head() == .start)
@@ -151,14 +141,14 @@ struct ReplicaTests {
     func truncateParks(kind: EngineKind) async throws {
         let store = try await leaderWithEvents(kind, count: 30)
         defer { store.close() }
-        let before = try records(store)
+        let before = try store.rawRecords()
         let kept = try store.events(from: 1, limit: 20)
         let expected = try replayed(kept)
         let park = temporaryDirectory()
         let parked = try #require(try await store.truncate(after: 20, parkingIn: park))
         #expect(parked.first == 21)
         #expect(parked.last == UInt64(before.count))
-        #expect(try records(store) == Array(before[..<20]))
+        #expect(try store.rawRecords() == Array(before[..<20]))
         #expect(try store.chordsets() == expected)
         #expect(try store.verify().isSound)
         // Every parked line holds the exact record bytes.

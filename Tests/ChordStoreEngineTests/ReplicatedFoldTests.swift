@@ -11,15 +11,6 @@ import Testing
 /// and the views refusing commits until they are rebuilt.
 @Suite("Replicated batches: logged, then folded")
 struct ReplicatedFoldTests {
-    private func records(_ store: ChordStore) throws -> [[UInt8]] {
-        var records: [[UInt8]] = []
-        try store.forEachRecord(from: 1) { _, record in
-            records.append(Array(record))
-            return true
-        }
-        return records
-    }
-
     private func lmdb(_ store: ChordStore) throws -> LMDBBackend {
         try #require(store.backend as? LMDBBackend)
     }
@@ -29,7 +20,7 @@ struct ReplicatedFoldTests {
         let leader = try EngineKind.lmdb.makeStore(seed: 7)
         defer { leader.close() }
         for index in 0..<5 { _ = try await leader.add("title \(index)") }
-        let batch = try records(leader)
+        let batch = try leader.rawRecords()
         let follower = try EngineKind.lmdb.makeStore(seed: 9)
         defer { follower.close() }
         let backend = try lmdb(follower)
@@ -54,7 +45,7 @@ struct ReplicatedFoldTests {
         let added = try await leader.add("first")
         try await leader.execute(.renameChordset(id: added.id, title: "renamed"))
         // The rename alone, chained as a log of its own: it names a chordset this log never had.
-        var rename = try records(leader)[1].withUnsafeBytes { try RecordCodec.decode($0, sequence: 2) }
+        var rename = try leader.rawRecords()[1].withUnsafeBytes { try RecordCodec.decode($0, sequence: 2) }
         rename.sequence = 1
         rename.logSequence = 1
         let forged = RecordCodec.encode(rename, previousChecksum: 0).bytes
@@ -77,7 +68,7 @@ struct ReplicatedFoldTests {
         let leader = try kind.makeStore(seed: 7)
         defer { leader.close() }
         for index in 0..<20 { _ = try await leader.add("title \(index)") }
-        let all = try records(leader)
+        let all = try leader.rawRecords()
         let follower = try kind.makeStore(seed: 9)
         defer { follower.close() }
         let head = try await follower.appendReplicated(all, after: .start)

@@ -28,6 +28,16 @@ func temporaryDirectory() -> URL {
 }
 
 extension ChordStore {
+    /// The raw records of the whole log from `sequence` on, as stored.
+    func rawRecords(from sequence: UInt64 = 1) throws -> [[UInt8]] {
+        var records: [[UInt8]] = []
+        try forEachRecord(from: sequence) { _, record in
+            records.append(Array(record))
+            return true
+        }
+        return records
+    }
+
     /// Adds a chordset and returns it.
     func add(_ title: String = "", id: UUID? = nil) async throws -> Chordset {
         let recorded = try await execute(.addChordset(AddChordset(id: id, title: title)))

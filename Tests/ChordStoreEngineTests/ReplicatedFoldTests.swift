@@ -74,6 +74,9 @@ struct ReplicatedFoldTests {
         let head = try await follower.appendReplicated(all, after: .start)
         #expect(head.sequence == UInt64(all.count))
         await follower.waitForCommit(after: head.sequence - 1, timeout: .seconds(10))
+        // Published, not merely folded: a batch the writer never published leaves the
+        // notifier behind (and the wait above ends only by its timeout).
+        #expect(follower.notifier.head >= head.sequence)
         #expect(try follower.lastLogSequence() == head.sequence)
         #expect(try follower.chordsets() == leader.chordsets())
     }

@@ -30,10 +30,20 @@ public protocol ChangeWriting: ChangeReading {
     mutating func clearRedo(_ session: String) throws
     /// Stores the revision of `key`.
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws
+    /// Advances the revision of `key` to event `sequence` of `session` (creates it at
+    /// `sequence` if it never changed): ``revision(_:)`` then ``setRevision(_:_:)``,
+    /// which a store in memory does in one lookup.
+    mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws
     /// Notes that event `sequence` is part of the chordset's history.
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws
     /// Notes that event `sequence` is part of the session's history.
     mutating func noteHistory(session: String, _ sequence: UInt64) throws
+}
+
+extension ChangeWriting {
+    public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws {
+        try setRevision(key, Revision.advancing(try revision(key), to: sequence, by: session))
+    }
 }
 
 /// Read access to logged changes by sequence number (the decider reads the event it

@@ -19,9 +19,7 @@ public enum ChangeFold {
             try changes.pushUndo(session, change.sequence)
         }
         for key in change.event.revisionKeys {
-            let revision = try changes.revision(key)?.advanced(to: change.sequence, by: session)
-                ?? Revision(last: change.sequence, lastSession: session, lastByOther: 0)
-            try changes.setRevision(key, revision)
+            try changes.advanceRevision(key, to: change.sequence, by: session)
         }
         try changes.noteHistory(session: session, change.sequence)
         for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }

@@ -7,8 +7,21 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public private(set) var undo: [String: [UInt64]] = [:]
     /// Each session's redo stack, oldest first.
     public private(set) var redo: [String: [UInt64]] = [:]
-    /// The revision of every key that ever changed.
-    public private(set) var revisions: [RevisionKey: Revision] = [:]
+    /// The revision of every key that ever changed (built at each call: for loading and
+    /// comparing, not for the fold).
+    public var revisions: [RevisionKey: Revision] {
+        var all = Dictionary(uniqueKeysWithValues: chordsetRevisions.lazy.map { (RevisionKey.chordset($0.key), $0.value) })
+        all[.controls] = controlsRevision
+        all[.collection] = collectionRevision
+        all[.bulk] = bulkRevision
+        return all
+    }
+    /// The revisions of chordsets; the three other keys, one of which nearly every event
+    /// advances, are fields of their own (no hashing).
+    public private(set) var chordsetRevisions: [UUID: Revision] = [:]
+    private var controlsRevision: Revision?
+    private var collectionRevision: Revision?
+    private var bulkRevision: Revision?
     /// The events of each chordset, in order.
     public private(set) var chordsetHistory: [UUID: [UInt64]] = [:]
     /// The events of each session, in order.
@@ -24,7 +37,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     ) {
         self.undo = undo
         self.redo = redo
-        self.revisions = revisions
+        for (key, revision) in revisions { setRevision(key, revision) }
         self.chordsetHistory = chordsetHistory
         self.sessionHistory = sessionHistory
     }
@@ -32,16 +45,44 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public func undoTop(_ session: String) -> UInt64? { undo[session]?.last }
     public func redoTop(_ session: String) -> UInt64? { redo[session]?.last }
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }
-    public func revision(_ key: RevisionKey) -> Revision? { revisions[key] }
+    public func revision(_ key: RevisionKey) -> Revision? {
+        switch key {
+        case .chordset(let id): chordsetRevisions[id]
+        case .controls: controlsRevision
+        case .collection: collectionRevision
+        case .bulk: bulkRevision
+        }
+    }
 
     public mutating func pushUndo(_ session: String, _ sequence: UInt64) { undo[session, default: []].append(sequence) }
     public mutating func popUndo(_ session: String, _ sequence: UInt64) { Self.remove(sequence, from: &undo, session) }
     public mutating func pushRedo(_ session: String, _ sequence: UInt64) { redo[session, default: []].append(sequence) }
     public mutating func popRedo(_ session: String, _ sequence: UInt64) { Self.remove(sequence, from: &redo, session) }
-    public mutating func clearRedo(_ session: String) { redo[session] = nil }
-    public mutating func setRevision(_ key: RevisionKey, _ revision: Revision) { revisions[key] = revision }
+    public mutating func clearRedo(_ session: String) {
+        if !redo.isEmpty { redo[session] = nil }  // no lookup while no session can redo (most logs never undo)
+    }
+    public mutating func setRevision(_ key: RevisionKey, _ revision: Revision) {
+        switch key {
+        case .chordset(let id): chordsetRevisions[id] = revision
+        case .controls: controlsRevision = revision
+        case .collection: collectionRevision = revision
+        case .bulk: bulkRevision = revision
+        }
+    }
+    public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) {
+        switch key {
+        case .chordset(let id): Self.advance(&chordsetRevisions[id], to: sequence, by: session)  // one lookup, found or not
+        case .controls: Self.advance(&controlsRevision, to: sequence, by: session)
+        case .collection: Self.advance(&collectionRevision, to: sequence, by: session)
+        case .bulk: Self.advance(&bulkRevision, to: sequence, by: session)
+        }
+    }
     public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistory[chordset, default: []].append(sequence) }
     public mutating func noteHistory(session: String, _ sequence: UInt64) { sessionHistory[session, default: []].append(sequence) }
+
+    private static func advance(_ revision: inout Revision?, to sequence: UInt64, by session: String) {
+        revision = Revision.advancing(revision, to: sequence, by: session)
+    }
 
     private static func remove(_ sequence: UInt64, from stacks: inout [String: [UInt64]], _ session: String) {
         guard var stack = stacks[session], let at = stack.lastIndex(of: sequence) else { return }
@@ -66,9 +107,10 @@ extension InMemoryChanges {
     public func firstDifference(from other: InMemoryChanges) -> String? {
         if undo != other.undo { return "undo stacks: \(Self.differing(undo, other.undo))" }
         if redo != other.redo { return "redo stacks: \(Self.differing(redo, other.redo))" }
-        if revisions != other.revisions {
-            let key = Set(revisions.keys).union(other.revisions.keys).first { revisions[$0] != other.revisions[$0] }
-            return "revision of \(key.map { "\($0)" } ?? "?"): \(key.flatMap { revisions[$0] }.map { "\($0)" } ?? "none") vs \(key.flatMap { other.revisions[$0] }.map { "\($0)" } ?? "none")"
+        let (mine, theirs) = (revisions, other.revisions)  // each built once
+        if mine != theirs {
+            let key = Set(mine.keys).union(theirs.keys).first { mine[$0] != theirs[$0] }
+            return "revision of \(key.map { "\($0)" } ?? "?"): \(key.flatMap { mine[$0] }.map { "\($0)" } ?? "none") vs \(key.flatMap { theirs[$0] }.map { "\($0)" } ?? "none")"
         }
         if chordsetHistory != other.chordsetHistory { return "chordset histories: \(Self.differing(chordsetHistory, other.chordsetHistory))" }
         if sessionHistory != other.sessionHistory { return "session histories: \(Self.differing(sessionHistory, other.sessionHistory))" }

@@ -67,6 +67,13 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         }
     }
 
+    /// Every chordset, in the user order (one lookup each: the index is the position).
+    public func chordsetsInOrder() -> [Chordset] {
+        order.enumerated().compactMap { index, id in
+            records[id].map { Chordset(id: id, title: $0.title, creationDate: $0.creationDate, index: index, chords: $0.chords) }
+        }
+    }
+
     public func chordset(_ id: UUID) -> Chordset? {
         guard let record = records[id], let index = indexByID[id] else { return nil }
         return Chordset(id: id, title: record.title, creationDate: record.creationDate, index: index, chords: record.chords)
@@ -104,8 +111,9 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func replaceChordset(_ chordset: Chordset) {
-        records[chordset.id]?.title = chordset.title
-        records[chordset.id]?.chords = chordset.chords
+        guard let index = records.index(forKey: chordset.id) else { return }
+        records.values[index].title = chordset.title
+        records.values[index].chords = chordset.chords
     }
 
     public mutating func removeChordset(_ chordset: Chordset) {
@@ -128,18 +136,17 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     public mutating func setControlsChord(_ chord: Chord?) { controls = chord }
 
     public mutating func retitleChordset(_ id: UUID, to title: String) -> Bool {
-        guard records[id] != nil else { return false }
-        records[id]!.title = title
+        // Through the index: reading the record first would copy it (its title and chords).
+        guard let index = records.index(forKey: id) else { return false }
+        records.values[index].title = title
         return true
     }
 
     public mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) -> Bool {
-        // One lookup, then a scan of eight chords (no probe of the large chord index), and
-        // mutation through the dictionary's storage so the chords array is not copied.
-        guard let index = records.index(forKey: chordsetID),
-              let position = records.values[index].chords.firstIndex(where: { $0.id == chordID }) else { return false }
-        change(&records.values[index].chords[position])
-        return true
+        // One lookup, then a scan of eight chords (no probe of the large chord index), both
+        // through the dictionary's storage: reading the record out would copy it.
+        guard let index = records.index(forKey: chordsetID) else { return false }
+        return Self.update(chordID, in: &records.values[index].chords, change)
     }
 
     public mutating func removeAllChordsets(deletedAt sequence: UInt64) -> [UUID] {
@@ -156,6 +163,12 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         let restored = graveyard[sequence] ?? []
         for chordset in restored { insertChordset(chordset) }
         return restored.map(\.id)
+    }
+
+    private static func update(_ chordID: UUID, in chords: inout [Chord], _ change: (inout Chord) -> Void) -> Bool {
+        guard let position = chords.firstIndex(where: { $0.id == chordID }) else { return false }
+        change(&chords[position])
+        return true
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

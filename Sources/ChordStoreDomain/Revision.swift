@@ -24,6 +24,12 @@ public struct Revision: Sendable, Hashable {
         return Revision(last: sequence, lastSession: session, lastByOther: last)
     }
 
+    /// The revision after `session` changes the item at `sequence`, given its revision
+    /// before (`nil`: it never changed).
+    public static func advancing(_ revision: Revision?, to sequence: UInt64, by session: String) -> Revision {
+        revision?.advanced(to: sequence, by: session) ?? Revision(last: sequence, lastSession: session, lastByOther: 0)
+    }
+
     /// The last change made by a session other than `session` (0: none).
     public func lastChange(notBy session: String) -> UInt64 {
         session == lastSession ? lastByOther : last

@@ -218,7 +218,8 @@ extension LMDBBackend {
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
             let replay: StoreSet
             do {
-                replay = try LogReplay.replay(self, through: total, progress: progress)
+                // The load after the replay takes as long again: 100% is said once it is done.
+                replay = try LogReplay.replay(self, through: total) { done, all in progress(min(done, max(all, 1) - 1), all) }
             } catch {
                 throw error.error
             }

@@ -44,9 +44,9 @@ enum LogReplay {
         while true {
             switch channel.receive() {
             case .events(let first, let events):
-                for (offset, fields) in events.enumerated() {
+                for offset in events.indices {  // borrowed in place, not copied out
                     do {
-                        try StoreFold.apply(fields, record: [], to: &set)
+                        try StoreFold.apply(events[offset], record: [], to: &set)
                     } catch {
                         throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
                     }

@@ -32,7 +32,7 @@ struct StoreSet: StoreSpace, Sendable {
     }
 
     func store(named name: String) -> StoreRecord? { names[name].flatMap { stores[$0]?.record } }
-    func store(id: UInt32) -> StoreRecord? { stores[id]?.record }
+    func store(id: UInt32) -> StoreRecord? { stores.index(forKey: id).map { stores.values[$0].record } }
     func storeCount() -> Int { stores.count }
     func lastStoreID() -> UInt32 { lastID }
 
@@ -53,22 +53,29 @@ struct StoreSet: StoreSpace, Sendable {
     mutating func withStore<T>(
         _ store: StoreRecord, _ body: (inout InMemoryState, inout InMemoryChanges, inout InMemoryLog) throws -> T
     ) throws -> T {
-        // Taken out and put back, so that the three are borrowed apart without a copy.
-        guard var taken = stores.removeValue(forKey: store.id) else {
+        // Borrowed in place through the dictionary's storage, the three apart, without a
+        // copy and without taking the store out and putting it back (a replay does this
+        // for every event).
+        guard let index = stores.index(forKey: store.id) else {
             throw ChordStoreError(.internal, "store \(store.name) is not live")
         }
-        defer { stores[store.id] = taken }
-        return try body(&taken.state, &taken.changes, &taken.log)
+        return try Self.borrow(&stores.values[index], body)
+    }
+
+    private static func borrow<T>(
+        _ store: inout Store, _ body: (inout InMemoryState, inout InMemoryChanges, inout InMemoryLog) throws -> T
+    ) rethrows -> T {
+        try body(&store.state, &store.changes, &store.log)
     }
 
     mutating func save(_ store: StoreRecord) {
-        if stores[store.id] == nil {
+        if let index = stores.index(forKey: store.id) {
+            stores.values[index].record = store
+        } else {
             stores[store.id] = Store(
                 record: store, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
             names[store.name] = store.id
             lastID = max(lastID, store.id)
-        } else {
-            stores[store.id]?.record = store
         }
     }
 

@@ -55,58 +55,60 @@ struct ViewLoader {
             }
         }
 
-        var chordsets: [(key: (UInt64, UInt64), chordset: Chordset)] = []
-        chordsets.reserveCapacity(ids.count)
-        for id in ids {
-            guard let chordset = state.chordset(id) else { continue }
-            chordsets.append((StoreKeys.sortKey(id), chordset))
-        }
-        chordsets.sort { $0.key < $1.key }
+        // The chordsets stay where they are; what is sorted (by id) is their keys and places.
+        let chordsets = state.chordsetsInOrder()
+        var byID = chordsets.indices.map { (key: StoreKeys.sortKey(chordsets[$0].id), at: $0) }
+        byID.sort { $0.key < $1.key }
         var record = ProtoWriter(capacity: 1_024)
         try append(to: dbs.chordsets) { put in
-            for (_, chordset) in chordsets {
+            for (_, at) in byID {
                 record.removeAll()
-                WireCodec.write(&record, chordset, withIndex: false)
-                try withUnsafeBytes(of: chordset.id.uuid) { key in try record.bytes.withUnsafeBytes { try put(key, $0) } }
+                WireCodec.write(&record, chordsets[at], withIndex: false)
+                try withUnsafeBytes(of: chordsets[at].id.uuid) { key in try record.bytes.withUnsafeBytes { try put(key, $0) } }
             }
         }
         try append(to: dbs.positions) { put in
-            for (_, chordset) in chordsets {
-                try withUnsafeBytes(of: chordset.id.uuid) { key in
-                    try withUnsafeBytes(of: UInt32(chordset.index).bigEndian) { try put(key, $0) }
+            for (_, at) in byID {
+                try withUnsafeBytes(of: chordsets[at].id.uuid) { key in
+                    try withUnsafeBytes(of: UInt32(chordsets[at].index).bigEndian) { try put(key, $0) }
                 }
             }
         }
 
-        var chords: [(key: (UInt64, UInt64), id: UUID, location: (uuid_t, UInt8))] = []
+        // Eight chords a chordset: each entry is its id as two integers (its key, big-endian,
+        // is the id's bytes), its chordset's place in `chordsets` and its position, 24 bytes
+        // to sort rather than 56.
+        let controlsPlace = UInt32.max
+        var chords: [(key: (UInt64, UInt64), chordset: UInt32, position: UInt8)] = []
         chords.reserveCapacity(chordsets.count * Chordset.chordCount + 1)
-        for (_, chordset) in chordsets {
+        for (place, chordset) in chordsets.enumerated() {
             for chord in chordset.chords {
-                chords.append((StoreKeys.sortKey(chord.id), chord.id, (chordset.id.uuid, UInt8(chord.position))))
+                chords.append((StoreKeys.sortKey(chord.id), UInt32(place), UInt8(chord.position)))
             }
         }
         if let controls = state.controlsChord() {
-            let marker: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            chords.append((StoreKeys.sortKey(controls.id), controls.id, (marker, 0xFF)))
+            chords.append((StoreKeys.sortKey(controls.id), controlsPlace, 0xFF))
             try txn.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(controls))
         }
         chords.sort { $0.key < $1.key }
+        let marker: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         try append(to: dbs.chords) { put in
             for chord in chords {
-                try withUnsafeBytes(of: chord.id.uuid) { key in
-                    try withUnsafeBytes(of: chord.location) { try put(key, UnsafeRawBufferPointer(rebasing: $0.prefix(17))) }
+                let chordset = chord.chordset == controlsPlace ? marker : chordsets[Int(chord.chordset)].id.uuid
+                try withUnsafeBytes(of: (chord.key.0.bigEndian, chord.key.1.bigEndian)) { key in
+                    try withUnsafeBytes(of: (chordset, chord.position)) { try put(key, UnsafeRawBufferPointer(rebasing: $0.prefix(17))) }
                 }
             }
         }
 
-        var titles = chordsets.map { StoreKeys.title($0.chordset) }
+        var titles = chordsets.map(StoreKeys.title)
         titles.sort { Self.precedes($0, $1) }
         try append(to: dbs.titles) { put in
             for key in titles { try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) } }
         }
 
         var created = chordsets.map {
-            (time: UInt64(bitPattern: $0.chordset.creationDate.microsecondsSince1970) ^ (1 << 63), key: $0.key, id: $0.chordset.id)
+            (time: UInt64(bitPattern: $0.creationDate.microsecondsSince1970) ^ (1 << 63), key: StoreKeys.sortKey($0.id), id: $0.id)
         }
         created.sort { ($0.time, $0.key.0, $0.key.1) < ($1.time, $1.key.0, $1.key.1) }
         try append(to: dbs.created) { put in
@@ -178,16 +180,15 @@ struct ViewLoader {
                 }
             }
         }
-        try appendSorted(changes.revisions.map { (StoreKeys.revision($0.key), StoreKeys.revision($0.value)) }, to: dbs.revisions)
+        try loadRevisions(changes)
         // Each chordset's sequences are already ascending: sort the chordsets only, by a
         // key computed once each, and without looking each up again.
-        let histories = changes.chordsetHistory.map { (key: StoreKeys.sortKey($0.key), id: $0.key, sequences: $0.value) }
-            .sorted { $0.key < $1.key }
+        let histories = changes.chordsetHistory
         var key = [UInt8](repeating: 0, count: 24)
         try append(to: dbs.chordsetHistory) { put in
-            for (_, id, sequences) in histories {
-                key.replaceSubrange(0..<16, with: StoreKeys.id(id))
-                for sequence in sequences {
+            for index in Self.byID(histories) {
+                withUnsafeBytes(of: histories.keys[index].uuid) { key.replaceSubrange(0..<16, with: $0) }
+                for sequence in histories.values[index] {
                     withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(16..<24, with: $0) }
                     try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
                 }
@@ -195,6 +196,36 @@ struct ViewLoader {
         }
     }
 
+
+    /// The revisions: the chordsets' (keys 0 + id) sorted by their id as two integers and
+    /// written from one buffer each for key and value (a million adds make a million), then
+    /// the controls chord's, the collection's and delete-all's (keys 1, 2, 3).
+    private func loadRevisions(_ changes: InMemoryChanges) throws {
+        let chordsets = changes.chordsetRevisions
+        var key = [UInt8](repeating: 0, count: 17)
+        var value: [UInt8] = []
+        try append(to: dbs.revisions) { put in
+            for index in Self.byID(chordsets) {
+                withUnsafeBytes(of: chordsets.keys[index].uuid) { key.replaceSubrange(1..<17, with: $0) }
+                value.removeAll(keepingCapacity: true)
+                StoreKeys.appendRevision(chordsets.values[index], to: &value)
+                try key.withUnsafeBytes { key in try value.withUnsafeBytes { try put(key, $0) } }
+            }
+            for shared in [RevisionKey.controls, .collection, .bulk] {
+                guard let revision = changes.revision(shared) else { continue }
+                try StoreKeys.revision(shared).withUnsafeBytes { key in try StoreKeys.revision(revision).withUnsafeBytes { try put(key, $0) } }
+            }
+        }
+    }
+
+    /// The positions of `dictionary`'s entries in the order of their ids' bytes (their keys
+    /// in the views): what is sorted is each id as two integers and its position, not the
+    /// entries.
+    static func byID<Value>(_ dictionary: [UUID: Value]) -> [Dictionary<UUID, Value>.Index] {
+        var order = dictionary.indices.map { (key: StoreKeys.sortKey(dictionary.keys[$0]), index: $0) }
+        order.sort { $0.key < $1.key }
+        return order.map(\.index)
+    }
 
     /// Sorts `entries` by key and appends them (the change databases). What is sorted is
     /// each entry's first 24 key bytes as three integers and its index, not the arrays:

@@ -139,7 +139,16 @@ package enum StoreKeys {
     /// A revision value: the last change and the last change by another session (8 bytes
     /// big-endian each), then the last change's session.
     package static func revision(_ revision: Revision) -> [UInt8] {
-        bigEndian(revision.last) + bigEndian(revision.lastByOther) + Array(revision.lastSession.utf8)
+        var bytes: [UInt8] = []
+        appendRevision(revision, to: &bytes)
+        return bytes
+    }
+
+    /// Appends the bytes of a revision value (as above) to `bytes`.
+    package static func appendRevision(_ revision: Revision, to bytes: inout [UInt8]) {
+        bytes.reserveCapacity(bytes.count + 16 + revision.lastSession.utf8.count)
+        withUnsafeBytes(of: (revision.last.bigEndian, revision.lastByOther.bigEndian)) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: revision.lastSession.utf8)
     }
 
     /// Reads a revision value.

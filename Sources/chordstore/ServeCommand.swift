@@ -383,7 +383,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let store: ChordStore
         do {
-            let progress = ProgressReporter(label: "rebuilding the views")
+            let progressLogger = logger
+            let progress = ProgressReporter(label: "rebuilding the views", log: { progressLogger.info("\($0)") })
             defer { progress.finish() }
             var options = ChordStore.Options()
             options.maxStores = maxStores

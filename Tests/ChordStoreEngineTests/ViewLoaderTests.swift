@@ -1,6 +1,7 @@
 import ChordStoreDomain
 @testable import ChordStoreEngine
 import Foundation
+import Synchronization
 import Testing
 
 /// The second half of a rebuild: the views written in key order from a replay.
@@ -67,5 +68,52 @@ struct ViewLoaderTests {
         #expect(try histories() == beforeHistories)
         #expect(try store.backend.withSnapshot(store: "") { try $0.changesDump() } == dump)
         #expect(try store.verify().isSound)
+    }
+
+    @Test("a rebuild indexes every chord where it is (the controls chord too), and lists and reads every chordset as the commits left them")
+    func rebuildKeepsChordsAndOrders() async throws {
+        let store = try EngineKind.lmdb.makeStore(seed: 11)
+        defer { store.close() }
+        var added: [Chordset] = []
+        for n in 0..<40 {
+            let recorded = try await store.execute(.addChordset(AddChordset(title: "set \((n * 7) % 40)")))
+            if case .chordsetAdded(let chordset) = recorded.event { added.append(chordset) }
+        }
+        _ = try await store.execute(.moveChordset(id: added[3].id, toIndex: 30))
+        _ = try await store.execute(.deleteChordset(id: added[5].id))
+        _ = try await store.execute(.renameChordset(id: added[9].id, title: "Aardvark"))
+        _ = try await store.execute(.setChordBPM(chordID: added[12].chords[4].id, bpm: 61))
+        _ = try await store.execute(.setControlsChord(SetControlsChord(bpm: 90, color: ChordColor(hue: 0.5, purity: 0.5, brightness: 1))))
+        let controls = try #require(try store.controlsChord())
+        let chordIDs = added.flatMap { $0.chords.map(\.id) } + [controls.id]
+        func located() throws -> [String] {
+            try chordIDs.map { id in
+                guard let (chord, chordset) = try store.chord(id) else { return "none" }
+                return "\(chord.id) \(chord.position) \(chord.bpm) \(chordset.map(\.uuidString) ?? "controls")"
+            }
+        }
+        let orders: [ChordsetOrder] = [.creationDate, .index, .title]
+        let before = try orders.map { try store.chordsets(order: $0) }
+        let chordsBefore = try located()
+        #expect(chordsBefore.filter { $0 == "none" }.count == 8)  // the deleted chordset's
+        try await store.rebuild()
+        #expect(try orders.map { try store.chordsets(order: $0) } == before)
+        #expect(try located() == chordsBefore)
+        #expect(try store.profile().chords == 39 * 8 + 1)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a rebuild says it is done (its total) once, when the views are loaded, not when the replay ends")
+    func rebuildProgressEndsOnce() async throws {
+        let store = try EngineKind.lmdb.makeStore(seed: 12)
+        defer { store.close() }
+        for n in 0..<30 { _ = try await store.execute(.addChordset(AddChordset(title: "set \(n)"))) }
+        let reports = Mutex<[(UInt64, UInt64)]>([])
+        try await store.rebuild { done, total in reports.withLock { $0.append((done, total)) } }
+        let seen = reports.withLock { $0 }
+        let last = try #require(seen.last)
+        #expect(last == (30, 30))
+        #expect(seen.dropLast().allSatisfy { $0.0 < $0.1 && $0.1 == 30 })
+        #expect(seen.count >= 2)  // the replay's, then the end
     }
 }

@@ -20,11 +20,15 @@ public struct Validation: Sendable {
                 .invalidArgument,
                 "title is \(title.utf8.count) UTF-8 bytes; the limit is \(limits.maxTitleBytes)")
         }
-        let characters = title.count
-        if characters > limits.maxTitleCharacters {
-            throw ChordStoreError(
-                .invalidArgument,
-                "title is \(characters) characters; the limit is \(limits.maxTitleCharacters)")
+        // A title has no more characters than UTF-8 bytes: count them (grapheme by
+        // grapheme, the slow part) only when the bytes alone could be too many.
+        if title.utf8.count > limits.maxTitleCharacters {
+            let characters = title.count
+            if characters > limits.maxTitleCharacters {
+                throw ChordStoreError(
+                    .invalidArgument,
+                    "title is \(characters) characters; the limit is \(limits.maxTitleCharacters)")
+            }
         }
         for (offset, scalar) in title.unicodeScalars.enumerated() where Self.isForbiddenInTitle(scalar) {
             let hex = String(scalar.value, radix: 16, uppercase: true)

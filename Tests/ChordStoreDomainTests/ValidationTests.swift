@@ -29,6 +29,9 @@ struct ValidationTests {
     func titleCharacters() throws {
         try validation.checkTitle(String(repeating: "é", count: 200))
         expectInvalid({ try validation.checkTitle(String(repeating: "a", count: 201)) }, mentioning: "201 characters")
+        // Characters of several bytes and scalars each are counted as characters.
+        try validation.checkTitle(String(repeating: "e\u{301}", count: 200))
+        expectInvalid({ try validation.checkTitle(String(repeating: "e\u{301}", count: 201)) }, mentioning: "201 characters")
     }
 
     @Test("title: 1000 UTF-8 bytes pass, 1001 fail even under 200 characters")

@@ -223,8 +223,15 @@ extension LMDBBackend {
             } catch {
                 throw error.error
             }
+            // The map grows once to what the load will take (on top of the views it
+            // replaces, whose pages are freed only when the load commits); if that falls
+            // short, the load is retried after a growth.
+            let views = viewsEnv.usage
+            let wanted = views.mapSize - views.spare + ViewLoader.estimatedBytes(replay)
+            if wanted > views.mapSize { try? viewsEnv.grow(by: wanted - views.mapSize, upTo: maxMapSize) }
             // Replayed once; only the load is retried if the views' map must grow.
             try withGrowingMap {
+                viewLoads.wrappingAdd(1, ordering: .relaxed)
                 try viewsEnv.withWriteTransaction { txn in
                     for db in dbs.views { try txn.empty(db) }
                     try ViewLoader.load(replay, txn: txn, dbs: dbs)

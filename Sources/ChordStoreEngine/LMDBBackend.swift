@@ -53,6 +53,9 @@ final class LMDBBackend: StorageBackend {
     let maxMapSize: Int
     let snapshotFiles: SnapshotFiles?
     let metrics: EngineMetrics
+    /// How many times rebuilds have loaded the views, retries after a map growth included
+    /// (for tests: one rebuild should load once).
+    let viewLoads = Atomic(0)
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does

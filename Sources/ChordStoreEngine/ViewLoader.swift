@@ -28,6 +28,43 @@ struct ViewLoader {
         }
     }
 
+    /// About how many bytes of map the views of `replay` take once loaded, from each
+    /// database's entries (a leaf node is its key, its value and about 10 bytes), the
+    /// chordset records' and title keys' sizes sampled, plus a seventh for branch pages
+    /// and partly filled pages, and 1 MiB. A rebuild grows the views' map to it at once:
+    /// growing as the load fills the map undoes the load each time (a map of 32 MiB
+    /// doubles six times, loading about twice the views in vain, for a million adds).
+    static func estimatedBytes(_ replay: StoreSet) -> Int {
+        let node = 10
+        var total = 0
+        for store in replay.liveStores {
+            let (state, changes, log) = (store.state, store.changes, store.log)
+            let count = state.chordsetCount()
+            let ids = state.chordsetIDsInOrder
+            let step = max(1, ids.count / 64)
+            var (recordBytes, titleBytes, sampled) = (0, 0, 0)
+            for index in stride(from: 0, to: ids.count, by: step) {
+                guard let chordset = state.chordset(ids[index]) else { continue }
+                recordBytes += WireCodec.chordsetRecord(chordset).count
+                titleBytes += StoreKeys.title(chordset).count
+                sampled += 1
+            }
+            let perChordset = sampled == 0 ? 0 : (recordBytes + titleBytes) / sampled
+            let events = log.logSequences.count
+            let histories = changes.chordsetHistory.values.reduce(0) { $0 + $1.count }
+            let deleted = state.allDeletedChordsets.values.reduce(0) { $0 + $1.count }
+            total += events * (16 + node) + events * (32 + node)  // the store's log index, the sessions' links
+            total += count * (16 + 2 * node + perChordset)  // chordsets and titles
+            total += count * ((16 + 4 + node) * 2 + 24 + node)  // positions, order, created
+            total += (count * Chordset.chordCount + 1) * (16 + 17 + node)  // the chord index
+            total += (changes.chordsetRevisions.count + 3) * (17 + 16 + 16 + node)
+            total += histories * (24 + node)
+            total += log.commandCount * (40 + 8 + node)
+            total += deleted * (12 + max(perChordset, 64) + node)
+        }
+        return total + total / 7 + (1 << 20)
+    }
+
     private func load(_ state: InMemoryState, changes: InMemoryChanges, log: InMemoryLog) throws {
         try append(to: dbs.storeLog) { put in
             for (offset, logSequence) in log.logSequences.enumerated() {

@@ -116,4 +116,26 @@ struct ViewLoaderTests {
         #expect(seen.dropLast().allSatisfy { $0.0 < $0.1 && $0.1 == 30 })
         #expect(seen.count >= 2)  // the replay's, then the end
     }
+
+    @Test("views rebuilt after a machine went down: their map grows once, to about what the load takes, and the load runs once")
+    func rebuildGrowsTheMapOnce() async throws {
+        let directory = temporaryDirectory()
+        var options = ChordStore.Options()
+        options.initialMapSize = 64 << 10  // the views' map would double six times to hold them
+        do {
+            let store = try ChordStore.open(at: directory, options: options)
+            for n in 0..<1_500 { _ = try await store.execute(.addChordset(AddChordset(title: "chordset \(n)"))) }
+            store.close()
+        }
+        try "another-boot".write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
+        let store = try ChordStore.open(at: directory, options: options)
+        defer { store.close() }
+        let backend = try #require(store.backend as? LMDBBackend)
+        let loads = backend.viewLoads.load(ordering: .relaxed)
+        #expect(loads == 1)
+        let usage = try #require(store.storageUsage)
+        #expect(usage.viewsMapBytes < 2 * usage.viewsBytes + (2 << 20), "the estimate is far above what the views take")
+        #expect(try store.profile().chordsets == 1_500)
+        #expect(try store.verify().isSound)
+    }
 }

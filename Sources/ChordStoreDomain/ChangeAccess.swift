@@ -41,6 +41,8 @@ public protocol ChangeWriting: ChangeReading {
 }
 
 extension ChangeWriting {
+    /// Reads the revision of `key`, then stores the next (what a store without a faster
+    /// way does).
     public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws {
         try setRevision(key, Revision.advancing(try revision(key), to: sequence, by: session))
     }

@@ -165,17 +165,17 @@ public struct Decider: Sendable {
         }
         // Eight positions and nine ids: a bit mask and a scan (two growing sets were most
         // of this function's cost, which every add pays on the writer).
-        var seenPositions: UInt64 = 0
+        var seenPositions: UInt8 = 0
         var seenIDs: [UUID] = [id]
         seenIDs.reserveCapacity(Chordset.chordCount + 1)
         var chords: [Chord] = []
         chords.reserveCapacity(Chordset.chordCount)
         for spec in specs {
             try validation.checkPosition(spec.position)  // 0..<8: the shift below is in range
-            guard seenPositions & (1 << spec.position) == 0 else {
+            guard seenPositions & UInt8(1) << spec.position == 0 else {
                 throw ChordStoreError(.invalidArgument, "chord position \(spec.position) is given twice")
             }
-            seenPositions |= 1 << spec.position
+            seenPositions |= UInt8(1) << spec.position
             if let bpm = spec.bpm { try validation.checkBPM(bpm) }
             if let color = spec.color { try validation.checkColor(color) }
             let chordID = spec.id ?? generator.nextID(at: timestamp)

@@ -223,14 +223,16 @@ extension LMDBBackend {
             } catch {
                 throw error.error
             }
-            // The map grows once to what the load will take (on top of the views it
-            // replaces, whose pages are freed only when the load commits); if that falls
-            // short, the load is retried after a growth.
-            let views = viewsEnv.usage
-            let wanted = views.mapSize - views.spare + ViewLoader.estimatedBytes(replay)
-            if wanted > views.mapSize { try? viewsEnv.grow(by: wanted - views.mapSize, upTo: maxMapSize) }
+            // The map grows once to what the load will take on top of the pages the views
+            // it replaces hold (freed only when the load commits; pages free already are
+            // taken again). If that falls short, the load is retried after a growth of the
+            // views' map (the only one it writes).
+            let inUse = try viewsEnv.withReadTransaction { txn in try dbs.views.reduce(0) { try $0 + txn.stat($1).pages } }
+            let wanted = inUse * viewsEnv.pageSize + ViewLoader.estimatedBytes(replay)
+            let mapSize = viewsEnv.mapSize
+            if wanted > mapSize { try? viewsEnv.grow(by: wanted - mapSize, upTo: maxMapSize) }
             // Replayed once; only the load is retried if the views' map must grow.
-            try withGrowingMap {
+            try withGrowingMap(only: viewsEnv) {
                 viewLoads.wrappingAdd(1, ordering: .relaxed)
                 try viewsEnv.withWriteTransaction { txn in
                     for db in dbs.views { try txn.empty(db) }

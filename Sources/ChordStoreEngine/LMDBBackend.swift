@@ -53,8 +53,8 @@ final class LMDBBackend: StorageBackend {
     let maxMapSize: Int
     let snapshotFiles: SnapshotFiles?
     let metrics: EngineMetrics
-    /// How many times rebuilds have loaded the views, retries after a map growth included
-    /// (for tests: one rebuild should load once).
+    /// How many times rebuilds have loaded the views, retries after a map growth included:
+    /// one rebuild should load once (a test checks it).
     let viewLoads = Atomic(0)
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
@@ -355,13 +355,14 @@ final class LMDBBackend: StorageBackend {
     /// error does not say which map is full: those that are nearly full grow, or both
     /// when neither is (a batch larger than the room left). A map grows up to
     /// ``maxMapSize``; when only maps at that limit could have run out, the batch is
-    /// refused, naming them.
-    func withGrowingMap<T>(_ body: () throws -> T) throws -> T {
+    /// refused, naming them. With `environment`, `body` writes that one alone: only it
+    /// grows.
+    func withGrowingMap<T>(only environment: Environment? = nil, _ body: () throws -> T) throws -> T {
         for _ in 0..<32 {
             do {
                 return try body()
             } catch let error as LMDBError where error.isMapFull {
-                let environments = [logEnv, viewsEnv]
+                let environments = environment.map { [$0] } ?? [logEnv, viewsEnv]
                 let nearlyFull = environments.filter { env in
                     let usage = env.usage
                     return usage.spare < max(Self.viewsHeadroom, usage.mapSize / 8)

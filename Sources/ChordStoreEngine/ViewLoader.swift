@@ -29,40 +29,47 @@ struct ViewLoader {
     }
 
     /// About how many bytes of map the views of `replay` take once loaded, from each
-    /// database's entries (a leaf node is its key, its value and about 10 bytes), the
-    /// chordset records' and title keys' sizes sampled, plus a seventh for branch pages
-    /// and partly filled pages, and 1 MiB. A rebuild grows the views' map to it at once:
-    /// growing as the load fills the map undoes the load each time (a map of 32 MiB
-    /// doubles six times, loading about twice the views in vain, for a million adds).
+    /// database's entries (a leaf node is its key with the store's 4-byte prefix, its
+    /// value and about 10 bytes), the sizes of chordset records and title keys sampled
+    /// (live and deleted apart), plus a seventh for branch pages and partly filled pages,
+    /// and 1 MiB. A rebuild grows the views' map to it at once: growing as the load fills
+    /// the map undoes the load each time (a map of 32 MiB doubles six times, loading about
+    /// twice the views in vain, for a million adds).
     static func estimatedBytes(_ replay: StoreSet) -> Int {
-        let node = 10
+        let node = 4 + 10
         var total = 0
         for store in replay.liveStores {
             let (state, changes, log) = (store.state, store.changes, store.log)
             let count = state.chordsetCount()
             let ids = state.chordsetIDsInOrder
-            let step = max(1, ids.count / 64)
-            var (recordBytes, titleBytes, sampled) = (0, 0, 0)
-            for index in stride(from: 0, to: ids.count, by: step) {
-                guard let chordset = state.chordset(ids[index]) else { continue }
-                recordBytes += WireCodec.chordsetRecord(chordset).count
-                titleBytes += StoreKeys.title(chordset).count
-                sampled += 1
-            }
-            let perChordset = sampled == 0 ? 0 : (recordBytes + titleBytes) / sampled
+            let live = sampledBytes(stride(from: 0, to: ids.count, by: max(1, ids.count / 64)).compactMap { state.chordset(ids[$0]) })
+            let graves = state.allDeletedChordsets.values
+            let buried = graves.reduce(0) { $0 + $1.count }
+            let deleted = sampledBytes(graves.flatMap { group in
+                stride(from: 0, to: group.count, by: max(1, buried / 64)).map { group[$0] }
+            })
             let events = log.logSequences.count
             let histories = changes.chordsetHistory.values.reduce(0) { $0 + $1.count }
-            let deleted = state.allDeletedChordsets.values.reduce(0) { $0 + $1.count }
-            total += events * (16 + node) + events * (32 + node)  // the store's log index, the sessions' links
-            total += count * (16 + 2 * node + perChordset)  // chordsets and titles
+            let sessions = Set(changes.sessionHistory.keys).union(changes.undo.keys).union(changes.redo.keys)
+            total += events * (8 + 8 + node) + events * (8 + 24 + node)  // the store's log index, the sessions' links
+            total += count * (16 + live.record + node) + count * (live.titleKey + node)  // chordsets, titles
             total += count * ((16 + 4 + node) * 2 + 24 + node)  // positions, order, created
             total += (count * Chordset.chordCount + 1) * (16 + 17 + node)  // the chord index
             total += (changes.chordsetRevisions.count + 3) * (17 + 16 + 16 + node)
             total += histories * (24 + node)
+            total += sessions.reduce(0) { $0 + 1 + $1.utf8.count + 40 + node }
             total += log.commandCount * (40 + 8 + node)
-            total += deleted * (12 + max(perChordset, 64) + node)
+            total += buried * (12 + deleted.record + node)
         }
         return total + total / 7 + (1 << 20)
+    }
+
+    /// The mean bytes of the records and title keys of `sample` (zeros for none).
+    private static func sampledBytes(_ sample: [Chordset]) -> (record: Int, titleKey: Int) {
+        guard !sample.isEmpty else { return (0, 0) }
+        let record = sample.reduce(0) { $0 + WireCodec.chordsetRecord($1).count }
+        let titleKey = sample.reduce(0) { $0 + StoreKeys.title($1).count }
+        return (record / sample.count, titleKey / sample.count)
     }
 
     private func load(_ state: InMemoryState, changes: InMemoryChanges, log: InMemoryLog) throws {

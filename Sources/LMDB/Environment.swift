@@ -124,6 +124,13 @@ public final class Environment: @unchecked Sendable {
     /// The current map size in bytes.
     public var mapSize: Int { usage.mapSize }
 
+    /// The size of a page, in bytes (what ``DatabaseStat/pages`` counts).
+    public var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
     /// The map's size, and its bytes beyond the last page in use: what commits can still
     /// allocate before one fails with `MDB_MAP_FULL` (pages freed by earlier commits
     /// aside). Zeros once the environment is closed.

@@ -44,7 +44,7 @@ struct InMemoryChangesTests {
         }
     }
 
-    @Test("the revisions of chordsets and of the three shared keys come back whole from a saved view, and a difference is named")
+    @Test("the revisions of chordsets and of the three shared keys come back whole through the initializer's dictionary, and a difference is named")
     func revisionsRoundTrip() throws {
         var changes = InMemoryChanges()
         let id = UUID()

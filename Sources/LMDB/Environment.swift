@@ -124,11 +124,15 @@ public final class Environment: @unchecked Sendable {
     /// The current map size in bytes.
     public var mapSize: Int { usage.mapSize }
 
-    /// The size of a page, in bytes (what ``DatabaseStat/pages`` counts).
+    /// The size of a page, in bytes (what ``DatabaseStat/pages`` counts); 0 once the
+    /// environment is closed.
     public var pageSize: Int {
-        var stat = MDB_stat()
-        mdb_env_stat(handle, &stat)
-        return Int(stat.ms_psize)
+        resizeLock.withShared {
+            guard !isClosed, !broken.load(ordering: .acquiring) else { return 0 }
+            var stat = MDB_stat()
+            mdb_env_stat(handle, &stat)
+            return Int(stat.ms_psize)
+        }
     }
 
     /// The map's size, and its bytes beyond the last page in use: what commits can still

@@ -7,6 +7,11 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         var title: String
         var creationDate: Instant
         var chords: [Chord]
+
+        /// The chordset this record holds, with its id and place in the user order.
+        func chordset(_ id: UUID, index: Int) -> Chordset {
+            Chordset(id: id, title: title, creationDate: creationDate, index: index, chords: chords)
+        }
     }
 
     private var records: [UUID: Record] = [:]
@@ -70,13 +75,13 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// Every chordset, in the user order (one lookup each: the index is the position).
     public func chordsetsInOrder() -> [Chordset] {
         order.enumerated().compactMap { index, id in
-            records[id].map { Chordset(id: id, title: $0.title, creationDate: $0.creationDate, index: index, chords: $0.chords) }
+            records[id]?.chordset(id, index: index)
         }
     }
 
     public func chordset(_ id: UUID) -> Chordset? {
         guard let record = records[id], let index = indexByID[id] else { return nil }
-        return Chordset(id: id, title: record.title, creationDate: record.creationDate, index: index, chords: record.chords)
+        return record.chordset(id, index: index)
     }
 
     public func chordLocation(_ id: UUID) -> ChordLocation? {

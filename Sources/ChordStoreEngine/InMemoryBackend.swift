@@ -7,7 +7,9 @@ import Synchronization
 /// checksums and fold as the LMDB backend, kept in arrays and dictionaries
 /// (``StoreSet``) and gone when the store is closed.
 final class InMemoryBackend: StorageBackend {
-    private let storage = Mutex(StoreSet(keepsRecords: true))
+    /// Readers read one copy while the writer changes the other (``LeftRight``): neither
+    /// waits, and a commit changes what its batch changes, not a copy of every store.
+    private let storage = LeftRight(StoreSet(keepsRecords: true))
     /// An in-memory store keeps no snapshots: reads of the past replay from the start.
     var snapshotFiles: SnapshotFiles? { nil }
     /// Memory has no full disk and no damaged records.
@@ -17,33 +19,37 @@ final class InMemoryBackend: StorageBackend {
     private let epoch = Atomic<UInt64>(0)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>] {
-        storage.withLock { set in
-            let before = set.records.count
-            do {
-                return try applier.apply(batch, to: &set, now: .now, generator: &generator)
-            } catch {
-                // Undo the part of the batch already applied, as an aborted LMDB
-                // transaction would: drop its records and replay the rest (a path only a
-                // bug can take, so its cost does not matter).
-                set = (try? StoreSet.replaying(Array(set.records[..<before]), keepsRecords: true)) ?? StoreSet(keepsRecords: true)
-                let failure = ChordStoreError.wrapping(error)
-                return batch.map { _ in .failure(failure) }
+        do {
+            // A thrown error (a path only a bug can take) discards the writer's copy, as
+            // an aborted LMDB transaction would: nothing of the batch is published.
+            return try storage.write { set in
+                let start = set.logHead.sequence
+                let results = try applier.apply(batch, to: &set, now: .now, generator: &generator)
+                // What the batch appended (a repeated command id is answered, not appended).
+                let committed = results.compactMap { result -> CommittedEvent? in
+                    if case .success(let event) = result, event.recorded.logSequence > start { event } else { nil }
+                }
+                return (results, { set in
+                    for event in committed { try set.replay(event.recorded, record: event.record) }
+                })
             }
+        } catch {
+            let failure = ChordStoreError.wrapping(error)
+            return batch.map { _ in .failure(failure) }
         }
     }
 
     func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if closed.load(ordering: .relaxed) { throw ChordStoreError(.unavailable, "the store is closed") }
-        let set = storage.withLock { $0 }
         do {
-            return try body(InMemoryStores(all: set))
+            return try storage.read { set in try body(InMemoryStores(all: set)) }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
     }
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let records = storage.withLock { $0.records }
+        let records = storage.read { $0.records }
         let total = UInt64(records.count)
         let set: StoreSet
         do {
@@ -52,60 +58,61 @@ final class InMemoryBackend: StorageBackend {
             throw ChordStoreError.wrapping(error)
         }
         progress(total, total)
-        storage.withLock { $0 = set }
+        storage.replace(with: set)
     }
 
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
-        try storage.withLock { set throws(ChordStoreError) -> LogHead in
-            let before = set
-            do {
-                return try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &set)
-            } catch {
-                set = before  // whole or not at all, as in an aborted LMDB transaction
-                throw ChordStoreError.wrapping(error)
+        do {
+            // Whole or not at all, as in an aborted LMDB transaction.
+            return try storage.write { set in
+                let before = set.records.count
+                let head = try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &set)
+                let added = set.records[before...]
+                return (head, { set in try set.replay(added) })
             }
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
     }
 
     /// Memory has no views to fold after the log: `logged` is called once the batch is
     /// applied whole.
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
-        let head = try storage.withLock { set throws(ChordStoreError) -> LogHead in
-            let before = set.records.count
-            do {
+        let head: LogHead
+        do {
+            // Applied whole or not at all, as in an aborted LMDB transaction.
+            head = try storage.write { set in
+                let before = set.records.count
                 try ReplicaApplier.apply(records, after: previous, to: &set)
-            } catch {
-                // Applied whole or not at all, as in an aborted LMDB transaction.
-                if set.records.count != before {
-                    set = (try? StoreSet.replaying(Array(set.records[..<before]), keepsRecords: true)) ?? StoreSet(keepsRecords: true)
-                }
-                throw ChordStoreError.wrapping(error)
+                let added = set.records[before...]
+                return (set.logHead, { set in try set.replay(added) })
             }
-            return set.logHead
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
         logged(head)
         return head
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        try storage.withLock { set throws(ChordStoreError) -> LogHead in
-            do {
-                set = try StoreSet.replaying(Array(set.records.prefix(Int(clamping: sequence))), keepsRecords: true)
-            } catch {
-                throw ChordStoreError.wrapping(error)
-            }
-            return set.logHead
+        let set: StoreSet
+        do {
+            set = try StoreSet.replaying(Array(storage.read { $0.records }.prefix(Int(clamping: sequence))), keepsRecords: true)
+        } catch {
+            throw ChordStoreError.wrapping(error)
         }
+        storage.replace(with: set)
+        return set.logHead
     }
 
     func storedEpoch() -> UInt64 { epoch.load(ordering: .relaxed) }
 
     func storeEpoch(_ epoch: UInt64) { self.epoch.store(epoch, ordering: .relaxed) }
 
-    func logHead() throws(ChordStoreError) -> LogHead { storage.withLock { $0.logHead } }
+    func logHead() throws(ChordStoreError) -> LogHead { storage.read { $0.logHead } }
 
     func forEachLogRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let records = storage.withLock { $0.records }
+        let records = storage.read { $0.records }
         var next = max(sequence, 1)
         while next <= UInt64(records.count) {
             guard try records[Int(next - 1)].withUnsafeBytes({ try body(next, $0) }) else { return }
@@ -115,7 +122,7 @@ final class InMemoryBackend: StorageBackend {
 
     func close() {
         closed.store(true, ordering: .relaxed)
-        storage.withLock { $0 = StoreSet(keepsRecords: true) }
+        storage.replace(with: StoreSet(keepsRecords: true))
     }
 }
 

@@ -96,13 +96,23 @@ struct StoreSet: StoreSpace, Sendable {
     /// they were read, or of this set's own log).
     static func replaying(_ records: [[UInt8]], keepsRecords: Bool) throws -> StoreSet {
         var set = StoreSet(keepsRecords: keepsRecords)
-        for (offset, record) in records.enumerated() {
-            let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: UInt64(offset + 1)) }
-            set.appendRecord(recorded.logSequence, record)
-            try StoreFold.apply(ReplayFields(recorded), record: record, to: &set)
-            set.logHead = LogHead(sequence: recorded.logSequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
-        }
+        try set.replay(records[...])
         return set
+    }
+
+    /// Applies records that follow this set's log head, decoding each.
+    mutating func replay(_ records: ArraySlice<[UInt8]>) throws {
+        for record in records {
+            let recorded = try record.withUnsafeBytes { try RecordCodec.decode($0, sequence: logHead.sequence + 1) }
+            try replay(recorded, record: record)
+        }
+    }
+
+    /// Applies one record that follows this set's log head, decoded as `recorded`.
+    mutating func replay(_ recorded: RecordedEvent, record: [UInt8]) throws {
+        appendRecord(recorded.logSequence, record)
+        try StoreFold.apply(ReplayFields(recorded), record: record, to: &self)
+        logHead = LogHead(sequence: recorded.logSequence, checksum: recorded.checksum, timestamp: recorded.timestamp, epoch: recorded.epoch)
     }
 }
 

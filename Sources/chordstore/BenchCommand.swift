@@ -2,6 +2,7 @@ import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
+import Synchronization
 
 /// `chordstore bench ...`: measurements of this machine's storage path.
 struct BenchCommand: AsyncParsableCommand {
@@ -81,7 +82,9 @@ struct BenchAppendCommand: AsyncParsableCommand {
         discussion: prose("""
             Prints events/s and the p50/p99 latency of a call from submission to its durable
             commit. With --print-acks, prints 'ack SEQUENCE CHORDSET_ID' after each
-            acknowledged command (used by the crash-safety test).
+            acknowledged command (used by the crash-safety test). With --readers N, N
+            threads read one chordset in a loop meanwhile (what commits cost while reads
+            go on), and the reads per second are printed too.
             """))
 
     @OptionGroup var directory: BenchDirectory
@@ -91,9 +94,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
     @Flag(help: "Use the in-memory engine (no disk).") var inMemory = false
     @Flag(help: "Print an 'ack' line per acknowledged command.") var printAcks = false
     @Flag(help: "Skip fsync at commit (shows the CPU ceiling; acknowledged writes are not durable).") var noSync = false
+    @Option(help: "Threads reading one chordset in a loop while the appends run (0...64).") var readers = 0
 
     func validate() throws {
         guard (1...4_096).contains(callers) else { throw ValidationError("--callers must be 1...4096") }
+        guard (0...64).contains(readers) else { throw ValidationError("--readers must be 0...64") }
         guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
         guard seconds > 0 else { throw ValidationError("--seconds must be positive") }
     }
@@ -107,6 +112,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 store = inMemory ? ChordStore.inMemory(options: options) : try ChordStore.open(at: url, options: options)
             } catch let error as ChordStoreError { throw Failure(error) }
             defer { store.close() }
+            let reading = try await ReadLoad(store: store, threads: readers)
             let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
             let perCaller = (count + callers - 1) / callers
             let started = ContinuousClock.now
@@ -133,6 +139,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 return all
             }
             let elapsed = (ContinuousClock.now - started).seconds
+            let reads = reading.stop()
             let done = latencies.samples.count
             let statistics = store.statistics
             let kind = inMemory ? "in-memory" : noSync ? "LMDB without fsync (not durable)" : "durable (fsync per commit)"
@@ -141,7 +148,46 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 format: "  %.0f events/s; commit latency p50 %.3f ms, p99 %.3f ms; %.2f s; %.1f events per transaction",
                 Double(done) / elapsed, latencies.percentile(50), latencies.percentile(99), elapsed,
                 Double(statistics.events) / Double(max(1, statistics.commits))))
+            if readers > 0 {
+                Output.print(String(format: "  %.0f reads/s from %d reader threads meanwhile", Double(reads) / elapsed, readers))
+            }
         }
+    }
+}
+
+/// Threads that read one chordset in a loop until stopped (`bench append --readers`).
+private final class ReadLoad: Sendable {
+    private let stopped = Atomic(false)
+    private let reads = Atomic(0)
+    private let finished = DispatchGroup()
+
+    /// Adds the chordset the threads read (its event is not counted), then starts them.
+    init(store: ChordStore, threads: Int) async throws {
+        guard threads > 0 else { return }
+        let added: RecordedEvent
+        do {
+            added = try await store.execute(.addChordset(AddChordset(title: "read by the readers")))
+        } catch {
+            throw Failure(error)
+        }
+        guard case .chordsetAdded(let chordset) = added.event else { return }
+        for _ in 0..<threads {
+            finished.enter()
+            Thread { [self] in
+                while !stopped.load(ordering: .relaxed) {
+                    _ = try? store.chordset(chordset.id)
+                    reads.add(1, ordering: .relaxed)
+                }
+                finished.leave()
+            }.start()
+        }
+    }
+
+    /// Stops the threads; returns how many reads they made.
+    func stop() -> Int {
+        stopped.store(true, ordering: .relaxed)
+        finished.wait()
+        return reads.load(ordering: .relaxed)
     }
 }
 

@@ -34,5 +34,17 @@ struct ArgumentTests {
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
     }
-}
 
+    @Test("bench append --readers reads while it appends and says how fast; a count out of range is refused")
+    func benchReaders() async throws {
+        let result = try await runChordstore(["bench", "append", "--in-memory", "--count", "300", "--callers", "4", "--readers", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("append: 300 events, 4 callers, in-memory"), "\(result.stdout)")
+        #expect(result.stdout.contains("reads/s from 2 reader threads meanwhile"), "\(result.stdout)")
+        let quiet = try await runChordstore(["bench", "append", "--in-memory", "--count", "50", "--callers", "2"])
+        #expect(!quiet.stdout.contains("reader threads"), "\(quiet.stdout)")
+        let refused = try await runChordstore(["bench", "append", "--in-memory", "--readers", "65"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--readers must be 0...64"), "\(refused.stderr)")
+    }
+}

@@ -10,7 +10,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// The revision of every key that ever changed (built at each call: for loading and
     /// comparing, not for the fold).
     public var revisions: [RevisionKey: Revision] {
-        var all = Dictionary(uniqueKeysWithValues: chordsetRevisions.lazy.map { (RevisionKey.chordset($0.key), $0.value) })
+        var all = Dictionary(uniqueKeysWithValues: chordsetRevisions.lazy.map { (RevisionKey.chordset($0.key.id), $0.value) })
         all[.controls] = controlsRevision
         all[.collection] = collectionRevision
         all[.bulk] = bulkRevision
@@ -18,12 +18,12 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     /// The revisions of chordsets; the three other keys, one of which nearly every event
     /// advances, are fields of their own (no hashing).
-    public private(set) var chordsetRevisions: [UUID: Revision] = [:]
+    public private(set) var chordsetRevisions: [IDKey: Revision] = [:]
     private var controlsRevision: Revision?
     private var collectionRevision: Revision?
     private var bulkRevision: Revision?
     /// The events of each chordset, in order.
-    public private(set) var chordsetHistory: [UUID: [UInt64]] = [:]
+    public private(set) var chordsetHistory: [IDKey: [UInt64]] = [:]
     /// The events of each session, in order.
     public private(set) var sessionHistory: [String: [UInt64]] = [:]
 
@@ -33,7 +33,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// The stacks, revisions and histories of a saved view, as they were.
     public init(
         undo: [String: [UInt64]], redo: [String: [UInt64]], revisions: [RevisionKey: Revision],
-        chordsetHistory: [UUID: [UInt64]], sessionHistory: [String: [UInt64]]
+        chordsetHistory: [IDKey: [UInt64]], sessionHistory: [String: [UInt64]]
     ) {
         self.undo = undo
         self.redo = redo
@@ -47,7 +47,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }
     public func revision(_ key: RevisionKey) -> Revision? {
         switch key {
-        case .chordset(let id): chordsetRevisions[id]
+        case .chordset(let id): chordsetRevisions[IDKey(id)]
         case .controls: controlsRevision
         case .collection: collectionRevision
         case .bulk: bulkRevision
@@ -63,7 +63,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func setRevision(_ key: RevisionKey, _ revision: Revision) {
         switch key {
-        case .chordset(let id): chordsetRevisions[id] = revision
+        case .chordset(let id): chordsetRevisions[IDKey(id)] = revision
         case .controls: controlsRevision = revision
         case .collection: collectionRevision = revision
         case .bulk: bulkRevision = revision
@@ -71,13 +71,13 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) {
         switch key {
-        case .chordset(let id): Self.advance(&chordsetRevisions[id], to: sequence, by: session)  // one lookup, found or not
+        case .chordset(let id): Self.advance(&chordsetRevisions[IDKey(id)], to: sequence, by: session)  // one lookup, found or not
         case .controls: Self.advance(&controlsRevision, to: sequence, by: session)
         case .collection: Self.advance(&collectionRevision, to: sequence, by: session)
         case .bulk: Self.advance(&bulkRevision, to: sequence, by: session)
         }
     }
-    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistory[chordset, default: []].append(sequence) }
+    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistory[IDKey(chordset), default: []].append(sequence) }
     public mutating func noteHistory(session: String, _ sequence: UInt64) { sessionHistory[session, default: []].append(sequence) }
 
     private static func advance(_ revision: inout Revision?, to sequence: UInt64, by session: String) {

@@ -14,10 +14,10 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         }
     }
 
-    private var records: [UUID: Record] = [:]
+    private var records: [IDKey: Record] = [:]
     private var order: [UUID] = []
-    private var indexByID: [UUID: Int] = [:]
-    private var chordLocations: [UUID: ChordLocation] = [:]
+    private var indexByID: [IDKey: Int] = [:]
+    private var chordLocations: [IDKey: ChordLocation] = [:]
     private var controls: Chord?
     /// The chordsets each delete-all removed, by its sequence number.
     private var graveyard: [UInt64: [Chordset]] = [:]
@@ -67,7 +67,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// what an order's index needs, without making each chordset (its chords) as a value.
     public func forEachChordsetHeader(_ body: (UUID, String, Instant) -> Void) {
         for id in order {
-            guard let record = records[id] else { continue }
+            guard let record = records[IDKey(id)] else { continue }
             body(id, record.title, record.creationDate)
         }
     }
@@ -75,20 +75,21 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// Every chordset, in the user order (one lookup each: the index is the position).
     public func chordsetsInOrder() -> [Chordset] {
         order.enumerated().compactMap { index, id in
-            records[id]?.chordset(id, index: index)
+            records[IDKey(id)]?.chordset(id, index: index)
         }
     }
 
     public func chordset(_ id: UUID) -> Chordset? {
-        guard let record = records[id], let index = indexByID[id] else { return nil }
+        let key = IDKey(id)
+        guard let record = records[key], let index = indexByID[key] else { return nil }
         return record.chordset(id, index: index)
     }
 
     public func chordLocation(_ id: UUID) -> ChordLocation? {
         if let controls, controls.id == id { return .controls }
-        if indexesChords { return chordLocations[id] }
+        if indexesChords { return chordLocations[IDKey(id)] }
         for (chordsetID, record) in records {
-            if let chord = record.chords.first(where: { $0.id == id }) { return .chordset(chordsetID, position: chord.position) }
+            if let chord = record.chords.first(where: { $0.id == id }) { return .chordset(chordsetID.id, position: chord.position) }
         }
         return nil
     }
@@ -106,28 +107,29 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func insertChordset(_ chordset: Chordset) {
         let index = min(max(chordset.index, 0), order.count)
-        records[chordset.id] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
+        records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
         order.insert(chordset.id, at: index)
         reindex(from: index, through: order.count - 1)
         guard indexesChords else { return }
         for chord in chordset.chords {
-            chordLocations[chord.id] = .chordset(chordset.id, position: chord.position)
+            chordLocations[IDKey(chord.id)] = .chordset(chordset.id, position: chord.position)
         }
     }
 
     public mutating func replaceChordset(_ chordset: Chordset) {
-        guard let index = records.index(forKey: chordset.id) else { return }
+        guard let index = records.index(forKey: IDKey(chordset.id)) else { return }
         records.values[index].title = chordset.title
         records.values[index].chords = chordset.chords
     }
 
     public mutating func removeChordset(_ chordset: Chordset) {
-        guard let record = records.removeValue(forKey: chordset.id),
-              let index = indexByID.removeValue(forKey: chordset.id) else { return }
+        let key = IDKey(chordset.id)
+        guard let record = records.removeValue(forKey: key),
+              let index = indexByID.removeValue(forKey: key) else { return }
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
         if indexesChords {
-            for chord in record.chords { chordLocations[chord.id] = nil }
+            for chord in record.chords { chordLocations[IDKey(chord.id)] = nil }
         }
     }
 
@@ -142,7 +144,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func retitleChordset(_ id: UUID, to title: String) -> Bool {
         // Through the index: reading the record first would copy it (its title and chords).
-        guard let index = records.index(forKey: id) else { return false }
+        guard let index = records.index(forKey: IDKey(id)) else { return false }
         records.values[index].title = title
         return true
     }
@@ -150,7 +152,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     public mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) -> Bool {
         // One lookup, then a scan of eight chords (no probe of the large chord index), both
         // through the dictionary's storage: reading the record out would copy it.
-        guard let index = records.index(forKey: chordsetID) else { return false }
+        guard let index = records.index(forKey: IDKey(chordsetID)) else { return false }
         return Self.update(chordID, in: &records.values[index].chords, change)
     }
 
@@ -178,6 +180,6 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     private mutating func reindex(from start: Int, through end: Int) {
         guard start <= end else { return }
-        for index in start...end { indexByID[order[index]] = index }
+        for index in start...end { indexByID[IDKey(order[index])] = index }
     }
 }

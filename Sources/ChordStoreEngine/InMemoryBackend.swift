@@ -172,7 +172,7 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
     func change(at sequence: UInt64) throws -> Change? { try store.log.change(at: sequence) }
     func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
-        Array((changes.chordsetHistory[chordset] ?? []).lazy.filter { $0 > after }.prefix(limit))
+        Array((changes.chordsetHistory[IDKey(chordset)] ?? []).lazy.filter { $0 > after }.prefix(limit))
     }
     func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
         Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))

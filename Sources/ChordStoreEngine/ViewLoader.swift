@@ -231,7 +231,7 @@ struct ViewLoader {
         var key = [UInt8](repeating: 0, count: 24)
         try append(to: dbs.chordsetHistory) { put in
             for index in Self.byID(histories) {
-                withUnsafeBytes(of: histories.keys[index].uuid) { key.replaceSubrange(0..<16, with: $0) }
+                withUnsafeBytes(of: histories.keys[index].id.uuid) { key.replaceSubrange(0..<16, with: $0) }
                 for sequence in histories.values[index] {
                     withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(16..<24, with: $0) }
                     try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -250,7 +250,7 @@ struct ViewLoader {
         var value: [UInt8] = []
         try append(to: dbs.revisions) { put in
             for index in Self.byID(chordsets) {
-                withUnsafeBytes(of: chordsets.keys[index].uuid) { key.replaceSubrange(1..<17, with: $0) }
+                withUnsafeBytes(of: chordsets.keys[index].id.uuid) { key.replaceSubrange(1..<17, with: $0) }
                 value.removeAll(keepingCapacity: true)
                 StoreKeys.appendRevision(chordsets.values[index], to: &value)
                 try key.withUnsafeBytes { key in try value.withUnsafeBytes { try put(key, $0) } }
@@ -265,7 +265,7 @@ struct ViewLoader {
     /// The positions of `dictionary`'s entries in the order of their ids' bytes (their keys
     /// in the views): what is sorted is each id as two integers and its position, not the
     /// entries.
-    static func byID<Value>(_ dictionary: [UUID: Value]) -> [Dictionary<UUID, Value>.Index] {
+    static func byID<Value>(_ dictionary: [IDKey: Value]) -> [Dictionary<IDKey, Value>.Index] {
         var order = dictionary.indices.map { (key: StoreKeys.sortKey(dictionary.keys[$0]), index: $0) }
         order.sort { $0.key < $1.key }
         return order.map(\.index)

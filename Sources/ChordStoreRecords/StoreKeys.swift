@@ -99,6 +99,11 @@ package enum StoreKeys {
         return .chordset(id(bytes), position: Int(bytes[16]))
     }
 
+    /// ``sortKey(_:)-(UUID)`` of an id held as a dictionary key.
+    package static func sortKey(_ key: IDKey) -> (UInt64, UInt64) {
+        (UInt64(bigEndian: key.high), UInt64(bigEndian: key.low))
+    }
+
     /// An id as two integers that compare like its bytes (memcmp order), for sorting.
     package static func sortKey(_ id: UUID) -> (UInt64, UInt64) {
         withUnsafeBytes(of: id.uuid) { raw in

@@ -10,7 +10,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// The revision of every key that ever changed (built at each call: for loading and
     /// comparing, not for the fold).
     public var revisions: [RevisionKey: Revision] {
-        var all = Dictionary(uniqueKeysWithValues: chordsetRevisions.lazy.map { (RevisionKey.chordset($0.key.id), $0.value) })
+        var all = Dictionary(uniqueKeysWithValues: chordsetRevisionTable.lazy.map { (RevisionKey.chordset($0.key.id), $0.value) })
         all[.controls] = controlsRevision
         all[.collection] = collectionRevision
         all[.bulk] = bulkRevision
@@ -18,12 +18,20 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     /// The revisions of chordsets; the three other keys, one of which nearly every event
     /// advances, are fields of their own (no hashing).
-    public private(set) var chordsetRevisions: [IDKey: Revision] = [:]
+    package private(set) var chordsetRevisionTable: [IDKey: Revision] = [:]
+    /// ``chordsetRevisionTable`` by id (built at each call).
+    public var chordsetRevisions: [UUID: Revision] {
+        Dictionary(uniqueKeysWithValues: chordsetRevisionTable.lazy.map { ($0.key.id, $0.value) })
+    }
     private var controlsRevision: Revision?
     private var collectionRevision: Revision?
     private var bulkRevision: Revision?
     /// The events of each chordset, in order.
-    public private(set) var chordsetHistory: [IDKey: [UInt64]] = [:]
+    package private(set) var chordsetHistoryTable: [IDKey: [UInt64]] = [:]
+    /// ``chordsetHistoryTable`` by id (built at each call).
+    public var chordsetHistory: [UUID: [UInt64]] {
+        Dictionary(uniqueKeysWithValues: chordsetHistoryTable.lazy.map { ($0.key.id, $0.value) })
+    }
     /// The events of each session, in order.
     public private(set) var sessionHistory: [String: [UInt64]] = [:]
 
@@ -33,12 +41,12 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// The stacks, revisions and histories of a saved view, as they were.
     public init(
         undo: [String: [UInt64]], redo: [String: [UInt64]], revisions: [RevisionKey: Revision],
-        chordsetHistory: [IDKey: [UInt64]], sessionHistory: [String: [UInt64]]
+        chordsetHistory: [UUID: [UInt64]], sessionHistory: [String: [UInt64]]
     ) {
         self.undo = undo
         self.redo = redo
         for (key, revision) in revisions { setRevision(key, revision) }
-        self.chordsetHistory = chordsetHistory
+        chordsetHistoryTable = Dictionary(uniqueKeysWithValues: chordsetHistory.lazy.map { (IDKey($0.key), $0.value) })
         self.sessionHistory = sessionHistory
     }
 
@@ -47,7 +55,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }
     public func revision(_ key: RevisionKey) -> Revision? {
         switch key {
-        case .chordset(let id): chordsetRevisions[IDKey(id)]
+        case .chordset(let id): chordsetRevisionTable[IDKey(id)]
         case .controls: controlsRevision
         case .collection: collectionRevision
         case .bulk: bulkRevision
@@ -63,7 +71,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func setRevision(_ key: RevisionKey, _ revision: Revision) {
         switch key {
-        case .chordset(let id): chordsetRevisions[IDKey(id)] = revision
+        case .chordset(let id): chordsetRevisionTable[IDKey(id)] = revision
         case .controls: controlsRevision = revision
         case .collection: collectionRevision = revision
         case .bulk: bulkRevision = revision
@@ -71,13 +79,13 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) {
         switch key {
-        case .chordset(let id): Self.advance(&chordsetRevisions[IDKey(id)], to: sequence, by: session)  // one lookup, found or not
+        case .chordset(let id): Self.advance(&chordsetRevisionTable[IDKey(id)], to: sequence, by: session)  // one lookup, found or not
         case .controls: Self.advance(&controlsRevision, to: sequence, by: session)
         case .collection: Self.advance(&collectionRevision, to: sequence, by: session)
         case .bulk: Self.advance(&bulkRevision, to: sequence, by: session)
         }
     }
-    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistory[IDKey(chordset), default: []].append(sequence) }
+    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistoryTable[IDKey(chordset), default: []].append(sequence) }
     public mutating func noteHistory(session: String, _ sequence: UInt64) { sessionHistory[session, default: []].append(sequence) }
 
     private static func advance(_ revision: inout Revision?, to sequence: UInt64, by session: String) {
@@ -112,7 +120,7 @@ extension InMemoryChanges {
             let key = Set(mine.keys).union(theirs.keys).first { mine[$0] != theirs[$0] }
             return "revision of \(key.map { "\($0)" } ?? "?"): \(key.flatMap { mine[$0] }.map { "\($0)" } ?? "none") vs \(key.flatMap { theirs[$0] }.map { "\($0)" } ?? "none")"
         }
-        if chordsetHistory != other.chordsetHistory { return "chordset histories: \(Self.differing(chordsetHistory, other.chordsetHistory))" }
+        if chordsetHistoryTable != other.chordsetHistoryTable { return "chordset histories: \(Self.differing(chordsetHistory, other.chordsetHistory))" }
         if sessionHistory != other.sessionHistory { return "session histories: \(Self.differing(sessionHistory, other.sessionHistory))" }
         return nil
     }

@@ -23,14 +23,19 @@ final class InMemoryBackend: StorageBackend {
             // A thrown error (a path only a bug can take) discards the writer's copy, as
             // an aborted LMDB transaction would: nothing of the batch is published.
             return try storage.write { set in
-                let start = set.logHead.sequence
+                var next = set.logHead.sequence + 1
                 let results = try applier.apply(batch, to: &set, now: .now, generator: &generator)
-                // What the batch appended (a repeated command id is answered, not appended).
-                let committed = results.compactMap { result -> CommittedEvent? in
-                    if case .success(let event) = result, event.recorded.logSequence > start { event } else { nil }
+                // What the batch appended, in order: a repeated command id is answered with
+                // its original event, appended earlier (maybe earlier in this batch), not again.
+                var committed: [CommittedEvent] = []
+                for case .success(let event) in results where event.recorded.logSequence == next {
+                    committed.append(event)
+                    next += 1
                 }
-                return (results, { set in
+                let head = set.logHead
+                return (results, { [committed] set in
                     for event in committed { try set.replay(event.recorded, record: event.record) }
+                    set.logHead = head
                 })
             }
         } catch {
@@ -49,16 +54,16 @@ final class InMemoryBackend: StorageBackend {
     }
 
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        let records = storage.read { $0.records }
-        let total = UInt64(records.count)
-        let set: StoreSet
         do {
-            set = try StoreSet.replaying(records, keepsRecords: true)
+            try storage.replace { set in
+                let total = UInt64(set.records.count)
+                let rebuilt = try StoreSet.replaying(set.records, keepsRecords: true)
+                progress(total, total)
+                return rebuilt
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        progress(total, total)
-        storage.replace(with: set)
     }
 
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
@@ -68,7 +73,13 @@ final class InMemoryBackend: StorageBackend {
                 let before = set.records.count
                 let head = try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &set)
                 let added = set.records[before...]
-                return (head, { set in try set.replay(added) })
+                // The head keeps the latest time the log has seen, which imported events
+                // (older, mostly) do not carry: set as the import set it.
+                let after = set.logHead
+                return (head, { set in
+                    try set.replay(added)
+                    set.logHead = after
+                })
             }
         } catch {
             throw ChordStoreError.wrapping(error)
@@ -80,12 +91,19 @@ final class InMemoryBackend: StorageBackend {
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
         let head: LogHead
         do {
+            // A batch that does not follow this log (a common refusal while following) is
+            // refused before the writer's copy is touched, which would cost a copy.
+            try ReplicaApplier.checkFollows(previous, storage.read { $0.logHead })
             // Applied whole or not at all, as in an aborted LMDB transaction.
             head = try storage.write { set in
                 let before = set.records.count
                 try ReplicaApplier.apply(records, after: previous, to: &set)
                 let added = set.records[before...]
-                return (set.logHead, { set in try set.replay(added) })
+                let after = set.logHead
+                return (after, { set in
+                    try set.replay(added)
+                    set.logHead = after
+                })
             }
         } catch {
             throw ChordStoreError.wrapping(error)
@@ -95,15 +113,19 @@ final class InMemoryBackend: StorageBackend {
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        let set: StoreSet
         do {
-            set = try StoreSet.replaying(Array(storage.read { $0.records }.prefix(Int(clamping: sequence))), keepsRecords: true)
+            try storage.replace { set in
+                try StoreSet.replaying(Array(set.records.prefix(Int(clamping: sequence))), keepsRecords: true)
+            }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        storage.replace(with: set)
-        return set.logHead
+        return storage.read { $0.logHead }
     }
+
+    /// How many times the writer's copy of the state was remade instead of brought up
+    /// to date in place (see ``LeftRight/fallbackCopies``).
+    var stateCopies: Int { storage.fallbackCopies }
 
     func storedEpoch() -> UInt64 { epoch.load(ordering: .relaxed) }
 
@@ -122,7 +144,7 @@ final class InMemoryBackend: StorageBackend {
 
     func close() {
         closed.store(true, ordering: .relaxed)
-        storage.replace(with: StoreSet(keepsRecords: true))
+        storage.replace { _ in StoreSet(keepsRecords: true) }
     }
 }
 
@@ -172,7 +194,7 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
     func change(at sequence: UInt64) throws -> Change? { try store.log.change(at: sequence) }
     func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
-        Array((changes.chordsetHistory[IDKey(chordset)] ?? []).lazy.filter { $0 > after }.prefix(limit))
+        Array((changes.chordsetHistoryTable[IDKey(chordset)] ?? []).lazy.filter { $0 > after }.prefix(limit))
     }
     func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
         Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))

@@ -2,15 +2,17 @@ import Foundation
 import Synchronization
 
 /// A value that one writer changes while any number of readers read it: readers never
-/// wait, and nothing is copied in the common case (the left-right pattern).
+/// wait for the writer (they take the published copy under a lock held for a retain),
+/// and in the common case nothing is copied (the left-right pattern).
 ///
 /// It keeps two copies. Readers read the published one. The writer changes the other,
 /// publishes it, and keeps the replay of its change; before its next change it brings
 /// the copy it just unpublished up to date with that replay, in place, once no reader
 /// holds it (readers hold a copy only for the length of a ``read(_:)``). It lets a
-/// reader still there finish for up to ``readerGrace``; one that stays longer costs the
-/// writer one copy of the value (copy-on-write, of the parts it changes next). Memory:
-/// two copies of the value; each change is applied twice.
+/// reader still there finish for up to its grace (5 ms); one that stays longer and a
+/// change that throws each cost the writer one copy of the value (``fallbackCopies``),
+/// as a replacement does (copy-on-write, of the parts it changes next). Memory: two
+/// copies of the value; each change is applied twice.
 ///
 /// Before, a reader copied the whole value out of a lock, and the writer's next change
 /// copied every collection it touched while that reader still held it: a commit under
@@ -30,12 +32,25 @@ final class LeftRight<Value: Sendable>: Sendable {
 
     private let published: Mutex<Box>
     private let writer: Mutex<Writer>
+    /// How long the writer lets readers of its copy finish before it copies instead.
+    /// Reads take microseconds, but a reader the scheduler stops in the middle holds on
+    /// for a time slice (milliseconds), and a copy of a large store costs far more than
+    /// that wait; a reader that stays longer still (an export, say) costs the copy.
+    let readerGrace: Duration
+    /// How many times the writer's copy was remade from the published one instead of
+    /// being brought up to date in place.
+    private let copies = Atomic(0)
 
     /// Both copies start as `value`.
-    init(_ value: Value) {
+    init(_ value: Value, readerGrace: Duration = .milliseconds(5)) {
         published = Mutex(Box(value))
         writer = Mutex(Writer(spare: Box(value)))
+        self.readerGrace = readerGrace
     }
+
+    /// How many times the writer's copy was remade from the published one (a reader that
+    /// stayed past the grace, a change that threw, a replay that failed).
+    var fallbackCopies: Int { copies.load(ordering: .relaxed) }
 
     /// Calls `body` with the published value. The value stays as it is for the length of
     /// the call whatever the writer does meanwhile; `body` should not keep it longer (the
@@ -57,7 +72,7 @@ final class LeftRight<Value: Sendable>: Sendable {
             do {
                 outcome = try change(&writer.spare.value)
             } catch {
-                writer.spare = Box(published.withLock { $0 }.value)
+                remake(&writer)
                 throw error
             }
             let unpublished = published.withLock { box in
@@ -71,10 +86,12 @@ final class LeftRight<Value: Sendable>: Sendable {
         }
     }
 
-    /// Replaces both copies with `value` (a rebuild, a truncation): a reader still
-    /// reading sees the old value to the end of its read.
-    func replace(with value: Value) {
-        writer.withLock { writer in
+    /// Replaces both copies with what `make` makes of the published value (a rebuild, a
+    /// truncation), in the writer's turn: a reader still reading sees the old value to
+    /// the end of its read. If `make` throws, nothing changes.
+    func replace<Failure: Error>(_ make: (Value) throws(Failure) -> Value) throws(Failure) {
+        try writer.withLock { writer throws(Failure) in
+            let value = try make(published.withLock { $0 }.value)
             published.withLock { $0 = Box(value) }
             writer.spare = Box(value)
             writer.pending = []
@@ -93,15 +110,15 @@ final class LeftRight<Value: Sendable>: Sendable {
                 return
             } catch {}
         }
-        writer.spare = Box(published.withLock { $0 }.value)
-        writer.pending = []
+        remake(&writer)
     }
 
-    /// How long the writer lets readers of its copy finish before it copies instead.
-    /// Reads take microseconds, but a reader the scheduler stops in the middle holds on
-    /// for a time slice (milliseconds), and a copy of a large store costs far more than
-    /// that wait; a reader that stays longer still (an export, say) costs the copy.
-    static var readerGrace: Duration { .milliseconds(5) }
+    /// Makes the writer's copy a copy of the published one.
+    private func remake(_ writer: inout Writer) {
+        writer.spare = Box(published.withLock { $0 }.value)
+        writer.pending = []
+        copies.add(1, ordering: .relaxed)
+    }
 
     /// Whether no reader holds `box`, waiting up to ``readerGrace`` (yielding the CPU)
     /// for those that do to let go.
@@ -110,7 +127,7 @@ final class LeftRight<Value: Sendable>: Sendable {
         while !isKnownUniquelyReferenced(&box) {
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return false }
-            deadline = deadline ?? now + Self.readerGrace
+            deadline = deadline ?? now + readerGrace
             sched_yield()
         }
         // Pairs with each reader's release of the box: its reads happened before.

@@ -18,10 +18,15 @@ import ChordStoreDomain
 /// record whose fold fails there (one the leader's own fold took: an event this version
 /// does not know, or a bug) leaves its views damaged, not the log unwritten.
 enum ReplicaApplier {
-    static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
-        guard previous == space.logHead.position else {
-            throw ChordStoreError.diverged("the batch follows \(previous), but this log's last is \(space.logHead.position)")
+    /// Refuses (`failedPrecondition`, "diverged") a batch that does not follow `head`.
+    static func checkFollows(_ previous: LogPosition, _ head: LogHead) throws(ChordStoreError) {
+        guard previous == head.position else {
+            throw ChordStoreError.diverged("the batch follows \(previous), but this log's last is \(head.position)")
         }
+    }
+
+    static func apply(_ records: [[UInt8]], after previous: LogPosition, to space: inout some StoreSpace) throws {
+        try checkFollows(previous, space.logHead)
         for record in records {
             let head = space.logHead
             let sequence = try head.nextSequence()
@@ -47,9 +52,7 @@ enum ReplicaApplier {
     static func appendToLog(
         _ records: [[UInt8]], after previous: LogPosition, head: LogHead, _ store: (UInt64, [UInt8]) throws -> Void
     ) throws -> LogHead {
-        guard previous == head.position else {
-            throw ChordStoreError.diverged("the batch follows \(previous), but this log's last is \(head.position)")
-        }
+        try checkFollows(previous, head)
         var head = head
         for record in records {
             let sequence = try head.nextSequence()

@@ -49,13 +49,13 @@ struct ViewLoader {
                 stride(from: 0, to: group.count, by: max(1, buried / 64)).map { group[$0] }
             })
             let events = log.logSequences.count
-            let histories = changes.chordsetHistory.values.reduce(0) { $0 + $1.count }
+            let histories = changes.chordsetHistoryTable.values.reduce(0) { $0 + $1.count }
             let sessions = Set(changes.sessionHistory.keys).union(changes.undo.keys).union(changes.redo.keys)
             total += events * (8 + 8 + node) + events * (8 + 24 + node)  // the store's log index, the sessions' links
             total += count * (16 + live.record + node) + count * (live.titleKey + node)  // chordsets, titles
             total += count * ((16 + 4 + node) * 2 + 24 + node)  // positions, order, created
             total += (count * Chordset.chordCount + 1) * (16 + 17 + node)  // the chord index
-            total += (changes.chordsetRevisions.count + 3) * (17 + 16 + 16 + node)
+            total += (changes.chordsetRevisionTable.count + 3) * (17 + 16 + 16 + node)
             total += histories * (24 + node)
             total += sessions.reduce(0) { $0 + 1 + $1.utf8.count + 40 + node }
             total += log.commandCount * (40 + 8 + node)
@@ -227,7 +227,7 @@ struct ViewLoader {
         try loadRevisions(changes)
         // Each chordset's sequences are already ascending: sort the chordsets only, by a
         // key computed once each, and without looking each up again.
-        let histories = changes.chordsetHistory
+        let histories = changes.chordsetHistoryTable
         var key = [UInt8](repeating: 0, count: 24)
         try append(to: dbs.chordsetHistory) { put in
             for index in Self.byID(histories) {
@@ -245,7 +245,7 @@ struct ViewLoader {
     /// written from one buffer each for key and value (a million adds make a million), then
     /// the controls chord's, the collection's and delete-all's (keys 1, 2, 3).
     private func loadRevisions(_ changes: InMemoryChanges) throws {
-        let chordsets = changes.chordsetRevisions
+        let chordsets = changes.chordsetRevisionTable
         var key = [UInt8](repeating: 0, count: 17)
         var value: [UInt8] = []
         try append(to: dbs.revisions) { put in

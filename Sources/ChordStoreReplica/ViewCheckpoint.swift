@@ -132,7 +132,7 @@ enum ViewCheckpoint {
                 inner.uint(5, revision.lastByOther)
             }
         }
-        for (key, sequences) in changes.chordsetHistory {
+        for (key, sequences) in changes.chordsetHistoryTable {
             w.message(10) { inner in
                 WireCodec.write(&inner, id: 1, key.id)
                 packed(&inner, 2, sequences)
@@ -169,7 +169,7 @@ enum ViewCheckpoint {
         var version: UInt64 = 0
         var undo: [String: [UInt64]] = [:], redo: [String: [UInt64]] = [:]
         var revisions: [RevisionKey: Revision] = [:]
-        var chordsetHistory: [IDKey: [UInt64]] = [:], sessionHistory: [String: [UInt64]] = [:]
+        var chordsetHistory: [UUID: [UInt64]] = [:], sessionHistory: [String: [UInt64]] = [:]
         while let (field, wire) = try r.next() {
             switch field {
             case 1: try r.expect(wire, 0, field: 1); view.head = try r.varint()
@@ -202,7 +202,7 @@ enum ViewCheckpoint {
                 let (id, sequences) = try readSequences(try r.lengthDelimited()) { reader throws(ChordStoreError) in
                     try WireCodec.readID(try reader.lengthDelimited())
                 }
-                chordsetHistory[IDKey(id)] = sequences
+                chordsetHistory[id] = sequences
             case 13: try r.expect(wire, 0, field: 13); version = try r.varint()
             case 12:
                 try r.expect(wire, 2, field: 12)

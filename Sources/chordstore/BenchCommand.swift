@@ -2,7 +2,6 @@ import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
-import Synchronization
 
 /// `chordstore bench ...`: measurements of this machine's storage path.
 struct BenchCommand: AsyncParsableCommand {
@@ -113,9 +112,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
             } catch let error as ChordStoreError { throw Failure(error) }
             defer { store.close() }
             let reading = try await ReadLoad(store: store, threads: readers)
+            defer { _ = reading.stop() }
             let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
             let perCaller = (count + callers - 1) / callers
             let started = ContinuousClock.now
+            let readsBefore = reading.count
             let latencies = try await withThrowingTaskGroup(of: Latencies.self) { group in
                 for caller in 0..<callers {
                     let quota = min(perCaller, max(0, count - caller * perCaller))
@@ -139,7 +140,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 return all
             }
             let elapsed = (ContinuousClock.now - started).seconds
-            let reads = reading.stop()
+            let reads = reading.stop() - readsBefore
             let done = latencies.samples.count
             let statistics = store.statistics
             let kind = inMemory ? "in-memory" : noSync ? "LMDB without fsync (not durable)" : "durable (fsync per commit)"
@@ -152,42 +153,6 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 Output.print(String(format: "  %.0f reads/s from %d reader threads meanwhile", Double(reads) / elapsed, readers))
             }
         }
-    }
-}
-
-/// Threads that read one chordset in a loop until stopped (`bench append --readers`).
-private final class ReadLoad: Sendable {
-    private let stopped = Atomic(false)
-    private let reads = Atomic(0)
-    private let finished = DispatchGroup()
-
-    /// Adds the chordset the threads read (its event is not counted), then starts them.
-    init(store: ChordStore, threads: Int) async throws {
-        guard threads > 0 else { return }
-        let added: RecordedEvent
-        do {
-            added = try await store.execute(.addChordset(AddChordset(title: "read by the readers")))
-        } catch {
-            throw Failure(error)
-        }
-        guard case .chordsetAdded(let chordset) = added.event else { return }
-        for _ in 0..<threads {
-            finished.enter()
-            Thread { [self] in
-                while !stopped.load(ordering: .relaxed) {
-                    _ = try? store.chordset(chordset.id)
-                    reads.add(1, ordering: .relaxed)
-                }
-                finished.leave()
-            }.start()
-        }
-    }
-
-    /// Stops the threads; returns how many reads they made.
-    func stop() -> Int {
-        stopped.store(true, ordering: .relaxed)
-        finished.wait()
-        return reads.load(ordering: .relaxed)
     }
 }
 

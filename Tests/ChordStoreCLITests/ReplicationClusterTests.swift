@@ -66,9 +66,11 @@ struct ReplicationClusterTests {
 
     @Test("three nodes: every write on the leader reaches both followers, and the logs are identical")
     func threeNodes() async throws {
-        let report = try await check(["--writes", "1500", "--clients", "8", "--durability", "quorum"])
+        // Deadlines of 10 s, not 2: what is checked is that every write arrives, and under
+        // a full parallel test run on two cores a few quorum writes took longer than 2 s.
+        let report = try await check(["--writes", "1500", "--clients", "8", "--durability", "quorum", "--timeout-ms", "10000"])
         #expect(report.clean)
-        #expect(report.failed == 0)
+        #expect(report.failed == 0, "\(report.failures)")
         #expect(report.acknowledged == 1_500)
         #expect(report.nodes.count == 3)
         #expect(report.nodes.allSatisfy { $0.lastSequence == 1_500 })

@@ -53,7 +53,7 @@ struct InMemoryChangesTests {
         changes.setRevision(.collection, Revision(last: 6, lastSession: "a", lastByOther: 5))
         changes.setRevision(.bulk, Revision(last: 3, lastSession: "c", lastByOther: 1))
         #expect(changes.revisions.count == 4)
-        #expect(changes.chordsetRevisions == [IDKey(id): Revision(last: 4, lastSession: "a", lastByOther: 2)])
+        #expect(changes.chordsetRevisions == [id: Revision(last: 4, lastSession: "a", lastByOther: 2)])
         let saved = InMemoryChanges(
             undo: changes.undo, redo: changes.redo, revisions: changes.revisions,
             chordsetHistory: changes.chordsetHistory, sessionHistory: changes.sessionHistory)

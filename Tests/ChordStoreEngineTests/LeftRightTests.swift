@@ -64,39 +64,94 @@ struct LeftRightTests {
         let value = LeftRight(Tracked(count: 1_000))
         for _ in 0..<100 { _ = try value.write { Tracked.incrementing(&$0) } }
         #expect(value.read { $0.copies } == 1)
+        #expect(value.fallbackCopies == 0)
         #expect(value.read { $0.values[999] } == 100)
     }
 
-    @Test("a reader that stays keeps its value while the writer goes on: after a short grace, the writer copies once for it")
-    func readerHoldsStill() throws {
-        let value = LeftRight(Tracked(count: 16))
-        _ = try value.write { Tracked.incrementing(&$0) }
+    /// What a reader read, once its read ended.
+    final class Seen: Sendable {
+        let values = Mutex<[Int]>([])
+    }
+
+    /// Starts a thread that reads `value` and holds on to it until `release` is signalled;
+    /// returns once the read began, with where the values it read go.
+    static func holdingReader(_ value: LeftRight<Tracked>, until release: DispatchSemaphore) -> Seen {
         let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let seen = Mutex<[Int]>([])
-        let reader = Thread {
+        let seen = Seen()
+        Thread {
             let held = value.read { tracked -> [Int] in
                 entered.signal()
                 release.wait()
                 return tracked.values
             }
-            seen.withLock { $0 = held }
-        }
-        reader.start()
+            seen.values.withLock { $0 = held }
+        }.start()
         entered.wait()
+        return seen
+    }
+
+    @Test("a reader that stays keeps its value while the writer goes on: after a short grace, the writer copies once for it")
+    func readerHoldsStill() throws {
+        let value = LeftRight(Tracked(count: 16), readerGrace: .milliseconds(1))
+        _ = try value.write { Tracked.incrementing(&$0) }
+        let release = DispatchSemaphore(value: 0)
+        let seen = Self.holdingReader(value, until: release)
         // Three writes while the reader holds the copy it read: none waits for it to end.
         for _ in 0..<3 { _ = try value.write { Tracked.incrementing(&$0) } }
         #expect(value.read { $0.values } == [Int](repeating: 4, count: 16))
         release.signal()
-        while seen.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.001) }
-        #expect(seen.withLock { $0 } == [Int](repeating: 1, count: 16))
+        while seen.values.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(seen.values.withLock { $0 } == [Int](repeating: 1, count: 16))
         for _ in 0..<3 { _ = try value.write { Tracked.incrementing(&$0) } }
         #expect(value.read { $0.values } == [Int](repeating: 7, count: 16))
         // The first change's copy, and one for the reader that stayed.
         #expect(value.read { $0.copies } == 2)
+        #expect(value.fallbackCopies == 1)
+    }
+
+    @Test("a reader that lets go within the grace makes the writer wait for it, not copy")
+    func readerWithinGrace() throws {
+        let value = LeftRight(Tracked(count: 16), readerGrace: .seconds(30))
+        _ = try value.write { Tracked.incrementing(&$0) }
+        let release = DispatchSemaphore(value: 0)
+        let released = Atomic(false)
+        _ = Self.holdingReader(value, until: release)
+        // The first write changes the other copy; the second needs the reader's.
+        _ = try value.write { Tracked.incrementing(&$0) }
+        let wrote = DispatchSemaphore(value: 0)
+        let waited = Atomic(false)
+        Thread {
+            _ = try? value.write { Tracked.incrementing(&$0) }
+            waited.store(released.load(ordering: .acquiring), ordering: .releasing)
+            wrote.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.05)
+        released.store(true, ordering: .releasing)
+        release.signal()
+        wrote.wait()
+        let writerWaited = waited.load(ordering: .acquiring)
+        #expect(writerWaited)
+        #expect(value.fallbackCopies == 0)
+        #expect(value.read { $0.copies } == 1)
+        #expect(value.read { $0.values } == [Int](repeating: 3, count: 16))
     }
 
     struct Refused: Error {}
+
+    @Test("a replay that fails makes the writer copy the published value instead: nothing is lost")
+    func failedReplay() throws {
+        let value = LeftRight([Int](repeating: 0, count: 8))
+        _ = try value.write { values -> (result: Int, replay: @Sendable (inout [Int]) throws -> Void) in
+            Self.incrementAll(&values)
+            return (values[0], { _ in throw Refused() })
+        }
+        _ = try value.write { Self.incrementing(&$0) }
+        #expect(value.fallbackCopies == 1)
+        #expect(value.read { $0 } == [Int](repeating: 2, count: 8))
+        _ = try value.write { Self.incrementing(&$0) }
+        #expect(value.read { $0 } == [Int](repeating: 3, count: 8))
+        #expect(value.fallbackCopies == 1)
+    }
 
     @Test("a change that throws publishes nothing, and the next change starts from the published value")
     func failedChange() throws {
@@ -110,6 +165,7 @@ struct LeftRightTests {
             }
         }
         #expect(value.read { $0 } == [Int](repeating: 1, count: 8))
+        #expect(value.fallbackCopies == 1)
         _ = try value.write { Self.incrementing(&$0) }
         #expect(value.read { $0 } == [Int](repeating: 2, count: 8))
         _ = try value.write { Self.incrementing(&$0) }
@@ -120,14 +176,14 @@ struct LeftRightTests {
     func replacement() throws {
         let value = LeftRight([1, 2, 3])
         _ = try value.write { Self.incrementing(&$0) }
-        value.replace(with: [10, 10])
+        value.replace { _ in [10, 10] }
         #expect(value.read { $0 } == [10, 10])
         _ = try value.write { Self.incrementing(&$0) }
         _ = try value.write { Self.incrementing(&$0) }
         #expect(value.read { $0 } == [12, 12])
     }
 
-    @Test("four readers never see a half-made change while the writer publishes 2,000")
+    @Test("four readers never see a half-made change while the writer publishes 300")
     func concurrentReaders() throws {
         let value = LeftRight([Int](repeating: 0, count: 256))
         let stop = Atomic(false)
@@ -147,11 +203,13 @@ struct LeftRightTests {
                 finished.leave()
             }.start()
         }
-        for _ in 0..<2_000 { _ = try value.write { Self.incrementing(&$0) } }
+        // Readers that spin hold a copy most of the time, and the scheduler stops them
+        // while they do: a write can wait for its grace. 300 keep the test short.
+        for _ in 0..<300 { _ = try value.write { Self.incrementing(&$0) } }
         stop.store(true, ordering: .relaxed)
         finished.wait()
         let tornReads = torn.load(ordering: .relaxed)
         #expect(tornReads == 0)
-        #expect(value.read { $0 } == [Int](repeating: 2_000, count: 256))
+        #expect(value.read { $0 } == [Int](repeating: 300, count: 256))
     }
 }

@@ -1,4 +1,5 @@
 import ChordStoreDomain
+import ChordStoreRecords
 @testable import ChordStoreEngine
 import Foundation
 import LMDB
@@ -8,6 +9,17 @@ import Testing
 /// The second half of a rebuild: the views written in key order from a replay.
 @Suite("View loader")
 struct ViewLoaderTests {
+    @Test("an id held as a dictionary key sorts as the id's bytes do, the views' key order")
+    func keySortOrder() {
+        var generator = SplitMix64(seed: 11)
+        let ids = (0..<2_000).map { _ in UUID.version7(at: Instant(microsecondsSince1970: Int64(generator.next() % 1_000_000_000)), using: &generator) }
+            + (0..<200).map { _ in UUID() }
+        for id in ids { #expect(StoreKeys.sortKey(IDKey(id)) == StoreKeys.sortKey(id)) }
+        let byKey = ids.sorted { StoreKeys.sortKey(IDKey($0)) < StoreKeys.sortKey(IDKey($1)) }
+        let byBytes = ids.sorted { StoreKeys.id($0).lexicographicallyPrecedes(StoreKeys.id($1)) }
+        #expect(byKey == byBytes)
+    }
+
     @Test("keys sort as LMDB compares them: memcmp of the common length, then the shorter first")
     func keyOrder() {
         var generator = SystemRandomNumberGenerator()

@@ -7,8 +7,9 @@ import Synchronization
 /// checksums and fold as the LMDB backend, kept in arrays and dictionaries
 /// (``StoreSet``) and gone when the store is closed.
 final class InMemoryBackend: StorageBackend {
-    /// Readers read one copy while the writer changes the other (``LeftRight``): neither
-    /// waits, and a commit changes what its batch changes, not a copy of every store.
+    /// Readers read one copy while the writer changes the other (``LeftRight``): readers
+    /// do not wait for the writer, and a commit changes what its batch changes, not a
+    /// copy of every store.
     private let storage = LeftRight(StoreSet(keepsRecords: true))
     /// An in-memory store keeps no snapshots: reads of the past replay from the start.
     var snapshotFiles: SnapshotFiles? { nil }
@@ -72,14 +73,7 @@ final class InMemoryBackend: StorageBackend {
             return try storage.write { set in
                 let before = set.records.count
                 let head = try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &set)
-                let added = set.records[before...]
-                // The head keeps the latest time the log has seen, which imported events
-                // (older, mostly) do not carry: set as the import set it.
-                let after = set.logHead
-                return (head, { set in
-                    try set.replay(added)
-                    set.logHead = after
-                })
+                return (head, set.replayOfRecords(after: before))
             }
         } catch {
             throw ChordStoreError.wrapping(error)
@@ -98,12 +92,7 @@ final class InMemoryBackend: StorageBackend {
             head = try storage.write { set in
                 let before = set.records.count
                 try ReplicaApplier.apply(records, after: previous, to: &set)
-                let added = set.records[before...]
-                let after = set.logHead
-                return (after, { set in
-                    try set.replay(added)
-                    set.logHead = after
-                })
+                return (set.logHead, set.replayOfRecords(after: before))
             }
         } catch {
             throw ChordStoreError.wrapping(error)

@@ -108,6 +108,18 @@ struct StoreSet: StoreSpace, Sendable {
         }
     }
 
+    /// The replay of what this set took since its log held `count` records: those
+    /// records, then its head as it is now (an import keeps there the latest time the log
+    /// has seen, which its older events do not carry).
+    func replayOfRecords(after count: Int) -> @Sendable (inout StoreSet) throws -> Void {
+        let added = records[count...]
+        let head = logHead
+        return { set in
+            try set.replay(added)
+            set.logHead = head
+        }
+    }
+
     /// Applies one record that follows this set's log head, decoded as `recorded`.
     mutating func replay(_ recorded: RecordedEvent, record: [UInt8]) throws {
         appendRecord(recorded.logSequence, record)

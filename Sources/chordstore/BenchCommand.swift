@@ -150,7 +150,8 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 Double(done) / elapsed, latencies.percentile(50), latencies.percentile(99), elapsed,
                 Double(statistics.events) / Double(max(1, statistics.commits))))
             if readers > 0 {
-                Output.print(String(format: "  %.0f reads/s from %d reader threads meanwhile", Double(reads) / elapsed, readers))
+                Output.print(String(
+                    format: "  %.0f reads/s from %d reader %@ meanwhile", Double(reads) / elapsed, readers, readers == 1 ? "thread" : "threads"))
             }
         }
     }

@@ -35,7 +35,7 @@ struct ArgumentTests {
         }
     }
 
-    @Test("bench append --readers reads while it appends and says how fast; a count out of range is refused")
+    @Test("bench append --readers reads while it appends and says how fast; a --readers out of range is refused")
     func benchReaders() async throws {
         let result = try await runChordstore(["bench", "append", "--in-memory", "--count", "300", "--callers", "4", "--readers", "2"])
         #expect(result.status == 0, "\(result.stderr)")

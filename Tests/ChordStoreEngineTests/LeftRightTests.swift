@@ -3,8 +3,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The in-memory engine's published state: readers and the writer never wait for each
-/// other, a reader's value holds still, and the writer changes its copy in place.
+/// The in-memory engine's published state: readers never wait for the writer, a reader's
+/// value holds still, and the writer changes its copy in place (waiting up to its grace for
+/// a reader of that copy, then copying instead).
 @Suite("Left-right published value")
 struct LeftRightTests {
     /// Adds 1 to every element: a change whose replay is itself.

@@ -15,11 +15,22 @@ extension ChordStore {
     /// `sink` is awaited for each part: a slow sink slows the copy instead of filling
     /// memory. While a copy runs, a commit that needs a map to grow waits for it. Returns
     /// (or throws `sink`'s error) once the copy has ended. Fails with
-    /// `failedPrecondition` for a store in memory.
+    /// `failedPrecondition` for a store in memory. With live state, the views first take
+    /// every event committed so far (a copy's views serve a new follower's reads while its
+    /// log arrives).
     public func copyFiles(_ sink: (BackupPart) async throws -> Void) async throws {
         guard let lmdb = backend as? LMDBBackend else {
             if let absence = backend.logAbsence { throw absence }
             throw ChordStoreError(.failedPrecondition, "a store in memory has no files to copy")
+        }
+        if lmdb.live != nil {
+            // A fold of up to 8,192 events, off the concurrency pool.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread.detachNewThread {
+                    lmdb.checkpointViews()
+                    done.resume()
+                }
+            }
         }
         lmdb.growAheadOfCopy()
         for (name, environment) in [(BackupFiles.views, lmdb.viewsEnv), (BackupFiles.log, lmdb.logEnv)] {

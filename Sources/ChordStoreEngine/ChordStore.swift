@@ -59,6 +59,16 @@ public final class ChordStore: Sendable {
         public var maxStores = 100_000
         /// Most live tokens; creating one more fails with `resourceExhausted`.
         public var maxTokens = 10_000
+        /// Keeps every store's state in memory (the log replayed into it when the store
+        /// opens): commits decide against it and write only the log before they are
+        /// acknowledged, reads are answered from it, and a background thread folds the
+        /// commits into the LMDB views, which become a checkpoint. Off: the views serve
+        /// reads and take each commit's events before it is acknowledged. Memory: the
+        /// whole state twice (see docs/PERFORMANCE.md).
+        public var liveState = false
+        /// With live state, the most events the views may lag behind the log: past it, a
+        /// commit waits for them to catch up first (tests lower it).
+        var maxViewsLag: UInt64 = 8_192
 
         /// The default options.
         public init() {}
@@ -122,6 +132,10 @@ public final class ChordStore: Sendable {
     /// Why this store cannot read its log at all (a store over views alone, see
     /// ``openViews(at:options:)``), or `nil`.
     public var logAbsence: ChordStoreError? { backend.logAbsence }
+
+    /// Why a store opened with ``Options/liveState`` serves its views instead (its log
+    /// could not be replayed into memory), or `nil`.
+    public var liveStateFailure: ChordStoreError? { (backend as? LMDBBackend)?.liveFailure.withLock { $0 } }
 
     /// Creates an empty store that lives in memory only, with the same behaviour.
     public static func inMemory(options: Options = Options()) -> ChordStore {
@@ -322,16 +336,18 @@ public final class ChordStore: Sendable {
         }
     }
 
-    /// Replays the log into a fresh state and compares it with the live views; see
+    /// Replays the log into a fresh state and compares it with the views (with
+    /// ``Options/liveState``, with the state in memory, then with the views); see
     /// ``Verifier``. Fails with `unavailable` over views alone (``openViews(at:options:)``).
     public func verify(progress: (UInt64, UInt64) -> Void = { _, _ in }) throws(ChordStoreError) -> VerifyReport {
         let backend = self.backend
         if let absence = backend.logAbsence { throw absence }
-        return try backend.withStores { try Verifier.verify($0, backend: backend, progress: progress) }
+        return try backend.verify(progress: progress)
     }
 
     /// Replaces the views with a replay of the whole log, in one transaction on the writer
-    /// thread (commands wait meanwhile; a crash leaves the old views).
+    /// thread (commands wait meanwhile; a crash leaves the old views); with
+    /// ``Options/liveState``, the state in memory too.
     public func rebuild(progress: @escaping @Sendable (UInt64, UInt64) -> Void = { _, _ in }) async throws(ChordStoreError) {
         let backend = self.backend
         try await writer.exclusive { () -> Result<Void, ChordStoreError> in

@@ -24,20 +24,9 @@ final class InMemoryBackend: StorageBackend {
             // A thrown error (a path only a bug can take) discards the writer's copy, as
             // an aborted LMDB transaction would: nothing of the batch is published.
             return try storage.write { set in
-                var next = set.logHead.sequence + 1
+                let start = set.logHead
                 let results = try applier.apply(batch, to: &set, now: .now, generator: &generator)
-                // What the batch appended, in order: a repeated command id is answered with
-                // its original event, appended earlier (maybe earlier in this batch), not again.
-                var committed: [CommittedEvent] = []
-                for case .success(let event) in results where event.recorded.logSequence == next {
-                    committed.append(event)
-                    next += 1
-                }
-                let head = set.logHead
-                return (results, { [committed] set in
-                    for event in committed { try set.replay(event.recorded, record: event.record) }
-                    set.logHead = head
-                })
+                return (results, StoreSet.replayOfCommit(results, after: start, head: set.logHead))
             }
         } catch {
             let failure = ChordStoreError.wrapping(error)
@@ -48,7 +37,7 @@ final class InMemoryBackend: StorageBackend {
     func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if closed.load(ordering: .relaxed) { throw ChordStoreError(.unavailable, "the store is closed") }
         do {
-            return try storage.read { set in try body(InMemoryStores(all: set)) }
+            return try storage.read { set in try body(InMemoryStores(all: set, records: set.records)) }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
@@ -137,9 +126,12 @@ final class InMemoryBackend: StorageBackend {
     }
 }
 
-/// Every store of an in-memory backend at one commit.
-private struct InMemoryStores: StoresSnapshot {
+/// Every store whose state is in memory, at one commit: an in-memory backend's (its
+/// records in the set), or the LMDB backend's live state (its records in a read
+/// transaction of the log).
+struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     let all: StoreSet
+    let records: Records
 
     var logHead: LogHead { all.logHead }
     func store(named name: String) -> StoreRecord? { all.store(named: name) }
@@ -155,22 +147,22 @@ private struct InMemoryStores: StoresSnapshot {
     func tokens() -> [TokenRecord] { all.tokens.values.sorted { $0.grant.id < $1.grant.id } }
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
         guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)", reason: .storeNotFound) }
-        return InMemoryStoreSnapshot(store: stored, records: all.records)
+        return InMemoryStoreSnapshot(store: stored, records: records)
     }
 }
 
-/// One store of an in-memory backend at one commit.
-struct InMemoryStoreSnapshot: StoreSnapshot {
+/// One store whose state is in memory, at one commit: an in-memory backend's, or the
+/// live state of the LMDB backend (``LiveStores``), with the whole log's records.
+struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
     let store: StoreSet.Store
-    /// The whole log (for the checksum of the record before each of the store's).
-    let records: [[UInt8]]
+    /// The whole log (the store's records, and the checksum of the record before each).
+    let records: Records
 
     private var state: InMemoryState { store.state }
     private var changes: InMemoryChanges { store.changes }
 
-    func headChecksum() -> UInt64 {
-        let logSequence = store.record.head == 0 ? 0 : store.log.logSequences[Int(store.record.head - 1)]
-        return logSequence == 0 ? 0 : records[Int(logSequence - 1)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
+    func headChecksum() throws -> UInt64 {
+        try records.checksum(at: store.record.head == 0 ? 0 : store.log.logSequences[Int(store.record.head - 1)])
     }
     var record: StoreRecord { store.record }
 
@@ -181,7 +173,9 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
     func chordCount() -> Int { state.chordCount() }
     func chordsetID(atIndex index: Int) -> UUID? { state.chordsetID(atIndex: index) }
     func deletedChordsets(at sequence: UInt64) -> [Chordset]? { state.deletedChordsets(at: sequence) }
-    func change(at sequence: UInt64) throws -> Change? { try store.log.change(at: sequence) }
+    func change(at sequence: UInt64) throws -> Change? {
+        try store.log.event(at: sequence, of: store.record.id, records: records)?.change
+    }
     func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
         Array((changes.chordsetHistoryTable[IDKey(chordset)] ?? []).lazy.filter { $0 > after }.prefix(limit))
     }
@@ -213,13 +207,13 @@ struct InMemoryStoreSnapshot: StoreSnapshot {
         let logSequences = store.log.logSequences
         while next <= UInt64(logSequences.count) {
             let logSequence = logSequences[Int(next - 1)]
-            guard logSequence >= 1, logSequence <= UInt64(records.count) else {
-                throw ChordStoreError(.dataLoss, "the store index names log event \(logSequence), which the log does not hold")
-            }
-            let previous = logSequence == 1 ? 0 : records[Int(logSequence - 2)].withUnsafeBytes { RecordCodec.storedChecksum($0) ?? 0 }
-            let keepGoing = try records[Int(logSequence - 1)].withUnsafeBytes { record in
+            let previous = logSequence > 0 ? try records.checksum(at: logSequence - 1) : 0
+            let keepGoing = try records.withRecord(at: logSequence) { record in
                 try RecordCodec.checkStoreRecord(record, sequence: next, store: store.record.id, logSequence: logSequence, previousChecksum: previous)
                 return try body(next, record, previous)
+            }
+            guard let keepGoing else {
+                throw ChordStoreError(.dataLoss, "the store index names log event \(logSequence), which the log does not hold")
             }
             if !keepGoing { return }
             next += 1

@@ -13,6 +13,9 @@ import Synchronization
 /// log: they record the last event they folded (``AppliedHead``), and when a store opens
 /// they are caught up with the log, or rebuilt if that event is not the log's or the
 /// machine went down while they were open (``ViewsMarker``).
+///
+/// With live state (`LMDBBackend+Live.swift`), commits and reads use a state in memory
+/// instead, and the views are folded by a background thread, behind the log.
 final class LMDBBackend: StorageBackend {
     /// The on-disk format this code writes and reads: 4 has tokens (records may carry the
     /// id of the token that made them, and token events; format 3's records are format 4's
@@ -56,6 +59,22 @@ final class LMDBBackend: StorageBackend {
     /// How many times rebuilds have loaded the views, retries after a map growth included:
     /// one rebuild should load once (a test checks it).
     let viewLoads = Atomic(0)
+    /// The live state, when it is kept (``ChordStore/Options/liveState``); see
+    /// `LMDBBackend+Live.swift`.
+    let liveSlot = Mutex<LeftRight<StoreSet>?>(nil)
+    /// The thread that folds the live state's commits into the views.
+    let checkpointerSlot = Mutex<ViewsCheckpointer?>(nil)
+    /// The last event the views hold, with live state (the checkpoint thread keeps it).
+    let viewsApplied = Atomic<UInt64>(0)
+    /// Held by whoever writes the views while the checkpoint thread may: the checkpoint
+    /// (`checkpointViews`, called by that thread, the writer past the lag, verify, a
+    /// backup's copy and close), rebuilds and truncations.
+    let viewsWriter = Mutex<Void>(())
+    /// Why the live state could not be built when the store opened (it then serves its
+    /// views), or `nil`.
+    let liveFailure = Mutex<ChordStoreError?>(nil)
+    /// With live state, the most events the views may lag behind the log.
+    let maxViewsLag: UInt64
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does
@@ -69,6 +88,7 @@ final class LMDBBackend: StorageBackend {
         lock = try DirectoryLock(directory: directory)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
+        maxViewsLag = options.maxViewsLag
         maxMapSize = max(1 << 20, options.maxMapSize)
         metrics = EngineMetrics(factory: options.metrics)
         snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
@@ -115,16 +135,24 @@ final class LMDBBackend: StorageBackend {
                     reason: .logDamaged))
             }
         }
+        if options.liveState { startLive(progress: progress) }
     }
 
     /// Why commits are refused now, if they are: a full disk (until space is freed), a
     /// damaged log (until it is repaired and the views rebuilt), or a map at
     /// ``maxMapSize`` (since the last commit refused for it, until one succeeds).
+    /// With live state, views behind the log refuse nothing until they lag
+    /// ``maxViewsLag`` events.
     var writeRefusal: ChordStoreError? {
-        viewsFault.withLock { $0?.error } ?? (hasMapLimitRefusal.load(ordering: .acquiring) ? mapLimitRefusal.withLock { $0 } : nil)
+        let fault = viewsFault.withLock { fault -> ChordStoreError? in
+            if case .behind? = fault, live != nil, viewsLag <= maxViewsLag { return nil }
+            return fault?.error
+        }
+        return fault ?? (hasMapLimitRefusal.load(ordering: .acquiring) ? mapLimitRefusal.withLock { $0 } : nil)
     }
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>] {
+        if let live { return commitLive(live, batch, applier: applier, generator: &generator) }
         do {
             return try logAndFold { space in
                 try applier.apply(batch, to: &space, now: .now, generator: &generator)
@@ -135,6 +163,13 @@ final class LMDBBackend: StorageBackend {
     }
 
     func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
+        if let live { return try withLiveStores(live, body) }
+        return try withViewStores(body)
+    }
+
+    /// Runs `body` on the views (with live state, the checkpoint).
+    func withViewStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
         do {
             // Views first: the log then holds at least every event they reflect.
@@ -150,8 +185,25 @@ final class LMDBBackend: StorageBackend {
 
     func logHead() throws(ChordStoreError) -> LogHead { committedHead.withLock { $0 } }
 
+    /// With live state, the live state is checked, then the views (after a checkpoint;
+    /// against a replay up to the last event they hold, should the disk have kept them
+    /// from taking every one). Views damaged since the store opened are a problem.
+    func verify(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) -> VerifyReport {
+        let report = try withStores { try Verifier.verify($0, backend: self, progress: progress) }
+        guard live != nil, report.isSound else { return report }
+        checkpointViews()
+        if case .damaged(let error)? = viewsFault.withLock({ $0 }) { return VerifyReport(events: report.events, problem: error) }
+        return try withViewStores { try Verifier.verify($0, backend: self, progress: progress) }
+    }
+
     func rebuild(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
-        try rebuildViews(through: nil, progress: progress)
+        try viewsWriter.withLock { _ throws(ChordStoreError) in
+            try rebuildViews(through: nil, progress: progress)
+            if let live {
+                try replaceLive(live, through: nil)
+                viewsApplied.store(committedHead.withLock { $0 }.sequence, ordering: .releasing)
+            }
+        }
         viewsFault.withLock { $0 = nil }
     }
 
@@ -159,12 +211,23 @@ final class LMDBBackend: StorageBackend {
     /// the views fold it, in a commit of their own (see ``foldLogged(_:after:)``). A
     /// follower thus acknowledges a batch without waiting for its fold.
     func appendReplicated(_ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void) throws(ChordStoreError) -> LogHead {
+        if let live { return try appendReplicatedLive(live, records, after: previous, logged: logged) }
         try prepareViews()
         let start = committedHead.withLock { $0 }
+        let head = try appendToLog(records, after: previous, start: start)
+        committed(head)
+        logged(head)
+        foldLogged(records, after: start)
+        return head
+    }
+
+    /// A follower's batch into the log alone, checked (``ReplicaApplier/appendToLog(_:after:head:_:)``),
+    /// in one durable commit; returns the log's new last record.
+    func appendToLog(_ records: [[UInt8]], after previous: LogPosition, start: LogHead) throws(ChordStoreError) -> LogHead {
         var appended = ContinuousClock.now
         let head: LogHead
         do {
-            head = try withGrowingMap {
+            head = try withGrowingMap(only: logEnv) {
                 try logEnv.withWriteTransaction { logTxn in
                     let head = try ReplicaApplier.appendToLog(records, after: previous, head: start) { sequence, record in
                         try logTxn.put(dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
@@ -177,9 +240,6 @@ final class LMDBBackend: StorageBackend {
             throw ChordStoreError.wrapping(error)
         }
         metrics.logSynced(in: ContinuousClock.now - appended)
-        committed(head)
-        logged(head)
-        foldLogged(records, after: start)
         return head
     }
 
@@ -209,7 +269,7 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// Records `head` as the log's last committed record, and that a commit succeeded.
-    private func committed(_ head: LogHead) {
+    func committed(_ head: LogHead) {
         committedHead.withLock { $0 = head }
         if hasMapLimitRefusal.load(ordering: .relaxed) {
             mapLimitRefusal.withLock { $0 = nil }
@@ -218,7 +278,8 @@ final class LMDBBackend: StorageBackend {
     }
 
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead {
-        try logAndFold { space in
+        if let live { return try importLive(live, events, store: name, epoch: epoch, decider: decider) }
+        return try logAndFold { space in
             try ImportApplier.apply(events, store: name, epoch: epoch, decider: decider, to: &space)
         }
     }
@@ -261,6 +322,28 @@ final class LMDBBackend: StorageBackend {
     }
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
+        guard let live else { return try truncateLog(after: sequence) }
+        // The live state is cut first (readers then see no cut event), the views and the
+        // log after it; if those fail, the state is replayed from the uncut log again.
+        return try viewsWriter.withLock { _ throws(ChordStoreError) in
+            try replaceLive(live, through: sequence)
+            let head: LogHead
+            do {
+                head = try truncateLog(after: sequence)
+            } catch {
+                // The log was not cut (its views are caught up with it again): neither is
+                // the state.
+                try? replaceLive(live, through: nil)
+                viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
+                throw ChordStoreError.wrapping(error)
+            }
+            viewsApplied.store(head.sequence, ordering: .releasing)
+            return head
+        }
+    }
+
+    /// Cuts the log after `sequence`, and the views with it.
+    private func truncateLog(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
         // The views are rebuilt from the records up to `sequence` first, in one
         // transaction, so no reader ever sees the views of the cut log; then the records
         // after it go, in one transaction of the log. Should the process die between the
@@ -328,8 +411,13 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    /// Syncs the views to disk and records the clean close, then releases the files.
+    /// Syncs the views to disk and records the clean close, then releases the files. With
+    /// live state, the views first take every event (if the disk lets them).
     func close() {
+        if let checkpointer = checkpointerSlot.withLock({ $0 }) {
+            checkpointer.stop()
+            checkpointViews()
+        }
         if !viewsEnv.isClosed {
             if (try? viewsEnv.sync()) != nil { marker.markClosed() } else { marker.markUnsynced() }
         }

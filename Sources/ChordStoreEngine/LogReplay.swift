@@ -25,11 +25,12 @@ enum LogReplay {
     }
 
     /// Replays the log's records up to `last` into every store's state, changes and
-    /// command index (``StoreSet``, without the records).
+    /// command index (``StoreSet``, without the records); with `indexingChords`, states
+    /// index their chords by id, as a live state does (rebuild and verify skip it).
     static func replay(
-        _ backend: any StorageBackend, through last: UInt64, progress: (UInt64, UInt64) -> Void
+        _ backend: any StorageBackend, through last: UInt64, indexingChords: Bool = false, progress: (UInt64, UInt64) -> Void
     ) throws(Failure) -> StoreSet {
-        var set = StoreSet(keepsRecords: false, indexingChords: false)
+        var set = StoreSet(keepsRecords: false, indexingChords: indexingChords)
         let channel = Channel<Message>(capacity: 4)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

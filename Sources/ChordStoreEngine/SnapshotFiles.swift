@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// A snapshot is derived data: a missing, partial or damaged file is ignored (reads fall
 /// back to an earlier snapshot or to the start of the log), and deleting the folder is
-/// always safe. Files are written by a background thread from an LMDB read snapshot
-/// (commits never wait for it), to a temporary name, fsynced, then renamed.
+/// always safe. Files are written by a background thread from a read snapshot (LMDB's,
+/// or the live state's, which costs the writer a copy of what it changes next), to a
+/// temporary name, fsynced, then renamed.
 ///
 /// Layout: the magic `CSSNAP01`, then blocks of `[length: UInt32 LE][hash: UInt64 LE]
 /// [bytes]`, each hash XXH64 of the block chained to the previous block's hash, and an

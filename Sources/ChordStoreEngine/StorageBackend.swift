@@ -135,11 +135,17 @@ protocol StorageBackend: AnyObject, Sendable {
     /// Why the views cannot take the log's events until they are rebuilt (a record they
     /// could not fold), or `nil`.
     var viewsDamage: ChordStoreError? { get }
+    /// Replays the log and compares it with what reads are answered from (``Verifier``).
+    func verify(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) -> VerifyReport
 }
 
 extension StorageBackend {
     var logAbsence: ChordStoreError? { nil }
     var viewsDamage: ChordStoreError? { nil }
+
+    func verify(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) -> VerifyReport {
+        try withStores { try Verifier.verify($0, backend: self, progress: progress) }
+    }
 }
 
 extension StoreSnapshot {

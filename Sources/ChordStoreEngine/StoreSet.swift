@@ -112,10 +112,32 @@ struct StoreSet: StoreSpace, Sendable {
     /// records, then its head as it is now (an import keeps there the latest time the log
     /// has seen, which its older events do not carry).
     func replayOfRecords(after count: Int) -> @Sendable (inout StoreSet) throws -> Void {
-        let added = records[count...]
-        let head = logHead
-        return { set in
-            try set.replay(added)
+        Self.replay(of: Array(records[count...]), head: logHead)
+    }
+
+    /// The replay of `records` (what a change appended to the log), then of `head` (what
+    /// the change left as the log's head).
+    static func replay(of records: [[UInt8]], head: LogHead) -> @Sendable (inout StoreSet) throws -> Void {
+        { set in
+            try set.replay(records[...])
+            set.logHead = head
+        }
+    }
+
+    /// The replay of a commit's `results` on a set whose head was `start`: the events the
+    /// batch appended, in order (a repeated command id is answered with its original
+    /// event, appended earlier, maybe earlier in the batch, not again), then `head`.
+    static func replayOfCommit(
+        _ results: [Result<CommittedEvent, ChordStoreError>], after start: LogHead, head: LogHead
+    ) -> @Sendable (inout StoreSet) throws -> Void {
+        var next = start.sequence + 1
+        var committed: [CommittedEvent] = []
+        for case .success(let event) in results where event.recorded.logSequence == next {
+            committed.append(event)
+            next += 1
+        }
+        return { [committed] set in
+            for event in committed { try set.replay(event.recorded, record: event.record) }
             set.logHead = head
         }
     }

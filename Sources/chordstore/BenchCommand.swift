@@ -94,10 +94,12 @@ struct BenchAppendCommand: AsyncParsableCommand {
     @Flag(help: "Print an 'ack' line per acknowledged command.") var printAcks = false
     @Flag(help: "Skip fsync at commit (shows the CPU ceiling; acknowledged writes are not durable).") var noSync = false
     @Option(help: "Threads reading one chordset in a loop while the appends run (0...64).") var readers = 0
+    @Flag(help: "Keep the state in memory, the views folded in the background (as serve --live-state).") var liveState = false
 
     func validate() throws {
         guard (1...4_096).contains(callers) else { throw ValidationError("--callers must be 1...4096") }
         guard (0...64).contains(readers) else { throw ValidationError("--readers must be 0...64") }
+        guard !(inMemory && liveState) else { throw ValidationError("--live-state is the LMDB engine's; --in-memory keeps everything in memory already") }
         guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
         guard seconds > 0 else { throw ValidationError("--seconds must be positive") }
     }
@@ -108,6 +110,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
             do {
                 var options = ChordStore.Options()
                 options.unsafeNoSync = noSync
+                options.liveState = liveState
                 store = inMemory ? ChordStore.inMemory(options: options) : try ChordStore.open(at: url, options: options)
             } catch let error as ChordStoreError { throw Failure(error) }
             defer { store.close() }

@@ -128,6 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
     var durability = "local"
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
     var quorumTimeout = 10
+    @Flag(help: ArgumentHelp(
+        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). Opening replays the whole log into memory, and memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
+    var liveState = false
     @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
     var maxStores = ChordStore.Options().maxStores
     @Option(help: "Most tokens the server holds; creating one more is refused with RESOURCE_EXHAUSTED.")
@@ -384,16 +387,23 @@ struct ServeCommand: AsyncParsableCommand {
         let store: ChordStore
         do {
             let progressLogger = logger
-            let progress = ProgressReporter(label: "rebuilding the views", log: { progressLogger.info("\($0)") })
+            let label = liveState ? "opening the store (the views caught up, the log replayed into memory)" : "rebuilding the views"
+            let progress = ProgressReporter(label: label, log: { progressLogger.info("\($0)") })
             defer { progress.finish() }
             var options = ChordStore.Options()
             options.maxStores = maxStores
             options.maxTokens = maxTokens
+            options.liveState = liveState
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)
+        }
+        if let failure = store.liveStateFailure {
+            logger.warning("--live-state: the log cannot be replayed into memory; serving the views instead (run chordstore verify)", metadata: [
+                "error": "\(failure)",
+            ])
         }
         if config.coordinator != nil {
             do {

@@ -19,13 +19,13 @@ struct ServerCrashTests {
         return (served.process, served.port, served.log)
     }
 
-    @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write")
-    func killServer() async throws {
+    @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write (views, then --live-state)", arguments: [false, true])
+    func killServer(live: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let acknowledged = AcknowledgedWrites()
         for round in 0..<3 {
-            let (process, port, _) = try await Self.serve(directory)
+            let (process, port, _) = try await Self.serve(directory, ["--auth", "none"] + (live ? ["--live-state"] : []))
             let writers = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for client in 0..<4 {
@@ -57,7 +57,9 @@ struct ServerCrashTests {
         }
         let ids = acknowledged.all
         #expect(ids.count > 50, "the clients should have written before the kills")
-        let store = try ChordStore.open(at: directory)
+        var options = ChordStore.Options()
+        options.liveState = live  // verify then checks the live state and the views
+        let store = try ChordStore.open(at: directory, options: options)
         defer { store.close() }
         for id in ids {
             guard try store.chordset(try UUID(protoBytes: id)) != nil else {

@@ -38,7 +38,11 @@ struct BackupTests {
         _ = try await source.createStore("other")
         for index in 0..<200 { _ = try await source.add("before \(index)") }
         let stop = StopFlag()
+        // Each writer's adds are announced: the copy starts once 8 are in (a fixed sleep
+        // was not enough under a loaded full run, where no add had committed yet).
+        let (added, announce) = AsyncStream<Void>.makeStream()
         let writers = Task {
+            defer { announce.finish() }  // a writer that fails ends the wait below too
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<4 {
                     group.addTask {
@@ -46,6 +50,7 @@ struct BackupTests {
                         while !stop.isRaised, index < 400 {
                             let context = CommandContext(store: writer % 2 == 0 ? StoreName.default : "other")
                             try await source.execute(.addChordset(AddChordset(title: "during \(writer)-\(index)")), context: context)
+                            announce.yield()
                             index += 1
                         }
                     }
@@ -53,11 +58,15 @@ struct BackupTests {
                 try await group.waitForAll()
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        var announced = 0
+        for await _ in added {
+            announced += 1
+            if announced == 8 { break }
+        }
         let (directory, manifest) = try await Self.backup(source)
         stop.raise()
         try await writers.value
-        #expect(manifest.logSequence > 201, "writes went on before the copy's log was read")
+        #expect(manifest.logSequence > 208, "writes went on before the copy's log was read")
         #expect(manifest.files.map(\.name) == BackupFiles.all)
 
         let target = temporaryDirectory()

@@ -31,9 +31,9 @@ struct DurableStoreTests {
         let report = try store.verify(); #expect(report.isSound, "\(String(describing: report.problem))")
     }
 
-    @Test("a store started with a 64 KiB map grows it instead of failing")
-    func mapGrows() async throws {
-        let store = try EngineKind.lmdb.makeStore { $0.initialMapSize = 64 << 10 }
+    @Test("a store started with a 64 KiB map grows it instead of failing (views, then live state)", arguments: [EngineKind.lmdb, .live])
+    func mapGrows(kind: EngineKind) async throws {
+        let store = try kind.makeStore { $0.initialMapSize = 64 << 10 }
         defer { store.close() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<2_000 { group.addTask { _ = try await store.add("grow \(i)") } }

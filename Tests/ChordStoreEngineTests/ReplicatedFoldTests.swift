@@ -11,6 +11,19 @@ import Testing
 /// and the views refusing commits until they are rebuilt.
 @Suite("Replicated batches: logged, then folded")
 struct ReplicatedFoldTests {
+    /// A rename alone, chained as the first record of a log: it passes the log's checks
+    /// and names a chordset that log never had, so no fold takes it.
+    static func recordNoLogFolds() async throws -> [UInt8] {
+        let leader = try EngineKind.lmdb.makeStore(seed: 7)
+        defer { leader.close() }
+        let added = try await leader.add("first")
+        try await leader.execute(.renameChordset(id: added.id, title: "renamed"))
+        var rename = try leader.rawRecords()[1].withUnsafeBytes { try RecordCodec.decode($0, sequence: 2) }
+        rename.sequence = 1
+        rename.logSequence = 1
+        return RecordCodec.encode(rename, previousChecksum: 0).bytes
+    }
+
     private func lmdb(_ store: ChordStore) throws -> LMDBBackend {
         try #require(store.backend as? LMDBBackend)
     }
@@ -40,15 +53,7 @@ struct ReplicatedFoldTests {
 
     @Test("a record the views cannot fold after the log took it: the log keeps the batch, the views stay behind and refuse commits")
     func foldFailureAfterTheLog() async throws {
-        let leader = try EngineKind.lmdb.makeStore(seed: 7)
-        defer { leader.close() }
-        let added = try await leader.add("first")
-        try await leader.execute(.renameChordset(id: added.id, title: "renamed"))
-        // The rename alone, chained as a log of its own: it names a chordset this log never had.
-        var rename = try leader.rawRecords()[1].withUnsafeBytes { try RecordCodec.decode($0, sequence: 2) }
-        rename.sequence = 1
-        rename.logSequence = 1
-        let forged = RecordCodec.encode(rename, previousChecksum: 0).bytes
+        let forged = try await Self.recordNoLogFolds()
         let follower = try EngineKind.lmdb.makeStore(seed: 9)
         defer { follower.close() }
         let backend = try lmdb(follower)

@@ -7,6 +7,8 @@ import Testing
 enum EngineKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory = "in-memory"
     case lmdb = "LMDB"
+    /// The LMDB backend with its state in memory (``ChordStore/Options/liveState``).
+    case live = "LMDB, live state"
 
     var testDescription: String { rawValue }
 
@@ -18,6 +20,9 @@ enum EngineKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .inMemory: return ChordStore.inMemory(options: options)
         case .lmdb: return try ChordStore.open(at: temporaryDirectory(), options: options)
+        case .live:
+            options.liveState = true
+            return try ChordStore.open(at: temporaryDirectory(), options: options)
         }
     }
 }

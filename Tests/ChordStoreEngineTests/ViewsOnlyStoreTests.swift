@@ -1,6 +1,7 @@
 import ChordStoreDomain
-import ChordStoreEngine
+@testable import ChordStoreEngine
 import Foundation
+import Synchronization
 import Testing
 
 /// A store over a copy's views alone (``ChordStore/openViews(at:options:)``): what a new
@@ -8,10 +9,14 @@ import Testing
 /// copy; whatever needs the log, and every write, is refused; the files stay as they came.
 @Suite("A store over a copy's views alone")
 struct ViewsOnlyStoreTests {
-    @Test("reads of the current state match the source's at the copy, in every store; what needs the log and every write is refused; not a byte of the views changes")
-    func readsWithoutTheLog() async throws {
-        let source = try ChordStore.open(at: temporaryDirectory())
+    @Test("reads of the current state match the source's at the copy, in every store; what needs the log and every write is refused; not a byte of the views changes (a source with views, then with live state)", arguments: [false, true])
+    func readsWithoutTheLog(live: Bool) async throws {
+        var options = ChordStore.Options()
+        options.liveState = live
+        let source = try ChordStore.open(at: temporaryDirectory(), options: options)
         defer { source.close() }
+        // With live state, only the copy's own checkpoint brings the views to the log.
+        (source.backend as? LMDBBackend)?.checkpointerSlot.withLock { $0 }?.stop()
         _ = try await source.createStore("other")
         var renamed: Chordset?
         for index in 0..<40 {

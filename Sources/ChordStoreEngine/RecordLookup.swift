@@ -1,0 +1,43 @@
+import ChordStoreRecords
+import ChordStoreDomain
+import LMDB
+
+/// The records of the whole log by position, for a store whose state is in memory
+/// (``InMemoryStoreSnapshot``, ``LiveLog``): the in-memory backend's array, or a
+/// transaction of the LMDB log.
+protocol RecordLookup {
+    /// Calls `body` with the record at `logSequence` (the buffer is valid only during the
+    /// call); `nil` if the log holds none there.
+    func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T?
+}
+
+extension RecordLookup {
+    /// The stored checksum of the record at `logSequence` (0 for position 0, before the
+    /// first record); `dataLoss` if the log holds no record there.
+    func checksum(at logSequence: UInt64) throws -> UInt64 {
+        guard logSequence > 0 else { return 0 }
+        guard let checksum = try withRecord(at: logSequence, { RecordCodec.storedChecksum($0) ?? 0 }) else {
+            throw ChordStoreError(.dataLoss, "the log holds no event \(logSequence), which a store's index names")
+        }
+        return checksum
+    }
+}
+
+extension Array: RecordLookup where Element == [UInt8] {
+    func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        guard logSequence >= 1, logSequence <= UInt64(count) else { return nil }
+        return try self[Int(logSequence - 1)].withUnsafeBytes(body)
+    }
+}
+
+/// The log's records as one transaction of the LMDB log sees them (a write transaction
+/// sees its own appends).
+struct LogTransactionRecords: RecordLookup {
+    let txn: Transaction
+    let log: Database
+
+    func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        guard let record = try txn.get(log, key: StoreKeys.sequence(logSequence)) else { return nil }
+        return try body(record)
+    }
+}

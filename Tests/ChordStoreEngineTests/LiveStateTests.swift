@@ -1,0 +1,204 @@
+import ChordStoreDomain
+import ChordStoreRecords
+@testable import ChordStoreEngine
+import Foundation
+import LMDB
+import Synchronization
+import Testing
+
+/// The LMDB backend with its state in memory (``ChordStore/Options/liveState``): commits
+/// are decided against memory and write only the log before they are answered; the views
+/// follow in the background as a checkpoint, at most ``ChordStore/Options/maxViewsLag``
+/// events behind; a store opens from them and the log.
+@Suite("Live state")
+struct LiveStateTests {
+    private static func open(_ directory: URL, live: Bool = true, configure: (inout ChordStore.Options) -> Void = { _ in }) throws -> ChordStore {
+        var options = ChordStore.Options()
+        options.seed = 3
+        options.liveState = live
+        configure(&options)
+        return try ChordStore.open(at: directory, options: options)
+    }
+
+    private static func backend(_ store: ChordStore) throws -> LMDBBackend {
+        try #require(store.backend as? LMDBBackend)
+    }
+
+    /// The chordsets and controls chord the views hold (not the live state).
+    private static func viewsSnapshot(_ backend: LMDBBackend) throws -> StateSnapshot {
+        try backend.withViewStores { stores in
+            let snapshot = try stores.snapshot(of: try #require(try stores.store(named: StoreName.default)))
+            return StateSnapshot(chordsets: try snapshot.chordsets(order: .index, limit: nil), controlsChord: try snapshot.controlsChord())
+        }
+    }
+
+    /// Adds, renames, deletes and undoes in session `s`: events of every kind of record.
+    private static func work(_ store: ChordStore, adds: Int) async throws {
+        for index in 0..<adds { _ = try await store.add("c\(index)") }
+        let first = try store.chordsets()[0]
+        try await store.execute(.renameChordset(id: first.id, title: "renamed"), context: CommandContext(session: "s"))
+        try await store.execute(.deleteChordset(id: try store.chordsets()[1].id), context: CommandContext(session: "s"))
+        try await store.execute(.undo, context: CommandContext(session: "s"))
+        try await store.execute(.renameChordset(id: first.id, title: "again"), context: CommandContext(session: "s", commandID: "r2"))
+    }
+
+    @Test("commits are answered from memory before the views take them; the views catch up, on close too, and every way of opening the directory sees the same state")
+    func viewsFollowTheLog() async throws {
+        let directory = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try Self.open(directory)
+            let backend = try Self.backend(store)
+            #expect(backend.live != nil)
+            // Without the checkpoint thread, a commit is answered, and read back, while the
+            // views have not taken it.
+            backend.checkpointerSlot.withLock { $0 }?.stop()
+            let first = try await store.add("before the views")
+            #expect(backend.viewsLag == 1)
+            #expect(try store.chordset(first.id) != nil)
+            #expect(try backend.withViewStores { try $0.logHead.sequence } == 0)
+            try await store.execute(.deleteChordset(id: first.id))
+            try await Self.work(store, adds: 30)
+            expected = try store.liveSnapshot()
+            #expect(expected == (try store.replayedSnapshot()))
+            backend.checkpointViews()
+            #expect(backend.viewsLag == 0)
+            #expect(try Self.viewsSnapshot(backend) == expected)
+            #expect(try store.verify().isSound)
+            // A repeated command id is answered from the log with its original event.
+            let repeated = try await store.execute(.renameChordset(id: expected.chordsets[0].id, title: "again"), context: CommandContext(session: "s", commandID: "r2"))
+            #expect(repeated.sequence == 36)
+            for index in 0..<5 { _ = try await store.add("late \(index)") }
+            store.close()
+        }
+        // The close folded every event into the views (read alone, as a new follower does).
+        let views = try ChordStore.openViews(at: directory.appendingPathComponent("views"))
+        #expect(try views.lastLogSequence() == 41)
+        views.close()
+        let reopened = try Self.open(directory)
+        #expect(try reopened.chordsets().count == 35)
+        #expect(try Self.viewsSnapshot(try Self.backend(reopened)) == (try reopened.liveSnapshot()))
+        // The undo stacks came back with the replay: session s undoes its last rename.
+        try await reopened.execute(.undo, context: CommandContext(session: "s"))
+        #expect(try reopened.chordsets()[0].title == "renamed")
+        let state = try reopened.liveSnapshot()
+        reopened.close()
+        let classic = try Self.open(directory, live: false)
+        defer { classic.close() }
+        #expect(try classic.liveSnapshot() == state)
+        #expect(try classic.verify().isSound)
+    }
+
+    @Test("views a crash left behind the log are caught up when the store opens; the live state is the log's")
+    func crashLeavesViewsBehind() async throws {
+        let directory = temporaryDirectory()
+        let early = temporaryDirectory()
+        let expected: StateSnapshot
+        do {
+            let store = try Self.open(directory)
+            try await Self.work(store, adds: 10)
+            store.close()
+            try FileManager.default.copyItem(at: directory.appendingPathComponent("views"), to: early)
+            let reopened = try Self.open(directory)
+            try await Self.work(reopened, adds: 10)
+            expected = try reopened.liveSnapshot()
+            reopened.close()
+        }
+        // The views of the first opening beside the whole log, marked open in this boot:
+        // what a kill before the checkpoint thread folded the second opening's events leaves.
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
+        try FileManager.default.copyItem(at: early, to: directory.appendingPathComponent("views"))
+        let boot = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try boot.write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try store.liveSnapshot() == expected)
+        #expect(try Self.viewsSnapshot(try Self.backend(store)) == expected)
+        try await store.execute(.undo, context: CommandContext(session: "s"))
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("the views never fall more than maxViewsLag events behind: a commit past it folds them first")
+    func lagIsBounded() async throws {
+        let store = try Self.open(temporaryDirectory()) { $0.maxViewsLag = 50 }
+        defer { store.close() }
+        let backend = try Self.backend(store)
+        // Without the checkpoint thread, only the bound folds the views.
+        backend.checkpointerSlot.withLock { $0 }?.stop()
+        for index in 0..<120 {
+            _ = try await store.add("c\(index)")
+            #expect(backend.viewsLag <= 51)
+        }
+        #expect(backend.viewsApplied.load(ordering: .acquiring) >= 69)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a follower's batch is acknowledged once the log holds it and the live state shows it; the views take it later")
+    func followerBatch() async throws {
+        let leader = try EngineKind.lmdb.makeStore(seed: 7)
+        defer { leader.close() }
+        for index in 0..<5 { _ = try await leader.add("title \(index)") }
+        let batch = try leader.rawRecords()
+        let follower = try Self.open(temporaryDirectory())
+        defer { follower.close() }
+        let backend = try Self.backend(follower)
+        backend.checkpointerSlot.withLock { $0 }?.stop()
+        var seen: LogHead?
+        let head = try backend.appendReplicated(batch, after: .start) { _ in
+            seen = try? backend.withStores { try $0.logHead }
+        }
+        #expect(seen == head)
+        #expect(try follower.chordsets() == leader.chordsets())
+        #expect(try backend.withViewStores { try $0.logHead } == .empty)
+        backend.checkpointViews()
+        #expect(try backend.withViewStores { try $0.logHead } == head)
+        #expect(try follower.verify().isSound)
+    }
+
+    @Test("a log record the live state cannot take when the store opens leaves the store on its views, as without live state")
+    func damagedLogFallsBack() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            for index in 0..<5 { _ = try await store.add("c\(index)") }
+            store.close()
+        }
+        // Change one byte of the third record: its checksum no longer chains.
+        do {
+            let store = try Self.open(directory, live: false)
+            let backend = try Self.backend(store)
+            try backend.logEnv.withWriteTransaction { txn in
+                var record = Array(try #require(try txn.get(backend.dbs.log, key: StoreKeys.sequence(3))))
+                record[record.count / 2] ^= 0xFF
+                try txn.put(backend.dbs.log, key: StoreKeys.sequence(3), value: record)
+            }
+            store.close()
+        }
+        let store = try Self.open(directory)
+        defer { store.close() }
+        let backend = try Self.backend(store)
+        #expect(backend.live == nil)
+        #expect(store.liveStateFailure?.code == .dataLoss)
+        #expect(try store.chordsets().count == 5)
+        #expect(store.writeRefusal?.code == .dataLoss)
+        #expect(try !store.verify().isSound)
+    }
+
+    @Test("a follower's record the live state cannot take after the log took it: the batch stays logged, writes are refused, and a checkpoint does not clear it")
+    func followerRecordRefused() async throws {
+        let forged = try await ReplicatedFoldTests.recordNoLogFolds()
+        let follower = try Self.open(temporaryDirectory())
+        defer { follower.close() }
+        let backend = try Self.backend(follower)
+        var acknowledged: LogHead?
+        let head = try backend.appendReplicated([forged], after: .start) { acknowledged = $0 }
+        #expect(acknowledged == head)
+        #expect(try follower.head().sequence == 1)
+        #expect(try backend.withStores { try $0.logHead } == .empty)
+        #expect(follower.writeRefusal != nil)
+        backend.checkpointViews()
+        #expect(follower.writeRefusal != nil)
+        #expect(follower.leadRefusal != nil)
+        await #expect(throws: ChordStoreError.self) { _ = try await follower.add("refused") }
+    }
+}

@@ -109,12 +109,14 @@ struct ReplicationClusterTests {
 
     @Test("a follower stopped with SIGSTOP catches up after SIGCONT, with no duplicates")
     func followerPaused() async throws {
+        // What this checks is that every write arrives once, not how fast: 10 s deadlines
+        // (8 of 4,000 quorum writes missed 2 s in a loaded CI run).
         let report = try await check([
-            "--writes", "4000", "--clients", "8", "--durability", "quorum",
+            "--writes", "4000", "--clients", "8", "--durability", "quorum", "--timeout-ms", "10000",
             "--fault", "800:stop:n2", "--fault", "3000:cont:n2",
         ])
         #expect(report.clean)
-        #expect(report.failed == 0)
+        #expect(report.failed == 0, "\(report.failures)")
     }
 
     @Test("promotion: the leader killed during quorum writes, the most advanced follower promoted, the old leader parks its suffix and converges")

@@ -152,7 +152,8 @@ struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
 }
 
 /// One store whose state is in memory, at one commit: an in-memory backend's, or the
-/// live state of the LMDB backend (``LiveStores``), with the whole log's records.
+/// live state of the LMDB backend (``LMDBBackend/withLiveStores(_:_:)``), with the whole
+/// log's records.
 struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
     let store: StoreSet.Store
     /// The whole log (the store's records, and the checksum of the record before each).

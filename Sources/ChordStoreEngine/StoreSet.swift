@@ -79,8 +79,8 @@ struct StoreSet: StoreSpace, Sendable {
         }
     }
 
-    /// Takes `store` as it was loaded (``loaded(from:emptyDeleteAlls:)``), in place of any
-    /// store with its id.
+    /// Takes `store` as it was loaded (``loaded(from:log:)``), in place of any store with
+    /// its id.
     mutating func adopt(_ store: Store) {
         stores[store.record.id] = store
         names[store.record.name] = store.record.id

@@ -78,7 +78,7 @@ struct LiveStateTests {
         let reopened = try Self.open(directory)
         #expect(try reopened.chordsets().count == 35)
         #expect(try Self.viewsSnapshot(try Self.backend(reopened)) == (try reopened.liveSnapshot()))
-        // The undo stacks came back with the replay: session s undoes its last rename.
+        // The undo stacks came back with the state: session s undoes its last rename.
         try await reopened.execute(.undo, context: CommandContext(session: "s"))
         #expect(try reopened.chordsets()[0].title == "renamed")
         let state = try reopened.liveSnapshot()

@@ -59,8 +59,8 @@ public final class ChordStore: Sendable {
         public var maxStores = 100_000
         /// Most live tokens; creating one more fails with `resourceExhausted`.
         public var maxTokens = 10_000
-        /// Keeps every store's state in memory (read from the views when the store opens,
-        /// else replayed from the log): commits decide against it and write only the log before they are
+        /// Keeps every store's state in memory (the log replayed into it when the store
+        /// opens): commits decide against it and write only the log before they are
         /// acknowledged, reads are answered from it, and a background thread folds the
         /// commits into the LMDB views, which become a checkpoint. Off: the views serve
         /// reads and take each commit's events before it is acknowledged. Memory: the

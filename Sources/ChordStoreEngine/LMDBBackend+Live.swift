@@ -11,8 +11,7 @@ import Synchronization
 /// a background thread folds the committed events into them (``ViewsCheckpointer``); a
 /// commit waits for them once they lag ``ChordStore/Options/maxViewsLag`` events (8,192
 /// by default). A store opens from them as before (caught up with the log when they lag
-/// at most ``maxCatchUp`` events, rebuilt past it), then reads the state from them (or,
-/// when they cannot be read whole, replays the log into memory).
+/// at most ``maxCatchUp`` events, rebuilt past it), then replays the log into memory.
 extension LMDBBackend {
     /// How long the checkpoint thread lets commits gather before it folds them.
     static let checkpointCoalescing: Duration = .milliseconds(10)
@@ -20,8 +19,7 @@ extension LMDBBackend {
     /// The live state, once it is built (`nil`: the views serve reads and commits).
     var live: LeftRight<StoreSet>? { liveSlot.withLock { $0 } }
 
-    /// Builds the live state, from the views when they end where the log does (the open
-    /// caught them up), else from a replay of the whole log, and starts the checkpoint
+    /// Builds the live state from a replay of the whole log and starts the checkpoint
     /// thread. A log that cannot be replayed (a damaged record) leaves the backend on its
     /// views, as it was before live state (``liveFailure`` says why): they serve reads,
     /// `verify` names the record.
@@ -34,35 +32,17 @@ extension LMDBBackend {
         }
         let head = committedHead.withLock { $0 }
         var set: StoreSet
-        if let loaded = loadedFromViews(at: head) {
-            set = loaded
-            progress(head.sequence, head.sequence)
-        } else {
-            do {
-                set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, progress: progress)
-            } catch {
-                liveFailure.withLock { $0 = error.error }
-                return
-            }
+        do {
+            set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, progress: progress)
+        } catch {
+            liveFailure.withLock { $0 = error.error }
+            return
         }
         set.logHead = head
         liveSlot.withLock { $0 = LeftRight(set) }
         viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
         let checkpointer = ViewsCheckpointer(coalescing: Self.checkpointCoalescing) { [weak self] in self?.checkpointViews() }
         checkpointerSlot.withLock { $0 = checkpointer }
-    }
-
-    /// The live state read from the views, if they end at `head` (the open caught them up)
-    /// and read whole; `nil` otherwise (the state is then replayed from the log).
-    func loadedFromViews(at head: LogHead) -> StoreSet? {
-        guard viewsFault.withLock({ $0 }) == nil else { return nil }
-        return try? viewsEnv.withReadTransaction { txn -> StoreSet? in
-            let applied = try AppliedHead.read(txn, dbs)
-            guard applied.position == head.position else { return nil }
-            return try logEnv.withReadTransaction { logTxn in
-                try StoreSet.loaded(from: LMDBStoreSpace(txn: txn, logTxn: logTxn, dbs: dbs, logHead: applied), log: LogRecords(backend: self))
-            }
-        }
     }
 
     /// Folds the log's events the views lack into them, in one transaction of the views.

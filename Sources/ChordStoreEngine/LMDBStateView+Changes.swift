@@ -225,9 +225,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     private func nonZero(_ value: UInt64) -> UInt64? { value == 0 ? nil : value }
 
-    /// Calls `body` with each (key, value) of this store's part of `db`, in key order (keys
-    /// without the store's prefix).
-    func forEachKey(_ db: Database, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    private func forEachKey(_ db: Database, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         try scoped.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let current = entry {

@@ -79,20 +79,6 @@ struct StoreSet: StoreSpace, Sendable {
         }
     }
 
-    /// Takes `store` as it was loaded (``loaded(from:log:)``), in place of any store with
-    /// its id.
-    mutating func adopt(_ store: Store) {
-        stores[store.record.id] = store
-        names[store.record.name] = store.record.id
-        lastID = max(lastID, store.record.id)
-    }
-
-    /// Takes the registry's last id given and the live tokens as they were loaded.
-    mutating func adopt(lastStoreID: UInt32, tokens: [TokenRecord]) {
-        lastID = lastStoreID
-        self.tokens = Dictionary(tokens.map { ($0.grant.id, $0) }, uniquingKeysWith: { _, last in last })
-    }
-
     mutating func remove(_ store: StoreRecord) {
         stores[store.id] = nil
         names[store.name] = nil
@@ -174,13 +160,6 @@ struct InMemoryLog: LogAppending, Sendable {
     let keepsRecords: Bool
 
     init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
-
-    /// A log without records: the store's index into the whole log and its command ids.
-    init(logSequences: [UInt64], commands: [String: UInt64]) {
-        keepsRecords = false
-        self.logSequences = logSequences
-        self.commands = commands
-    }
 
     func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
     var commandCount: Int { commands.count }

@@ -276,30 +276,6 @@ package enum WireCodec {
         return fields
     }
 
-    /// A delete-all's store, its sequence in the store and the count it deleted, read from
-    /// its record (`AllDeleted`, field 13) without decoding any other field; `nil` for a
-    /// record of any other event.
-    package static func readDeleteAll(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (store: UInt32, sequence: UInt64, count: UInt64)? {
-        var r = ProtoReader(raw)
-        var sequence: UInt64 = 0, store: UInt32 = 0
-        var count: UInt64?
-        while let (field, wire) = try r.next() {
-            switch field {
-            case 1: try r.expect(wire, 0, field: 1); sequence = try r.varint()
-            case 17: try r.expect(wire, 0, field: 17); store = try readStoreID(try r.varint())
-            case 13:
-                try r.expect(wire, 2, field: 13)
-                var event = ProtoReader(try r.lengthDelimited())
-                count = 0
-                while let (inner, innerWire) = try event.next() {
-                    if inner == 1, innerWire == 0 { count = try event.varint() } else { try event.skip(innerWire) }
-                }
-            default: try r.skip(wire)
-            }
-        }
-        return count.map { (store, sequence, $0) }
-    }
-
     /// A record's place: its sequence in its store, its store and its log position (fields
     /// 1, 17 and 18; the last is field 1 when absent), skipping every other field.
     package static func readPlace(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> (sequence: UInt64, store: UInt32, logSequence: UInt64) {

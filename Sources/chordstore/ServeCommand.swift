@@ -129,7 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
     var quorumTimeout = 10
     @Flag(help: ArgumentHelp(
-        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). Opening reads the whole state into memory (from the views, else a replay of the log), and memory holds it twice (docs/OPERATIONS.md). Without it the views serve reads and take every commit before it is answered."))
+        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). Opening replays the whole log into memory, and memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
     var liveState = false
     @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
     var maxStores = ChordStore.Options().maxStores
@@ -387,7 +387,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store: ChordStore
         do {
             let progressLogger = logger
-            let label = liveState ? "opening the store (the views caught up, the state read into memory)" : "rebuilding the views"
+            let label = liveState ? "opening the store (the views caught up, the log replayed into memory)" : "rebuilding the views"
             let progress = ProgressReporter(label: label, log: { progressLogger.info("\($0)") })
             defer { progress.finish() }
             var options = ChordStore.Options()

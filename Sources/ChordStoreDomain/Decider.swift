@@ -149,7 +149,10 @@ public struct Decider: Sendable {
             throw ChordStoreError(
                 .resourceExhausted, "the store holds \(count) chordsets, its limit")
         }
-        let id = add.id ?? generator.nextID(at: timestamp)
+        // A chordset the store names gets its chords' ids from its own (DerivedChordIDs):
+        // the state then indexes none of them.
+        let id = add.id ?? generator.nextChordsetID(at: timestamp)
+        let derivesChordIDs = add.id == nil
         if try state.chordset(id) != nil {
             throw ChordStoreError(.alreadyExists, "chordset \(id) already exists", reason: .idInUse)
         }
@@ -178,7 +181,7 @@ public struct Decider: Sendable {
             seenPositions |= UInt8(1) << spec.position
             if let bpm = spec.bpm { try validation.checkBPM(bpm) }
             if let color = spec.color { try validation.checkColor(color) }
-            let chordID = spec.id ?? generator.nextID(at: timestamp)
+            let chordID = spec.id ?? (derivesChordIDs ? DerivedChordIDs.chordID(of: id, position: spec.position) : generator.nextID(at: timestamp))
             guard !seenIDs.contains(chordID) else {
                 throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset", reason: .idInUse)
             }

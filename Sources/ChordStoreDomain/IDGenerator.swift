@@ -9,12 +9,22 @@ public import Foundation
 public protocol IDGenerator: RandomNumberGenerator {
     /// A new id for an item created at `instant`.
     mutating func nextID(at instant: Instant) -> UUID
+    /// A new chordset's id, created at `instant`: its last nibble is zero, and the ids
+    /// ``DerivedChordIDs`` derives from it for its chords are the next ids drawn (no
+    /// later ``nextID(at:)`` gives them).
+    mutating func nextChordsetID(at instant: Instant) -> UUID
 }
 
 extension IDGenerator {
     /// A version-7 UUID of `instant` with random bits from this generator.
     public mutating func nextID(at instant: Instant) -> UUID {
         UUID.version7(at: instant, using: &self)
+    }
+
+    /// A random version-7 id of `instant` with its last nibble zero (the chances that a
+    /// later random id is one of its chords' are those of any two random ids meeting).
+    public mutating func nextChordsetID(at instant: Instant) -> UUID {
+        DerivedChordIDs.aligned(nextID(at: instant))
     }
 }
 

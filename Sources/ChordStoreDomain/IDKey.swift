@@ -24,6 +24,12 @@ package struct IDKey: Hashable, Sendable {
         }
     }
 
+    /// The key of the id whose halves, in memory order, are `high` and `low`.
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     /// The id this key was made of.
     package var id: UUID {
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

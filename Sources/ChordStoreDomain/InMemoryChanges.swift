@@ -50,6 +50,13 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
         self.sessionHistory = sessionHistory
     }
 
+    /// Makes room for the revisions and histories of `chordsets` chordsets, so that a
+    /// replay of a long log does not spend its time regrowing hash tables.
+    public mutating func reserveCapacity(chordsets: Int) {
+        chordsetRevisionTable.reserveCapacity(chordsets)
+        chordsetHistoryTable.reserveCapacity(chordsets)
+    }
+
     public func undoTop(_ session: String) -> UInt64? { undo[session]?.last }
     public func redoTop(_ session: String) -> UInt64? { redo[session]?.last }
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }

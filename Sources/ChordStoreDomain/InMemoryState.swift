@@ -17,11 +17,18 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     private var records: [IDKey: Record] = [:]
     private var order: [UUID] = []
     private var indexByID: [IDKey: Int] = [:]
-    private var chordLocations: [IDKey: ChordLocation] = [:]
+    /// The chordset each chord belongs to, by the chord's id (its position is found among
+    /// the chordset's eight chords), for chords whose id is not derived from their
+    /// chordset's (``DerivedChordIDs``): those of chordsets the store made need none.
+    private var chordOwners: [IDKey: IDKey] = [:]
+    /// How many chords the chordsets hold, and how many of them an index by id holds
+    /// (counted with or without ``indexesChords``: verify compares the views' index with it).
+    private var chordTotal = 0
+    private var indexedTotal = 0
     private var controls: Chord?
     /// The chordsets each delete-all removed, by its sequence number.
     private var graveyard: [UInt64: [Chordset]] = [:]
-    /// Whether `chordLocations` is kept. A replay that only needs the resulting chordsets
+    /// Whether `chordOwners` is kept. A replay that only needs the resulting chordsets
     /// (rebuild, verify) turns it off: it is most of the cost of folding an add.
     private let indexesChords: Bool
 
@@ -57,7 +64,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         records.reserveCapacity(chordsets)
         order.reserveCapacity(chordsets)
         indexByID.reserveCapacity(chordsets)
-        if indexesChords { chordLocations.reserveCapacity(chordsets * Chordset.chordCount) }
+        if indexesChords { chordOwners.reserveCapacity(chordsets * Chordset.chordCount) }
     }
 
     /// The chordset ids in the user order.
@@ -87,18 +94,36 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public func chordLocation(_ id: UUID) -> ChordLocation? {
         if let controls, controls.id == id { return .controls }
-        if indexesChords { return chordLocations[IDKey(id)] }
+        if indexesChords {
+            let key = IDKey(id)
+            if let owner = key.derivedOwner, let position = position(of: id, in: owner) { return .chordset(owner.id, position: position) }
+            guard let owner = chordOwners[key], let position = position(of: id, in: owner) else { return nil }
+            return .chordset(owner.id, position: position)
+        }
         for (chordsetID, record) in records {
             if let chord = record.chords.first(where: { $0.id == id }) { return .chordset(chordsetID.id, position: chord.position) }
         }
         return nil
     }
 
+    /// The position of the chord `id` in the chordset `owner`, if it holds it.
+    private func position(of id: UUID, in owner: IDKey) -> Int? {
+        guard let index = records.index(forKey: owner) else { return nil }
+        return records.values[index].chords.first { $0.id == id }?.position
+    }
+
+    /// Whether the chord index keeps an entry for `chord` of the chordset `owner`: not
+    /// when the chord's id is derived from the chordset's.
+    private static func isIndexed(_ chord: IDKey, owner: IDKey) -> Bool { chord.derivedOwner != owner }
+
+    /// How many chords an index by id holds: those whose ids are not derived from their
+    /// chordset's, and the controls chord (which the views' index holds).
+    package var indexedChordCount: Int { indexedTotal + (controls == nil ? 0 : 1) }
+
     public func controlsChord() -> Chord? { controls }
     public func chordsetCount() -> Int { order.count }
     public func chordCount() -> Int {
-        let chords = indexesChords ? chordLocations.count : records.values.reduce(0) { $0 + $1.chords.count }
-        return chords + (controls == nil ? 0 : 1)
+        chordTotal + (controls == nil ? 0 : 1)
     }
 
     public func chordsetID(atIndex index: Int) -> UUID? {
@@ -110,15 +135,20 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
         order.insert(chordset.id, at: index)
         reindex(from: index, through: order.count - 1)
-        guard indexesChords else { return }
+        chordTotal += chordset.chords.count
+        let owner = IDKey(chordset.id)
         for chord in chordset.chords {
-            chordLocations[IDKey(chord.id)] = .chordset(chordset.id, position: chord.position)
+            let key = IDKey(chord.id)
+            guard Self.isIndexed(key, owner: owner) else { continue }
+            indexedTotal += 1
+            if indexesChords { chordOwners[key] = owner }
         }
     }
 
     public mutating func replaceChordset(_ chordset: Chordset) {
         guard let index = records.index(forKey: IDKey(chordset.id)) else { return }
         records.values[index].title = chordset.title
+        chordTotal += chordset.chords.count - records.values[index].chords.count
         records.values[index].chords = chordset.chords
     }
 
@@ -128,8 +158,10 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
               let index = indexByID.removeValue(forKey: key) else { return }
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
-        if indexesChords {
-            for chord in record.chords { chordLocations[IDKey(chord.id)] = nil }
+        chordTotal -= record.chords.count
+        for chord in record.chords where Self.isIndexed(IDKey(chord.id), owner: key) {
+            indexedTotal -= 1
+            if indexesChords { chordOwners[IDKey(chord.id)] = nil }
         }
     }
 
@@ -162,7 +194,9 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         records.removeAll()
         order.removeAll()
         indexByID.removeAll()
-        chordLocations.removeAll()
+        chordOwners.removeAll()
+        chordTotal = 0
+        indexedTotal = 0
         return removed.map(\.id)
     }
 

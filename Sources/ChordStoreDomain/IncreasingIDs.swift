@@ -40,6 +40,28 @@ public struct IncreasingIDs: IDGenerator, Sendable {
         return UUID.version7(milliseconds: next.milliseconds, random: next.random)
     }
 
+    /// An id greater than the one before it, with its last nibble zero; the eight ids
+    /// after it are its chords' (``DerivedChordIDs``), and the next id is greater than them.
+    public mutating func nextChordsetID(at instant: Instant) -> UUID {
+        let fresh = (UInt128(base.next()) << 64 | UInt128(base.next())) & (UUID.version7RandomMask >> 1)
+        let next = Self.alignedSuccessor(
+            of: last, at: UUID.version7Milliseconds(instant), increment: 1 + UInt128(base.next() >> 32), fresh: fresh)
+        last = (next.milliseconds, next.random + UInt128(Chordset.chordCount))
+        return UUID.version7(milliseconds: next.milliseconds, random: next.random)
+    }
+
+    /// ``successor(of:at:increment:fresh:)`` rounded up to a multiple of 16 (a zero last
+    /// nibble: the random bits' last four are the id's), with room for eight more ids
+    /// in its millisecond.
+    static func alignedSuccessor(of last: Parts?, at milliseconds: UInt64, increment: UInt128, fresh: UInt128) -> Parts {
+        var next = successor(of: last, at: milliseconds, increment: increment, fresh: fresh)
+        next.random = (next.random + 15) & ~15
+        if next.random + UInt128(Chordset.chordCount) > UUID.version7RandomMask {
+            next = (next.milliseconds + 1, fresh & ~15)
+        }
+        return next
+    }
+
     /// The id after `last` at `milliseconds`: of that millisecond with the `fresh` random
     /// bits (73 of them: a millisecond then holds at least 2^41 ids) when it is later
     /// than the last id's, else of the last id's millisecond with its random bits plus

@@ -26,10 +26,11 @@ final class LMDBBackend: StorageBackend {
     /// newer format, naming it. Every format has a golden fixture under Tests/Fixtures.
     static let formatVersion: UInt8 = 4
     /// The layout of the view databases. A store whose views have another layout (or
-    /// none) gets them rebuilt from the log when opened. 8: the live tokens; 7: every
+    /// none) gets them rebuilt from the log when opened. 9: the chord index holds no entry
+    /// for a chord whose id is derived from its chordset's (``DerivedChordIDs``); 8: the live tokens; 7: every
     /// store's views under its 4-byte id, the registry of stores and each store's index
     /// into the log.
-    static let viewsVersion: UInt8 = 8
+    static let viewsVersion: UInt8 = 9
     /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
     static let maxCatchUp: UInt64 = 10_000
 

@@ -158,8 +158,14 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         return WireCodec.chordsetMessage(record: record, index: try StoreKeys.index(index))
     }
 
+    /// A chord whose id is derived from its chordset's (``DerivedChordIDs``) has no entry
+    /// in the chord index: the chordset it names is read and its chords scanned.
     func chordLocation(_ id: UUID) throws -> ChordLocation? {
-        try scoped.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
+        if let owner = DerivedChordIDs.owner(of: id), let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(owner)),
+           let chord = try WireCodec.readChordset(record).chords.first(where: { $0.id == id }) {
+            return .chordset(owner, position: chord.position)
+        }
+        return try scoped.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
     }
 
     func controlsChord() throws -> Chord? {
@@ -295,7 +301,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
         try scoped.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
         try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
-        for chord in chordset.chords {
+        for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
             try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
         }
     }
@@ -324,7 +330,9 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try scoped.delete(dbs.positions, key: key)
         try scoped.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
         try scoped.delete(dbs.titles, key: StoreKeys.title(chordset))
-        for chord in chordset.chords { try scoped.delete(dbs.chords, key: StoreKeys.id(chord.id)) }
+        for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
+            try scoped.delete(dbs.chords, key: StoreKeys.id(chord.id))
+        }
         for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }
         try scoped.delete(dbs.order, key: StoreKeys.index(count - 1))
     }

@@ -27,10 +27,12 @@ enum LogReplay {
     /// Replays the log's records up to `last` into every store's state, changes and
     /// command index (``StoreSet``, without the records); with `indexingChords`, states
     /// index their chords by id, as a live state does (rebuild and verify skip it).
+    /// `capacities`: the room to make in each store as it is made.
     static func replay(
-        _ backend: any StorageBackend, through last: UInt64, indexingChords: Bool = false, progress: (UInt64, UInt64) -> Void
+        _ backend: any StorageBackend, through last: UInt64, indexingChords: Bool = false,
+        capacities: [UInt32: StoreSet.Capacity] = [:], progress: (UInt64, UInt64) -> Void
     ) throws(Failure) -> StoreSet {
-        var set = StoreSet(keepsRecords: false, indexingChords: indexingChords)
+        var set = StoreSet(keepsRecords: false, indexingChords: indexingChords, capacities: capacities)
         let channel = Channel<Message>(capacity: 4)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

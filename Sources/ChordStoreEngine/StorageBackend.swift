@@ -61,7 +61,8 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     func sequence(forCommand commandID: String) throws -> UInt64?
     /// How many command ids are recorded.
     func commandCount() throws -> Int
-    /// How many chords the chord index holds (for verify; ``chordCount()`` may derive it).
+    /// How many chords the chord index holds (for verify): those whose ids are not derived
+    /// from their chordset's (``DerivedChordIDs``), and the controls chord.
     func indexedChordCount() throws -> Int
     /// Calls `body` with each stored record from `sequence` on, in order, and the checksum
     /// of the log record before it (the seed its own checksum chains to), until it returns

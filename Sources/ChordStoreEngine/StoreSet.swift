@@ -25,10 +25,31 @@ struct StoreSet: StoreSpace, Sendable {
     /// Whether states index chords by id (a replay for verify and rebuild skips it).
     private let indexingChords: Bool
 
-    init(keepsRecords: Bool, indexingChords: Bool = true) {
+    /// How much room a store's tables are given when it is made (a replay's estimate, from
+    /// the views, of what the log will put in them).
+    struct Capacity: Sendable, Equatable {
+        var chordsets: Int
+        var events: Int
+    }
+    /// The room to make in each store as it is made, by store id.
+    private let capacities: [UInt32: Capacity]
+
+    init(keepsRecords: Bool, indexingChords: Bool = true, capacities: [UInt32: Capacity] = [:]) {
         self.keepsRecords = keepsRecords
         self.indexingChords = indexingChords
-        stores = [0: Store(record: .initialDefault, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))]
+        self.capacities = capacities
+        stores = [:]
+        stores[0] = makeStore(.initialDefault)
+    }
+
+    private func makeStore(_ record: StoreRecord) -> Store {
+        var store = Store(record: record, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
+        if let capacity = capacities[record.id] {
+            store.state.reserveCapacity(chordsets: capacity.chordsets)
+            store.changes.reserveCapacity(chordsets: capacity.chordsets)
+            store.log.reserveCapacity(events: capacity.events)
+        }
+        return store
     }
 
     func store(named name: String) -> StoreRecord? { names[name].flatMap { stores[$0]?.record } }
@@ -72,8 +93,7 @@ struct StoreSet: StoreSpace, Sendable {
         if let index = stores.index(forKey: store.id) {
             stores.values[index].record = store
         } else {
-            stores[store.id] = Store(
-                record: store, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
+            stores[store.id] = makeStore(store)
             names[store.name] = store.id
             lastID = max(lastID, store.id)
         }
@@ -160,6 +180,9 @@ struct InMemoryLog: LogAppending, Sendable {
     let keepsRecords: Bool
 
     init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
+
+    /// Makes room for the log positions of `events` events.
+    mutating func reserveCapacity(events: Int) { logSequences.reserveCapacity(events) }
 
     func sequence(forCommand commandID: String) -> UInt64? { commands[commandID] }
     var commandCount: Int { commands.count }

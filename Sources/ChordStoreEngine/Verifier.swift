@@ -65,8 +65,9 @@ enum Verifier {
     private static func check(_ snapshot: any StoreSnapshot, against replay: StoreSet.Store) throws {
         try Invariants.check(snapshot)
         let indexedChords = try snapshot.indexedChordCount()
-        guard indexedChords == replay.state.chordCount() else {
-            throw ChordStoreError(.dataLoss, "the chord index holds \(indexedChords) chords; a replay has \(replay.state.chordCount())")
+        guard indexedChords == replay.state.indexedChordCount else {
+            throw ChordStoreError(
+                .dataLoss, "the chord index holds \(indexedChords) chords; a replay indexes \(replay.state.indexedChordCount)")
         }
         let live = try StateSnapshot(of: snapshot)
         let replayed = try StateSnapshot(of: replay.state)

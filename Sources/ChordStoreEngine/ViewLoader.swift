@@ -54,7 +54,7 @@ struct ViewLoader {
             total += events * (8 + 8 + node) + events * (8 + 24 + node)  // the store's log index, the sessions' links
             total += count * (16 + live.record + node) + count * (live.titleKey + node)  // chordsets, titles
             total += count * ((16 + 4 + node) * 2 + 24 + node)  // positions, order, created
-            total += (count * Chordset.chordCount + 1) * (16 + 17 + node)  // the chord index
+            total += state.indexedChordCount * (16 + 17 + node)  // the chord index (ids not derived, the controls chord)
             total += (changes.chordsetRevisionTable.count + 3) * (17 + 16 + 16 + node)
             total += histories * (24 + node)
             total += sessions.reduce(0) { $0 + 1 + $1.utf8.count + 40 + node }
@@ -119,14 +119,14 @@ struct ViewLoader {
             }
         }
 
-        // Eight chords a chordset: each entry is its id as two integers (its key, big-endian,
-        // is the id's bytes), its chordset's place in `chordsets` and its position, 24 bytes
-        // to sort rather than 56.
+        // The chords whose ids are not derived from their chordset's (DerivedChordIDs): each
+        // entry is its id as two integers (its key, big-endian, is the id's bytes), its
+        // chordset's place in `chordsets` and its position, 24 bytes to sort rather than 56.
         let controlsPlace = UInt32.max
         var chords: [(key: (UInt64, UInt64), chordset: UInt32, position: UInt8)] = []
-        chords.reserveCapacity(chordsets.count * Chordset.chordCount + 1)
+        chords.reserveCapacity(state.indexedChordCount)
         for (place, chordset) in chordsets.enumerated() {
-            for chord in chordset.chords {
+            for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
                 chords.append((StoreKeys.sortKey(chord.id), UInt32(place), UInt8(chord.position)))
             }
         }

@@ -12,7 +12,7 @@ struct ViewsDensityTests {
     static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     @Test(
-        "300 concurrent adds leave the chordsets' pages full (six rows of about 600 bytes each) and the chord index's too",
+        "300 concurrent adds leave the chordsets' pages full (six rows of about 600 bytes each), and the chord index empty (their chords' ids are derived)",
         .enabled(if: pageSize == 4_096, "the page counts are those of 4 KiB pages"))
     func pagesFull() async throws {
         let directory = temporaryDirectory()
@@ -31,11 +31,9 @@ struct ViewsDensityTests {
         let (chordsets, chords) = try views.withReadTransaction { txn in
             (try txn.stat(txn.existingDatabase("chordsets")), try txn.stat(txn.existingDatabase("chords")))
         }
-        #expect(chordsets.entries == 300 && chords.entries == 2_400)
+        #expect(chordsets.entries == 300 && chords.entries == 0)
         // 50 leaf pages and a branch page; splits without MDB_APPEND took 61, and ids in
         // random order within a millisecond leave pages about two thirds full.
         #expect(chordsets.pages <= 52, "\(chordsets.pages) pages for 300 chordsets")
-        // About 87 entries of 47 bytes fill a page: 28 leaf pages and a branch page.
-        #expect(chords.pages <= 31, "\(chords.pages) pages for 2,400 chords")
     }
 }

@@ -1,0 +1,92 @@
+import ChordStoreDomain
+import ChordStoreEngine
+import Foundation
+import Testing
+
+/// Chords of chordsets the store names have ids derived from their chordset's, which no
+/// chord index holds (views layout 9, the live state): every engine still finds them,
+/// edits them, refuses their ids to others and verifies, before and after a restart,
+/// a delete and its undo, and a rebuild.
+@Suite("Derived chord ids in the engines")
+struct DerivedChordIDsEngineTests {
+    @Test("store-named, client-named and lookalike chord ids are found, edited, kept unique and verified", arguments: EngineKind.allCases)
+    func engines(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        let named = try await store.add("named by the store")
+        #expect(named.chords.map(\.id) == (0..<8).map { DerivedChordIDs.chordID(of: named.id, position: $0) })
+        let mine = try await addChordset(store, AddChordset(id: DerivedChordIDs.aligned(UUID()), title: "named by a client"))
+        #expect(mine.chords.allSatisfy { DerivedChordIDs.owner(of: $0.id) != mine.id })
+        let lookalike = DerivedChordIDs.chordID(of: DerivedChordIDs.aligned(UUID()), position: 4)
+        let third = try await addChordset(store, AddChordset(
+            title: "a lookalike", chords: (0..<8).map { ChordSpec(id: $0 == 2 ? lookalike : nil, position: $0) }))
+
+        for chordset in [named, mine, third] {
+            for chord in chordset.chords {
+                _ = try await store.execute(.setChordBPM(chordID: chord.id, bpm: 90 + Double(chord.position)))
+            }
+        }
+        #expect(try store.chordset(third.id)?.chords[2].bpm == 92)
+        #expect(try store.chordset(named.id)?.chords.map(\.bpm) == (0..<8).map { 90 + Double($0) })
+        // Nobody else takes a derived id, as a chord or as the controls chord.
+        await expectInUse(store, .addChordset(AddChordset(title: "taken", chords: (0..<8).map { ChordSpec(id: $0 == 0 ? named.chords[5].id : nil, position: $0) })))
+        await expectInUse(store, .setControlsChord(SetControlsChord(id: named.chords[1].id, bpm: 100, color: ChordColor(hue: 0, purity: 0, brightness: 0, alpha: 1))))
+        // A chord id that looks derived but names no chordset is unknown.
+        await expectNotFound(store, .setChordBPM(chordID: DerivedChordIDs.chordID(of: DerivedChordIDs.aligned(UUID()), position: 0), bpm: 100))
+        #expect(try store.verify().isSound)
+
+        // A delete frees the ids (an edit of them is NOT_FOUND); its undo brings them back.
+        _ = try await store.execute(.deleteChordset(id: named.id), context: CommandContext(session: "s"))
+        await expectNotFound(store, .setChordBPM(chordID: named.chords[0].id, bpm: 100))
+        _ = try await store.execute(.undo, context: CommandContext(session: "s"))
+        _ = try await store.execute(.setChordBPM(chordID: named.chords[0].id, bpm: 101))
+        #expect(try store.profile().chords == 24)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("the views of a closed store find the chords after a reopen and after a rebuild, and verify", arguments: [false, true])
+    func reopenAndRebuild(live: Bool) async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var options = ChordStore.Options()
+        options.liveState = live
+        let named: Chordset
+        do {
+            let store = try ChordStore.open(at: directory, options: options)
+            named = try await store.add("named")
+            store.close()
+        }
+        let store = try ChordStore.open(at: directory, options: options)
+        defer { store.close() }
+        _ = try await store.execute(.setChordBPM(chordID: named.chords[7].id, bpm: 77))
+        try await store.rebuild()
+        _ = try await store.execute(.setChordBPM(chordID: named.chords[6].id, bpm: 66))
+        #expect(try store.chordset(named.id)?.chords.map(\.bpm).suffix(2) == [66, 77])
+        #expect(try store.verify().isSound)
+    }
+
+    private func addChordset(_ store: ChordStore, _ add: AddChordset) async throws -> Chordset {
+        guard case .chordsetAdded(let chordset) = try await store.execute(.addChordset(add)).event else {
+            throw ChordStoreError(.internal, "not an add")
+        }
+        return chordset
+    }
+
+    private func expectInUse(_ store: ChordStore, _ command: Command) async {
+        do {
+            _ = try await store.execute(command)
+            Issue.record("\(command.kindName) took an id in use")
+        } catch {
+            #expect(error.reason == .idInUse, "\(error)")
+        }
+    }
+
+    private func expectNotFound(_ store: ChordStore, _ command: Command) async {
+        do {
+            _ = try await store.execute(command)
+            Issue.record("\(command.kindName) found a chord that does not exist")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+    }
+}

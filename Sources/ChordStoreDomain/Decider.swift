@@ -181,7 +181,8 @@ public struct Decider: Sendable {
             seenPositions |= UInt8(1) << spec.position
             if let bpm = spec.bpm { try validation.checkBPM(bpm) }
             if let color = spec.color { try validation.checkColor(color) }
-            let chordID = spec.id ?? (derivesChordIDs ? DerivedChordIDs.chordID(of: id, position: spec.position) : generator.nextID(at: timestamp))
+            let chordID = spec.id
+                ?? (derivesChordIDs ? DerivedChordIDs.chordID(of: id, position: spec.position) : generator.nextID(at: timestamp))
             guard !seenIDs.contains(chordID) else {
                 throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset", reason: .idInUse)
             }

@@ -42,12 +42,3 @@ public enum DerivedChordIDs {
         return UUID(uuid: bytes)
     }
 }
-
-extension IDKey {
-    /// ``DerivedChordIDs/owner(of:)`` on keys (the last byte is the top byte of `low`).
-    package var derivedOwner: IDKey? {
-        let nibble = (low >> 56) & 0x0F
-        guard nibble >= 1, nibble <= UInt64(Chordset.chordCount) else { return nil }
-        return IDKey(high: high, low: low & ~(0x0F << 56))
-    }
-}

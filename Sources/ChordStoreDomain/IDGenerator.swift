@@ -9,9 +9,10 @@ public import Foundation
 public protocol IDGenerator: RandomNumberGenerator {
     /// A new id for an item created at `instant`.
     mutating func nextID(at instant: Instant) -> UUID
-    /// A new chordset's id, created at `instant`: its last nibble is zero, and the ids
-    /// ``DerivedChordIDs`` derives from it for its chords are the next ids drawn (no
-    /// later ``nextID(at:)`` gives them).
+    /// A new chordset's id, created at `instant`: its last nibble is zero, so that
+    /// ``DerivedChordIDs`` derives its chords' ids from it. ``IncreasingIDs`` never gives
+    /// those ids again; random generators give them as rarely as any two random ids meet
+    /// (and the decider refuses an id in use).
     mutating func nextChordsetID(at instant: Instant) -> UUID
 }
 

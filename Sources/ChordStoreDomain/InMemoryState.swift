@@ -58,13 +58,14 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// Every delete-all's removed chordsets, by its sequence number.
     public var allDeletedChordsets: [UInt64: [Chordset]] { graveyard }
 
-    /// Makes room for `chordsets` chordsets (and their chords) so that a replay of a
-    /// long log does not spend its time regrowing hash tables.
-    public mutating func reserveCapacity(chordsets: Int) {
+    /// Makes room for `chordsets` chordsets and `indexedChords` chords in the chord index
+    /// (those whose ids are not derived), so that a replay of a long log does not spend
+    /// its time regrowing hash tables.
+    public mutating func reserveCapacity(chordsets: Int, indexedChords: Int) {
         records.reserveCapacity(chordsets)
         order.reserveCapacity(chordsets)
         indexByID.reserveCapacity(chordsets)
-        if indexesChords { chordOwners.reserveCapacity(chordsets * Chordset.chordCount) }
+        if indexesChords { chordOwners.reserveCapacity(indexedChords) }
     }
 
     /// The chordset ids in the user order.

@@ -52,7 +52,10 @@ extension LMDBBackend {
     private func viewsCapacities() -> [UInt32: StoreSet.Capacity] {
         let capacities = try? withViewStores { stores in
             try stores.stores(after: nil, limit: .max).map { record in
-                (record.id, StoreSet.Capacity(chordsets: try stores.snapshot(of: record).chordsetCount(), events: Int(record.head)))
+                let snapshot = try stores.snapshot(of: record)
+                let capacity = StoreSet.Capacity(
+                    chordsets: try snapshot.chordsetCount(), indexedChords: try snapshot.indexedChordCount(), events: Int(record.head))
+                return (record.id, capacity)
             }
         }
         return Dictionary(capacities ?? [], uniquingKeysWith: { first, _ in first })

@@ -17,7 +17,8 @@ struct StoreDatabases: Sendable {
     var logMeta: Database
     /// chordset id → `Chordset` message without its index.
     var chordsets: Database
-    /// chord id → chordset id + position (or the controls marker).
+    /// chord id → chordset id + position (or the controls marker), for the chords whose ids
+    /// are not derived from their chordset's (``DerivedChordIDs``).
     var chords: Database
     /// index → chordset id (the user order).
     var order: Database

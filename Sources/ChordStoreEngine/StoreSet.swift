@@ -28,7 +28,11 @@ struct StoreSet: StoreSpace, Sendable {
     /// How much room a store's tables are given when it is made (a replay's estimate, from
     /// the views, of what the log will put in them).
     struct Capacity: Sendable, Equatable {
+        /// The store's chordsets.
         var chordsets: Int
+        /// The chords its chord index holds (ids not derived from their chordset's).
+        var indexedChords: Int
+        /// The store's events.
         var events: Int
     }
     /// The room to make in each store as it is made, by store id.
@@ -45,7 +49,7 @@ struct StoreSet: StoreSpace, Sendable {
     private func makeStore(_ record: StoreRecord) -> Store {
         var store = Store(record: record, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
         if let capacity = capacities[record.id] {
-            store.state.reserveCapacity(chordsets: capacity.chordsets)
+            store.state.reserveCapacity(chordsets: capacity.chordsets, indexedChords: capacity.indexedChords)
             store.changes.reserveCapacity(chordsets: capacity.chordsets)
             store.log.reserveCapacity(events: capacity.events)
         }

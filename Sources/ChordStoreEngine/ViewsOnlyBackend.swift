@@ -44,7 +44,9 @@ final class ViewsOnlyBackend: StorageBackend {
             let (version, head) = try viewsEnv.withReadTransaction { txn in
                 (try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init), try AppliedHead.read(txn, dbs))
             }
-            guard version == [LMDBBackend.viewsVersion] else {
+            // Layout 8 indexes every chord, derived ids too: this code reads it (it looks a
+            // derived id up in its chordset first, then in the index).
+            guard version == [LMDBBackend.viewsVersion] || version == [8] else {
                 throw ChordStoreError(
                     .failedPrecondition,
                     "the views in \(directory.path) have layout \(version.map { "\($0)" } ?? "none"), not this chordstore's (\(LMDBBackend.viewsVersion))")

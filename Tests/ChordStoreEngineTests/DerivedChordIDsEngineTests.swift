@@ -42,6 +42,21 @@ struct DerivedChordIDsEngineTests {
         _ = try await store.execute(.setChordBPM(chordID: named.chords[0].id, bpm: 101))
         #expect(try store.profile().chords == 24)
         #expect(try store.verify().isSound)
+
+        // The controls chord may take an id that only looks derived (the chordset it names
+        // does not hold it); a delete-all and its undo keep every chord findable.
+        let controlsID = DerivedChordIDs.chordID(of: mine.id, position: 0)
+        _ = try await store.execute(.setControlsChord(SetControlsChord(id: controlsID, bpm: 100, color: ChordColor(hue: 0, purity: 0, brightness: 0))))
+        _ = try await store.execute(.setChordBPM(chordID: controlsID, bpm: 101))
+        _ = try await store.execute(.deleteAll, context: CommandContext(session: "s"))
+        await expectNotFound(store, .setChordBPM(chordID: third.chords[2].id, bpm: 100))
+        _ = try await store.execute(.undo, context: CommandContext(session: "s"))
+        for chordset in [named, mine, third] {
+            for chord in chordset.chords { _ = try await store.execute(.setChordBPM(chordID: chord.id, bpm: 130)) }
+        }
+        await expectInUse(store, .addChordset(AddChordset(title: "taken", chords: (0..<8).map { ChordSpec(id: $0 == 0 ? controlsID : nil, position: $0) })))
+        #expect(try store.controlsChord()?.bpm == 101)
+        #expect(try store.verify().isSound)
     }
 
     @Test("the views of a closed store find the chords after a reopen and after a rebuild, and verify", arguments: [false, true])

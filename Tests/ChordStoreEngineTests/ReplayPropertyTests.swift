@@ -19,7 +19,13 @@ struct ReplayPropertyTests {
             let reuse = g.next() % 15 == 0 ? pick(chordIDs) : nil
             var specs = (0..<8).map { ChordSpec(position: $0) }
             if let reuse { specs[0].id = reuse }
-            return .addChordset(AddChordset(title: title, chords: g.next() % 2 == 0 ? specs : []))
+            // Sometimes a client's id of the shape the server gives (its chords then drawn,
+            // indexed), or a chord id that looks derived from a chordset that is not its own.
+            let clientID = g.next() % 6 == 0 ? DerivedChordIDs.aligned(UUID.version7(at: .now, using: &g)) : nil
+            if g.next() % 6 == 0, let other = pick(chordsets) {
+                specs[1].id = DerivedChordIDs.chordID(of: DerivedChordIDs.aligned(other.id), position: Int(g.next() % 8))
+            }
+            return .addChordset(AddChordset(id: clientID, title: title, chords: g.next() % 2 == 0 ? specs : []))
         case 5, 6:
             return .renameChordset(id: pick(chordsets)?.id ?? UUID(), title: "r\(g.next() % 1_000)")
         case 7, 8:

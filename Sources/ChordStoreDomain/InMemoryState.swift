@@ -6,11 +6,11 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     private struct Record: Sendable, Hashable {
         var title: String
         var creationDate: Instant
-        var chords: [Chord]
+        var chords: StoredChords
 
         /// The chordset this record holds, with its id and place in the user order.
         func chordset(_ id: UUID, index: Int) -> Chordset {
-            Chordset(id: id, title: title, creationDate: creationDate, index: index, chords: chords)
+            Chordset(id: id, title: title, creationDate: creationDate, index: index, chords: chords.chords(of: id))
         }
     }
 
@@ -102,7 +102,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
             return .chordset(owner.id, position: position)
         }
         for (chordsetID, record) in records {
-            if let chord = record.chords.first(where: { $0.id == id }) { return .chordset(chordsetID.id, position: chord.position) }
+            if let position = record.chords.position(of: id, in: chordsetID.id) { return .chordset(chordsetID.id, position: position) }
         }
         return nil
     }
@@ -110,7 +110,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// The position of the chord `id` in the chordset `owner`, if it holds it.
     private func position(of id: UUID, in owner: IDKey) -> Int? {
         guard let index = records.index(forKey: owner) else { return nil }
-        return records.values[index].chords.first { $0.id == id }?.position
+        return records.values[index].chords.position(of: id, in: owner.id)
     }
 
     /// Whether the chord index keeps an entry for `chord` of the chordset `owner`: not
@@ -133,7 +133,8 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func insertChordset(_ chordset: Chordset) {
         let index = min(max(chordset.index, 0), order.count)
-        records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chordset.chords)
+        records[IDKey(chordset.id)] = Record(
+            title: chordset.title, creationDate: chordset.creationDate, chords: StoredChords(chordset.chords, of: chordset.id))
         order.insert(chordset.id, at: index)
         reindex(from: index, through: order.count - 1)
         chordTotal += chordset.chords.count
@@ -150,7 +151,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         guard let index = records.index(forKey: IDKey(chordset.id)) else { return }
         records.values[index].title = chordset.title
         chordTotal += chordset.chords.count - records.values[index].chords.count
-        records.values[index].chords = chordset.chords
+        records.values[index].chords = StoredChords(chordset.chords, of: chordset.id)
     }
 
     public mutating func removeChordset(_ chordset: Chordset) {
@@ -160,7 +161,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
         chordTotal -= record.chords.count
-        for chord in record.chords where Self.isIndexed(IDKey(chord.id), owner: key) {
+        for chord in record.chords.areAllDerived ? [] : record.chords.chords(of: chordset.id) where Self.isIndexed(IDKey(chord.id), owner: key) {
             indexedTotal -= 1
             if indexesChords { chordOwners[IDKey(chord.id)] = nil }
         }
@@ -183,10 +184,11 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func updateChord(_ chordID: UUID, inChordset chordsetID: UUID, _ change: (inout Chord) -> Void) -> Bool {
-        // One lookup, then a scan of eight chords (no probe of the large chord index), both
-        // through the dictionary's storage: reading the record out would copy it.
+        // One lookup, then the chord's position (its id's, or a scan of eight chords; no
+        // probe of the chord index), both through the dictionary's storage: reading the
+        // record out would copy it.
         guard let index = records.index(forKey: IDKey(chordsetID)) else { return false }
-        return Self.update(chordID, in: &records.values[index].chords, change)
+        return records.values[index].chords.update(chordID, of: chordsetID, change)
     }
 
     public mutating func removeAllChordsets(deletedAt sequence: UInt64) -> [UUID] {
@@ -205,12 +207,6 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         let restored = graveyard[sequence] ?? []
         for chordset in restored { insertChordset(chordset) }
         return restored.map(\.id)
-    }
-
-    private static func update(_ chordID: UUID, in chords: inout [Chord], _ change: (inout Chord) -> Void) -> Bool {
-        guard let position = chords.firstIndex(where: { $0.id == chordID }) else { return false }
-        change(&chords[position])
-        return true
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

@@ -95,4 +95,33 @@ struct DerivedChordIDsTests {
         #expect(state.indexedChordCount == 8 && state.chordCount() == 8)
         for chord in named.chords + third.chords { #expect(state.chordLocation(chord.id) == nil) }
     }
+
+    @Test("a chordset's derived chords are stored as tempo and colour alone, read back as they were, and edited in place")
+    func storedChords() {
+        var random = SplitMix64(seed: 14)
+        let chordset = DerivedChordIDs.aligned(UUID.version7(at: now, using: &random))
+        let chords = (0..<8).map {
+            Chord(id: DerivedChordIDs.chordID(of: chordset, position: $0), position: $0, bpm: 60 + Double($0), color: .random(using: &random))
+        }
+        var stored = StoredChords(chords, of: chordset)
+        #expect(stored.areAllDerived && stored.count == 8 && MemoryLayout<StoredChords.Looks>.stride == 40)
+        #expect(stored.chords(of: chordset) == chords)
+        #expect(stored.position(of: chords[6].id, in: chordset) == 6)
+        #expect(stored.position(of: DerivedChordIDs.chordID(of: DerivedChordIDs.aligned(UUID()), position: 6), in: chordset) == nil)
+        #expect(stored.update(chords[3].id, of: chordset) { $0.bpm = 200 })
+        #expect(stored.areAllDerived && stored.chords(of: chordset)[3].bpm == 200)
+        // A change of a chord's id stores the chords as they are.
+        let other = UUID()
+        #expect(stored.update(chords[5].id, of: chordset) { $0.id = other })
+        #expect(!stored.areAllDerived && stored.position(of: other, in: chordset) == 5 && stored.chords(of: chordset)[3].bpm == 200)
+
+        // One id of a client's, or a chordset id not ending in 0: as they are.
+        var mixed = chords
+        mixed[2].id = UUID()
+        #expect(!StoredChords(mixed, of: chordset).areAllDerived && StoredChords(mixed, of: chordset).chords(of: chordset) == mixed)
+        var unaligned = chordset.uuid
+        unaligned.15 |= 0x0C
+        #expect(!StoredChords(chords, of: UUID(uuid: unaligned)).areAllDerived)
+        #expect(!StoredChords(Array(chords.prefix(7)), of: chordset).areAllDerived)
+    }
 }

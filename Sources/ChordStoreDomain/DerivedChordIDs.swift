@@ -6,9 +6,11 @@ public import Foundation
 /// that nibble. Ids a client chose, or chords imported with their ids, are not derived
 /// and are indexed as before.
 ///
-/// The state in memory keeps no chord index entry for a derived id: the chordset it names
-/// is looked up and its eight chords scanned (``InMemoryState/chordLocation(_:)``), which
-/// takes eight of the nine hash table entries an add made out of the table.
+/// Neither the state in memory nor the views (layout 9) keep a chord index entry for a
+/// derived id: the chordset it names is looked up and its chords searched
+/// (``InMemoryState/chordLocation(_:)``), which takes eight of the nine hash table entries
+/// an add made out of the state, and eight of the B-tree entries it made in the views;
+/// ``StoredChords`` keeps such chords without their ids.
 ///
 /// ```swift
 /// let chordset = DerivedChordIDs.aligned(UUID())

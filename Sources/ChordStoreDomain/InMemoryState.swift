@@ -133,11 +133,12 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func insertChordset(_ chordset: Chordset) {
         let index = min(max(chordset.index, 0), order.count)
-        records[IDKey(chordset.id)] = Record(
-            title: chordset.title, creationDate: chordset.creationDate, chords: StoredChords(chordset.chords, of: chordset.id))
+        let chords = StoredChords(chordset.chords, of: chordset.id)
+        records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chords)
         order.insert(chordset.id, at: index)
         reindex(from: index, through: order.count - 1)
         chordTotal += chordset.chords.count
+        guard !chords.areAllDerived else { return }  // none of them is indexed
         let owner = IDKey(chordset.id)
         for chord in chordset.chords {
             let key = IDKey(chord.id)

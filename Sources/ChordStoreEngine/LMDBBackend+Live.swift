@@ -46,9 +46,10 @@ extension LMDBBackend {
         checkpointerSlot.withLock { $0 = checkpointer }
     }
 
-    /// Each store's chordsets and events as the views hold them: the room a replay of the
-    /// log into memory makes in each store's tables, so that it does not regrow them (a
-    /// fifth of a replay of adds was spent doing so). Empty when the views cannot be read.
+    /// Each store's chordsets, indexed chords and events as the views hold them: the room
+    /// a replay of the log into memory makes in each store's tables, so that it does not
+    /// regrow them (a fifth of a replay of adds was spent doing so). Empty when the views
+    /// cannot be read.
     private func viewsCapacities() -> [UInt32: StoreSet.Capacity] {
         let capacities = try? withViewStores { stores in
             try stores.stores(after: nil, limit: .max).map { record in

@@ -43,4 +43,8 @@ public enum DerivedChordIDs {
         bytes.15 &= 0xF0
         return UUID(uuid: bytes)
     }
+
+    /// Whether `chord`'s id is derived from `chordset`'s: the one rule for which chords no
+    /// chord index keeps (``IDKey/isDerived(of:)`` is the same on keys).
+    public static func isDerived(_ chord: UUID, of chordset: UUID) -> Bool { owner(of: chord) == chordset }
 }

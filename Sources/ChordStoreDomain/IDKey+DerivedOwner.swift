@@ -11,4 +11,7 @@ extension IDKey {
         guard nibble >= 1, nibble <= UInt64(Chordset.chordCount) else { return nil }
         return IDKey(high: high, low: low & ~(0x0F << shift))
     }
+
+    /// ``DerivedChordIDs/isDerived(_:of:)`` on keys.
+    package func isDerived(of chordset: IDKey) -> Bool { derivedOwner == chordset }
 }

@@ -115,11 +115,17 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     /// Whether the chord index keeps an entry for `chord` of the chordset `owner`: not
     /// when the chord's id is derived from the chordset's.
-    private static func isIndexed(_ chord: IDKey, owner: IDKey) -> Bool { chord.derivedOwner != owner }
+    private static func isIndexed(_ chord: IDKey, owner: IDKey) -> Bool { !chord.isDerived(of: owner) }
 
     /// How many chords an index by id holds: those whose ids are not derived from their
     /// chordset's, and the controls chord (which the views' index holds).
     package var indexedChordCount: Int { indexedTotal + (controls == nil ? 0 : 1) }
+
+    /// How many chords the index by id holds now, counted in the index itself (with the
+    /// controls chord): what verify compares with a replay's ``indexedChordCount``, so
+    /// that an index drifting from the chordsets is caught. Without ``indexesChords`` there
+    /// is no index, and this is the count.
+    package var chordIndexSize: Int { indexesChords ? chordOwners.count + (controls == nil ? 0 : 1) : indexedChordCount }
 
     public func controlsChord() -> Chord? { controls }
     public func chordsetCount() -> Int { order.count }

@@ -91,15 +91,15 @@ struct StoredChords: Sendable, Hashable {
 
     /// Whether `chords` are the eight of `chordset` at positions 0–7 with derived ids.
     private static func areDerived(_ chords: [Chord], of chordset: UUID) -> Bool {
-        guard chords.count == Chordset.chordCount, chordset.uuid.15 & 0x0F == 0 else { return false }
+        guard chords.count == Chordset.chordCount else { return false }
         return chords.enumerated().allSatisfy { position, chord in
-            chord.position == position && chord.id == DerivedChordIDs.chordID(of: chordset, position: position)
+            chord.position == position && derivedPosition(of: chord.id, in: chordset) == position
         }
     }
 
     /// The position the derived id `id` names in `chordset`, if it is derived from it.
     private static func derivedPosition(of id: UUID, in chordset: UUID) -> Int? {
-        guard DerivedChordIDs.owner(of: id) == chordset else { return nil }
+        guard DerivedChordIDs.isDerived(id, of: chordset) else { return nil }
         return Int(id.uuid.15 & 0x0F) - 1
     }
 }

@@ -201,7 +201,7 @@ struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
 
     func sequence(forCommand commandID: String) -> UInt64? { store.log.sequence(forCommand: commandID) }
     func commandCount() -> Int { store.log.commandCount }
-    func indexedChordCount() -> Int { state.indexedChordCount }
+    func indexedChordCount() -> Int { state.chordIndexSize }
 
     func forEachChainedRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         var next = max(sequence, 1)

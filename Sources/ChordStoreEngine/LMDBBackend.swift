@@ -31,6 +31,10 @@ final class LMDBBackend: StorageBackend {
     /// store's views under its 4-byte id, the registry of stores and each store's index
     /// into the log.
     static let viewsVersion: UInt8 = 9
+    /// The views layouts a read-only copy (``ViewsOnlyBackend``) can read: this one, and 8,
+    /// which indexes every chord, derived ids too (a derived id is looked up in its
+    /// chordset first, then in the index, so the extra entries do no harm).
+    static let readableViewsVersions: Set<UInt8> = [viewsVersion, 8]
     /// Most events caught up one by one when a store opens; a longer lag is rebuilt.
     static let maxCatchUp: UInt64 = 10_000
 

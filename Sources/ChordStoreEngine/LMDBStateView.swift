@@ -302,7 +302,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
         try scoped.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
         try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
-        for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
+        for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
             try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
         }
     }
@@ -331,7 +331,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         try scoped.delete(dbs.positions, key: key)
         try scoped.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
         try scoped.delete(dbs.titles, key: StoreKeys.title(chordset))
-        for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
+        for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
             try scoped.delete(dbs.chords, key: StoreKeys.id(chord.id))
         }
         for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }

@@ -126,7 +126,7 @@ struct ViewLoader {
         var chords: [(key: (UInt64, UInt64), chordset: UInt32, position: UInt8)] = []
         chords.reserveCapacity(state.indexedChordCount)
         for (place, chordset) in chordsets.enumerated() {
-            for chord in chordset.chords where DerivedChordIDs.owner(of: chord.id) != chordset.id {
+            for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
                 chords.append((StoreKeys.sortKey(chord.id), UInt32(place), UInt8(chord.position)))
             }
         }

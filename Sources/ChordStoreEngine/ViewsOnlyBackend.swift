@@ -44,9 +44,7 @@ final class ViewsOnlyBackend: StorageBackend {
             let (version, head) = try viewsEnv.withReadTransaction { txn in
                 (try txn.get(dbs.meta, key: StoreDatabases.viewsKey).map(Array.init), try AppliedHead.read(txn, dbs))
             }
-            // Layout 8 indexes every chord, derived ids too: this code reads it (it looks a
-            // derived id up in its chordset first, then in the index).
-            guard version == [LMDBBackend.viewsVersion] || version == [8] else {
+            guard let version, version.count == 1, LMDBBackend.readableViewsVersions.contains(version[0]) else {
                 throw ChordStoreError(
                     .failedPrecondition,
                     "the views in \(directory.path) have layout \(version.map { "\($0)" } ?? "none"), not this chordstore's (\(LMDBBackend.viewsVersion))")

@@ -151,6 +151,13 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         return chordset
     }
 
+    /// The stored record, which has no index: no decoding, no encoding, no copy.
+    func withChordsetRecord(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(id)) else { return false }
+        try body(record)
+        return true
+    }
+
     /// The stored record with the index added: no decoding, no encoding.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
         let key = StoreKeys.id(id)

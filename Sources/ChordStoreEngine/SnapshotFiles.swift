@@ -114,14 +114,18 @@ final class SnapshotFiles: Sendable {
         block.tag(4, 1)
         block.fixed64(try snapshot.headChecksum())
         if let controls = try snapshot.controlsChord() { block.message(2) { WireCodec.write(&$0, controls) } }
+        // The user order's index in one pass, each chordset's record copied as it is
+        // stored (the views' holds no index; a read takes the index from the order).
         let count = try snapshot.chordsetCount()
-        for index in 0..<count {
-            guard let id = try snapshot.chordsetID(atIndex: index), let chordset = try snapshot.chordset(id) else {
-                throw ChordStoreError(.dataLoss, "no chordset at index \(index) of \(count)")
-            }
-            block.message(3) { WireCodec.write(&$0, chordset) }
+        var written = 0
+        try snapshot.scan(.index, descending: false, after: nil, from: nil) { _, id in
+            let found = try snapshot.withChordsetRecord(id) { record in block.message(3) { $0.raw(record) } }
+            guard found else { throw ChordStoreError(.dataLoss, "the user order names chordset \(id), which has no record") }
+            written += 1
             if block.bytes.count >= Self.blockSize { try flush(&block) }
+            return true
         }
+        guard written == count else { throw ChordStoreError(.dataLoss, "the user order holds \(written) chordsets; the store counts \(count)") }
         if !block.bytes.isEmpty { try flush(&block) }
         try flush(&block)  // the empty end block
         try handle.synchronize()

@@ -57,6 +57,11 @@ protocol StoreSnapshot: StateReading, ChangeReading, ChangeLogReading, RecordSou
     func headChecksum() throws -> UInt64
     /// The chordset with `id` as a serialized `chordstore.v1.Chordset` message, or `nil`.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]?
+    /// Calls `body` with the chordset with `id` as a serialized `chordstore.v1.Chordset`
+    /// message whose index may be missing (the views' record as stored: a snapshot file
+    /// writes it as it is); `false` if there is no such chordset. The buffer is valid
+    /// only during the call.
+    func withChordsetRecord(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     /// The sequence of the event recorded for `commandID`, if any.
     func sequence(forCommand commandID: String) throws -> UInt64?
     /// How many command ids are recorded.
@@ -152,6 +157,12 @@ extension StorageBackend {
 extension StoreSnapshot {
     func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
         try chordset(id).map(WireCodec.chordsetMessage)
+    }
+
+    func withChordsetRecord(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard let message = try chordsetMessage(id) else { return false }
+        try message.withUnsafeBytes(body)
+        return true
     }
 
     /// Chordsets in `order`, at most `limit` of them: the order's index read through

@@ -38,9 +38,31 @@ public protocol ChangeWriting: ChangeReading {
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws
     /// Notes that event `sequence` is part of the session's history.
     mutating func noteHistory(session: String, _ sequence: UInt64) throws
+    /// What event `sequence` of `session` does to the session's stacks and history, all
+    /// at once: a new change (`mark` nil) is pushed on the undo stack and empties the redo
+    /// stack; an undo pops its target from the undo stack and is pushed on the redo
+    /// stack; a redo pops its target from the redo stack and is pushed on the undo stack;
+    /// each joins the session's history. The default calls the steps one by one; a store
+    /// that keeps one record per session does it in one read and one write of it.
+    mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws
 }
 
 extension ChangeWriting {
+    public mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws {
+        switch mark {
+        case nil:
+            try pushUndo(session, sequence)
+            try clearRedo(session)
+        case .undoes(let target):
+            try popUndo(session, target)
+            try pushRedo(session, sequence)
+        case .redoes(let target):
+            try popRedo(session, target)
+            try pushUndo(session, sequence)
+        }
+        try noteHistory(session: session, sequence)
+    }
+
     /// Reads the revision of `key`, then stores the next (what a store without a faster
     /// way does).
     public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws {

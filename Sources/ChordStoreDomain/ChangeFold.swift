@@ -7,21 +7,10 @@ public enum ChangeFold {
     /// returns them), whose histories it joins.
     public static func apply(_ change: Change, chordsets: [UUID], to changes: inout some ChangeWriting) throws {
         let session = change.session
-        switch change.mark {
-        case nil:
-            try changes.pushUndo(session, change.sequence)
-            try changes.clearRedo(session)
-        case .undoes(let target):
-            try changes.popUndo(session, target)
-            try changes.pushRedo(session, change.sequence)
-        case .redoes(let target):
-            try changes.popRedo(session, target)
-            try changes.pushUndo(session, change.sequence)
-        }
+        try changes.noteSessionChange(session, change.sequence, mark: change.mark)
         for key in change.event.revisionKeys {
             try changes.advanceRevision(key, to: change.sequence, by: session)
         }
-        try changes.noteHistory(session: session, change.sequence)
         for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }
     }
 }

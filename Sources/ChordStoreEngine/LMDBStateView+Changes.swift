@@ -73,6 +73,46 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         try putSessionRecord(session, record)
     }
 
+    /// The steps of ``ChangeWriting/noteSessionChange(_:_:mark:)`` on one read and one
+    /// write of the session's record, and one new link for `sequence` (a stack's link and
+    /// the history's in one entry), where the steps one by one read the record three
+    /// times, wrote it twice and wrote the new link twice.
+    mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws {
+        var record = try sessionRecord(session)
+        var link = SessionLink()
+        switch mark {
+        case nil:
+            link.below = record.undoTop
+            record.undoTop = sequence
+            record.redoTop = 0  // the redo entries' links stay, unreachable
+            record.redoDepth = 0
+        case .undoes(let target):
+            guard record.undoTop == target else {
+                throw ChordStoreError(.dataLoss, "session \(session)'s undo stack has \(record.undoTop) on top, not \(target)")
+            }
+            record.undoTop = try self.link(target).below
+            link.below = record.redoTop
+            record.redoTop = sequence
+            let (depth, overflow) = record.redoDepth.addingReportingOverflow(1)
+            guard !overflow else { throw ChordStoreError(.dataLoss, "session \(session)'s redo depth is damaged; rebuild the views") }
+            record.redoDepth = depth
+        case .redoes(let target):
+            guard record.redoTop == target else {
+                throw ChordStoreError(.dataLoss, "session \(session)'s redo stack has \(record.redoTop) on top, not \(target)")
+            }
+            record.redoTop = try self.link(target).below
+            record.redoDepth -= min(record.redoDepth, 1)
+            link.below = record.undoTop
+            record.undoTop = sequence
+        }
+        if record.last != 0 { try updateLink(record.last) { $0.next = sequence } }
+        link.previous = record.last
+        if record.first == 0 { record.first = sequence }
+        record.last = sequence
+        try scoped.put(dbs.links, key: StoreKeys.sequence(sequence), value: link.bytes)
+        try putSessionRecord(session, record)
+    }
+
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
         try scoped.put(dbs.revisions, key: StoreKeys.revision(key), value: StoreKeys.revision(revision))
     }

@@ -211,7 +211,7 @@ final class GroupCommitWriter: Sendable {
             }
             lastBatch = commands.count
             if let refusal {
-                for completion in completions { completion(.failure(refusal)) }
+                AnswerBatch.run { for completion in completions { completion(.failure(refusal)) } }
                 continue
             }
             var applier = self.applier
@@ -233,19 +233,23 @@ final class GroupCommitWriter: Sendable {
             // leading, or past its lease (the process was paused, say), is not
             // acknowledged; its events stay in the log.
             let lapsed = committed > 0 && refusal != nil
-            for (completion, result) in zip(completions, results) {
-                if lapsed, case .success(let event) = result {
-                    completion(.failure(Self.lapsedDuringCommit(event.recorded.logSequence)))
-                } else {
-                    completion(result)
+            // One batch of answers: an event loop that serves several of them is woken
+            // once, after the last (AnswerBatch), not once for each.
+            AnswerBatch.run {
+                for (completion, result) in zip(completions, results) {
+                    if lapsed, case .success(let event) = result {
+                        completion(.failure(Self.lapsedDuringCommit(event.recorded.logSequence)))
+                    } else {
+                        completion(result)
+                    }
                 }
+                let head = results.reduce(UInt64(0)) { head, result in
+                    // The notifier counts in log positions (a store's own sequence is not one).
+                    if case .success(let committed) = result { return max(head, committed.recorded.logSequence) }
+                    return head
+                }
+                if head > 0 { notifier.published(head) }
             }
-            let head = results.reduce(UInt64(0)) { head, result in
-                // The notifier counts in log positions (a store's own sequence is not one).
-                if case .success(let committed) = result { return max(head, committed.recorded.logSequence) }
-                return head
-            }
-            if head > 0 { notifier.published(head) }
         }
         finished.signal()
     }

@@ -188,7 +188,9 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
             }
             return ready.compactMap { id, outcome in state.take(id).map { ($0, outcome) } }
         }
-        for (waiter, outcome) in ready { waiter.deliver(outcome) }
+        // One batch of answers (AnswerBatch): a quorum's acknowledgement ends many
+        // writes at once, and their event loops are each woken once for all of them.
+        AnswerBatch.run { for (waiter, outcome) in ready { waiter.deliver(outcome) } }
     }
 
     /// Resumes every waiter with `outcome`.

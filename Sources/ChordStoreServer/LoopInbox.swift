@@ -1,3 +1,4 @@
+import ChordStoreEngine
 import NIOCore
 import Synchronization
 
@@ -5,7 +6,9 @@ import Synchronization
 /// burst. The writer completes a whole batch of commands at once: posting each answer
 /// through `execute` wakes the loop once per command (and the woken loop contends with
 /// the writer for its task queue); through the inbox, the first answer of a burst
-/// schedules one drain, and the others join it.
+/// schedules one drain, and the others join it. Inside the writer's batch of answers
+/// (``AnswerBatch``) the drain is scheduled when the batch ends: a loop that drained
+/// the first answer before the second came would otherwise be woken again for each.
 final class LoopInbox: Sendable {
     private struct Pending {
         var jobs: [@Sendable () -> Void] = []
@@ -24,7 +27,12 @@ final class LoopInbox: Sendable {
             defer { pending.scheduled = true }
             return !pending.scheduled
         }
-        if schedule { loop.execute { self.drain() } }
+        guard schedule else { return }
+        if let batch = AnswerBatch.current {
+            batch.atEnd(of: self) { self.loop.execute { self.drain() } }
+        } else {
+            loop.execute { self.drain() }
+        }
     }
 
     private func drain() {

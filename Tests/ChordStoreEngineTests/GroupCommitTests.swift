@@ -20,6 +20,35 @@ struct GroupCommitTests {
         #expect(statistics.commits < 200, "\(statistics.commits) commits for 200 concurrent adds: no batching")
     }
 
+    @Test("the writer hands out a batch's answers inside one AnswerBatch, refusals and a refused writer's too, so receivers wake once per batch")
+    func answersInsideABatch() async throws {
+        let store = try EngineKind.lmdb.makeStore()
+        defer { store.close() }
+        let missing = DerivedChordIDs.aligned(UUID())
+        let commands: [Command] = (0..<20).map { $0 % 5 == 4 ? .renameChordset(id: missing, title: "x") : .addChordset(AddChordset(title: "a\($0)")) }
+        func submitAll() async -> [(inBatch: Bool, ok: Bool)] {
+            await withTaskGroup(of: (Bool, Bool).self) { group in
+                for command in commands {
+                    group.addTask {
+                        await withCheckedContinuation { continuation in
+                            store.submit(command) { result in
+                                let ok = if case .success = result { true } else { false }
+                                continuation.resume(returning: (AnswerBatch.current != nil, ok))
+                            }
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let answers = await submitAll()
+        #expect(answers.count == 20 && answers.allSatisfy(\.inBatch))
+        #expect(answers.count(where: \.ok) == 16)
+        store.acceptsCommands = false  // a follower's writer refuses every command of a batch
+        let refused = await submitAll()
+        #expect(refused.allSatisfy { $0.inBatch && !$0.ok })
+    }
+
     #if os(Linux)
     @Test("the writer thread is named cs-writer, as /proc and tools/bench/compare's split of the CPU by thread find it")
     func writerThreadNamed() async throws {

@@ -48,6 +48,9 @@ public protocol ChangeWriting: ChangeReading {
 }
 
 extension ChangeWriting {
+    /// The steps of a session's change one by one: the stack steps ``ChangeFold`` made
+    /// before this method existed, then the history (what a store without a faster way
+    /// does).
     public mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws {
         switch mark {
         case nil:

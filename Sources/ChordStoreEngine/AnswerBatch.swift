@@ -13,6 +13,11 @@ import Darwin
 /// other thread, or outside a batch, ``current`` is `nil` and the receiver wakes its
 /// thread at once, as before.
 ///
+/// So code inside a batch must not block waiting for work it handed to a receiver
+/// during that batch: the receiver's thread is woken only when the batch ends. And work
+/// another thread hands the same receiver meanwhile waits for the batch's end too (no
+/// longer than the batch's own work).
+///
 /// ```swift
 /// AnswerBatch.run {
 ///     for answer in answers { answer() }  // each receiver: AnswerBatch.current?.atEnd(of: self) { wake() }

@@ -159,6 +159,8 @@ public final class ChordStore: Sendable {
     /// Queues `command` for the writer and returns at once; `completion` gets its recorded
     /// event once it is durable, or its error. It runs on the writer thread, so it must
     /// only hand the result on (for example to an event loop): every commit waits for it.
+    /// It runs inside the batch's ``AnswerBatch``, so a receiver that wakes a thread for it
+    /// can wake that thread once for the whole batch.
     /// ``execute(_:context:)`` without a task hop, for servers.
     package func submit(
         _ command: Command, context: CommandContext = CommandContext(),

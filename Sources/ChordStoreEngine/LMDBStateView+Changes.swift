@@ -31,84 +31,56 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     mutating func pushUndo(_ session: String, _ sequence: UInt64) throws {
         var record = try sessionRecord(session)
-        try updateLink(sequence) { $0.below = record.undoTop }
-        record.undoTop = sequence
+        let below = record.pushUndo(sequence)
+        try updateLink(sequence) { $0.below = below }
         try putSessionRecord(session, record)
     }
 
     mutating func popUndo(_ session: String, _ sequence: UInt64) throws {
         var record = try sessionRecord(session)
-        guard record.undoTop == sequence else {
-            throw ChordStoreError(.dataLoss, "session \(session)'s undo stack has \(record.undoTop) on top, not \(sequence)")
-        }
-        record.undoTop = try link(sequence).below
+        try record.popUndo(sequence, of: session) { try link(sequence).below }
         try putSessionRecord(session, record)
     }
 
     mutating func pushRedo(_ session: String, _ sequence: UInt64) throws {
         var record = try sessionRecord(session)
-        try updateLink(sequence) { $0.below = record.redoTop }
-        record.redoTop = sequence
-        let (depth, overflow) = record.redoDepth.addingReportingOverflow(1)
-        guard !overflow else { throw ChordStoreError(.dataLoss, "session \(session)'s redo depth is damaged; rebuild the views") }
-        record.redoDepth = depth
+        let below = try record.pushRedo(sequence, of: session)
+        try updateLink(sequence) { $0.below = below }
         try putSessionRecord(session, record)
     }
 
     mutating func popRedo(_ session: String, _ sequence: UInt64) throws {
         var record = try sessionRecord(session)
-        guard record.redoTop == sequence else {
-            throw ChordStoreError(.dataLoss, "session \(session)'s redo stack has \(record.redoTop) on top, not \(sequence)")
-        }
-        record.redoTop = try link(sequence).below
-        record.redoDepth -= min(record.redoDepth, 1)
+        try record.popRedo(sequence, of: session) { try link(sequence).below }
         try putSessionRecord(session, record)
     }
 
     mutating func clearRedo(_ session: String) throws {
         var record = try sessionRecord(session)
-        guard record.redoTop != 0 || record.redoDepth != 0 else { return }
-        record.redoTop = 0  // the entries' links stay, unreachable
-        record.redoDepth = 0
-        try putSessionRecord(session, record)
+        if record.clearRedo() { try putSessionRecord(session, record) }
     }
 
-    /// The steps of ``ChangeWriting/noteSessionChange(_:_:mark:)`` on one read and one
-    /// write of the session's record, and one new link for `sequence` (a stack's link and
-    /// the history's in one entry), where the steps one by one read the record three
-    /// times, wrote it twice and wrote the new link twice.
+    /// The steps of ``ChangeWriting/noteSessionChange(_:_:mark:)`` (``SessionRecord``'s)
+    /// on one read and one write of the session's record, and one new link for
+    /// `sequence` (its stack entry and its place in the history in one entry), where the
+    /// steps one by one read the record three times, wrote it two or three times and
+    /// wrote the new link twice.
     mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws {
         var record = try sessionRecord(session)
         var link = SessionLink()
         switch mark {
         case nil:
-            link.below = record.undoTop
-            record.undoTop = sequence
-            record.redoTop = 0  // the redo entries' links stay, unreachable
-            record.redoDepth = 0
+            link.below = record.pushUndo(sequence)
+            _ = record.clearRedo()
         case .undoes(let target):
-            guard record.undoTop == target else {
-                throw ChordStoreError(.dataLoss, "session \(session)'s undo stack has \(record.undoTop) on top, not \(target)")
-            }
-            record.undoTop = try self.link(target).below
-            link.below = record.redoTop
-            record.redoTop = sequence
-            let (depth, overflow) = record.redoDepth.addingReportingOverflow(1)
-            guard !overflow else { throw ChordStoreError(.dataLoss, "session \(session)'s redo depth is damaged; rebuild the views") }
-            record.redoDepth = depth
+            try record.popUndo(target, of: session) { try self.link(target).below }
+            link.below = try record.pushRedo(sequence, of: session)
         case .redoes(let target):
-            guard record.redoTop == target else {
-                throw ChordStoreError(.dataLoss, "session \(session)'s redo stack has \(record.redoTop) on top, not \(target)")
-            }
-            record.redoTop = try self.link(target).below
-            record.redoDepth -= min(record.redoDepth, 1)
-            link.below = record.undoTop
-            record.undoTop = sequence
+            try record.popRedo(target, of: session) { try self.link(target).below }
+            link.below = record.pushUndo(sequence)
         }
-        if record.last != 0 { try updateLink(record.last) { $0.next = sequence } }
-        link.previous = record.last
-        if record.first == 0 { record.first = sequence }
-        record.last = sequence
+        link.previous = record.appendHistory(sequence)
+        if link.previous != 0 { try updateLink(link.previous) { $0.next = sequence } }
         try scoped.put(dbs.links, key: StoreKeys.sequence(sequence), value: link.bytes)
         try putSessionRecord(session, record)
     }
@@ -123,10 +95,9 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     mutating func noteHistory(session: String, _ sequence: UInt64) throws {
         var record = try sessionRecord(session)
-        if record.last != 0 { try updateLink(record.last) { $0.next = sequence } }
-        try updateLink(sequence) { $0.previous = record.last }
-        if record.first == 0 { record.first = sequence }
-        record.last = sequence
+        let previous = record.appendHistory(sequence)
+        if previous != 0 { try updateLink(previous) { $0.next = sequence } }
+        try updateLink(sequence) { $0.previous = previous }
         try putSessionRecord(session, record)
     }
 

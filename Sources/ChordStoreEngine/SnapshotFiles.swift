@@ -16,7 +16,8 @@ import Synchronization
 /// Layout: the magic `CSSNAP01`, then blocks of `[length: UInt32 LE][hash: UInt64 LE]
 /// [bytes]`, each hash XXH64 of the block chained to the previous block's hash, and an
 /// empty block at the end. The blocks' bytes are protobuf fields: 1 the sequence number,
-/// 2 the controls chord, 3 each chordset (with its index) in user order, 4 the checksum
+/// 2 the controls chord, 3 each chordset in user order (its index may be absent: the
+/// reader takes it from the chordset's place in the file), 4 the checksum
 /// of the log record at the sequence number (a snapshot of another log is not used).
 final class SnapshotFiles: Sendable {
     static let magic = Array("CSSNAP01".utf8)

@@ -178,7 +178,8 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Resumes every waiter to which `decide` gives an outcome, with it; the others go on
-    /// waiting. `decide` runs under the registry's lock.
+    /// waiting. `decide` runs under the registry's lock. The waiters are resumed inside
+    /// one ``AnswerBatch``: a receiver that wakes a thread for them wakes it once.
     public func resume(where decide: (Goal) -> Outcome?) {
         let ready = state.withLock { state -> [(Waiter, Outcome)] in
             guard !state.waiting.isEmpty else { return [] }
@@ -190,6 +191,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         }
         // One batch of answers (AnswerBatch): a quorum's acknowledgement ends many
         // writes at once, and their event loops are each woken once for all of them.
+        guard !ready.isEmpty else { return }
         AnswerBatch.run { for (waiter, outcome) in ready { waiter.deliver(outcome) } }
     }
 

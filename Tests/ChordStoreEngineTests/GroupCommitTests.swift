@@ -20,7 +20,7 @@ struct GroupCommitTests {
         #expect(statistics.commits < 200, "\(statistics.commits) commits for 200 concurrent adds: no batching")
     }
 
-    @Test("the writer hands out a batch's answers inside one AnswerBatch, refusals and a refused writer's too, so receivers wake once per batch")
+    @Test("the writer answers each command inside an AnswerBatch: adds, refusals, and a refused writer's commands")
     func answersInsideABatch() async throws {
         let store = try EngineKind.lmdb.makeStore()
         defer { store.close() }

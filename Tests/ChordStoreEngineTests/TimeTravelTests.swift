@@ -1,5 +1,5 @@
 import ChordStoreDomain
-import ChordStoreEngine
+@testable import ChordStoreEngine
 import Foundation
 import Testing
 
@@ -93,11 +93,12 @@ struct TimeTravelTests {
         #expect(past?.code == .outOfRange)
     }
 
-    @Test("a damaged snapshot file is skipped: the read replays from an earlier point and is still right")
-    func damagedSnapshot() async throws {
+    @Test("a snapshot file reads back as the state it was taken at; a damaged one is skipped: the read replays from an earlier point and is still right", arguments: [false, true])
+    func damagedSnapshot(live: Bool) async throws {
         let directory = temporaryDirectory()
         var options = ChordStore.Options()
         options.snapshotInterval = nil
+        options.liveState = live  // the views' records are copied into the file; the live state's chordsets encoded
         let store = try ChordStore.open(at: directory, options: options)
         defer { store.close() }
         var sets: [Chordset] = []
@@ -108,6 +109,14 @@ struct TimeTravelTests {
 
         let second = try store.takeSnapshot()
         #expect(second == first + 20)
+        // The file taken just now reads back whole, as the state it was taken at.
+        let files = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: nil)
+        let loaded = files.load(after: first, atMost: second) { _, _ in true }
+        #expect(loaded?.sequence == second)
+        let read = try loaded.map { try StateSnapshot(of: $0.state) }
+        #expect(read?.chordsets.map(\.title) == sets.map { "later \($0.title)" })
+        #expect(read?.chordsets.map(\.id) == sets.map(\.id))
+        #expect(read == (try store.state(asOf: .sequence(second)).snapshot))
         // Flip a byte in the middle of the first snapshot file.
         let file = directory.appendingPathComponent("snapshots").appendingPathComponent(
             String(repeating: "0", count: 20 - String(first).count) + "\(first).snap")

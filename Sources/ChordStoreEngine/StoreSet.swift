@@ -37,11 +37,15 @@ struct StoreSet: StoreSpace, Sendable {
     }
     /// The room to make in each store as it is made, by store id.
     private let capacities: [UInt32: Capacity]
+    /// Whether that room is made in the changes too (not when a replay folds them apart
+    /// and adopts them: ``adoptChanges(_:)``).
+    private let reservingChanges: Bool
 
-    init(keepsRecords: Bool, indexingChords: Bool = true, capacities: [UInt32: Capacity] = [:]) {
+    init(keepsRecords: Bool, indexingChords: Bool = true, capacities: [UInt32: Capacity] = [:], reservingChanges: Bool = true) {
         self.keepsRecords = keepsRecords
         self.indexingChords = indexingChords
         self.capacities = capacities
+        self.reservingChanges = reservingChanges
         stores = [:]
         stores[0] = makeStore(.initialDefault)
     }
@@ -50,7 +54,7 @@ struct StoreSet: StoreSpace, Sendable {
         var store = Store(record: record, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
         if let capacity = capacities[record.id] {
             store.state.reserveCapacity(chordsets: capacity.chordsets, indexedChords: capacity.indexedChords)
-            store.changes.reserveCapacity(chordsets: capacity.chordsets)
+            if reservingChanges { store.changes.reserveCapacity(chordsets: capacity.chordsets) }
             store.log.reserveCapacity(events: capacity.events)
         }
         return store
@@ -100,6 +104,14 @@ struct StoreSet: StoreSpace, Sendable {
             stores[store.id] = makeStore(store)
             names[store.name] = store.id
             lastID = max(lastID, store.id)
+        }
+    }
+
+    /// The changes a replay folded apart (``LogReplay``) become the live stores'.
+    mutating func adoptChanges(_ changes: [UInt32: InMemoryChanges]) {
+        for (id, storeChanges) in changes {
+            guard let index = stores.index(forKey: id) else { continue }
+            stores.values[index].changes = storeChanges
         }
     }
 

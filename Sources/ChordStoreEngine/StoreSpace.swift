@@ -1,5 +1,6 @@
 import ChordStoreRecords
 import ChordStoreDomain
+import Foundation
 
 /// Every store of a backend during one commit (or a replay): the registry of stores, each
 /// store's state, changes and log, and the whole log's head. Both backends implement it
@@ -45,7 +46,13 @@ protocol StoreSpace {
 /// sequence minus one). A thrown error is `dataLoss` (an event no valid log holds) or a
 /// storage failure.
 enum StoreFold {
-    static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace) throws {
+    /// Applies `event`; returns the chordsets a store's event touched (as ``Fold``
+    /// returns them), `nil` for an event of the stores or the tokens. With
+    /// `foldingChanges` false, the store's changes (``ChangeFold``: undo stacks,
+    /// revisions, histories) are left to the caller: a replay folds them on a thread of
+    /// their own (``LogReplay``).
+    @discardableResult
+    static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true) throws -> [UUID]? {
         if event.event.isServerEvent, event.store != 0 || event.sequence != event.logSequence {
             throw ChordStoreError(.dataLoss, "event \(event.logSequence) changes the stores but says it belongs to store id \(event.store)")
         }
@@ -89,19 +96,24 @@ enum StoreFold {
                 throw ChordStoreError(
                     .dataLoss, "event \(event.logSequence) says it is event \(event.sequence) of store \(store.name), whose last is \(store.head)")
             }
-            try space.withStore(store) { state, changes, log in
+            let touched = try space.withStore(store) { state, changes, log in
                 try log.append(event.sequence, logSequence: event.logSequence, record, commandID: event.commandID)
                 let touched = try Fold.apply(event.event, sequence: event.sequence, to: &state)
-                let change = Change(sequence: event.sequence, session: event.session, event: event.event, mark: event.mark)
-                try ChangeFold.apply(change, chordsets: touched, to: &changes)
+                if foldingChanges { try ChangeFold.apply(event.change, chordsets: touched, to: &changes) }
+                return touched
             }
             store.advance(to: event.sequence, at: event.timestamp, logSequence: event.logSequence)
             try space.save(store)
+            return touched
         }
+        return nil
     }
 }
 
 extension ReplayFields {
+    /// What ``ChangeFold`` takes of a store's event.
+    var change: Change { Change(sequence: sequence, session: session, event: event, mark: mark) }
+
     /// The fields of an event decided by this node.
     init(_ recorded: RecordedEvent) {
         self.init(

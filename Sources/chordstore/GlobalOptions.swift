@@ -134,6 +134,20 @@ struct GlobalOptions: ParsableArguments {
     /// The data directory for verbs that always work on one (`--data`, or the default).
     var dataDirectory: String { data ?? ProcessInfo.processInfo.environment["CHORDSTORE_DATA"] ?? "chordstore-data" }
 
+    /// Whether `--server` is on the command line: the option has a default (and
+    /// `$CHORDSTORE_SERVER`), so its value cannot tell.
+    static var serverGiven: Bool {
+        CommandLine.arguments.dropFirst().contains { $0 == "--server" || $0.hasPrefix("--server=") }
+    }
+
+    /// Refuses `--server` without `--data` for `verb`, which works on a data directory
+    /// alone: it would otherwise check or rebuild the default directory, not the server's.
+    func refuseServer(for verb: String) throws {
+        guard Self.serverGiven, data == nil else { return }
+        throw ValidationError(
+            "\(verb) works on a data directory with its server stopped (--data DIR; default \(dataDirectory)), not through a server: it takes no --server")
+    }
+
     /// Opens the store in ``dataDirectory``, reporting a rebuild of the views on a terminal.
     func openStore(options: ChordStore.Options = ChordStore.Options()) throws(ChordStoreError) -> ChordStore {
         let progress = ProgressReporter(label: "rebuilding the views")

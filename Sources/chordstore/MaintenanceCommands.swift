@@ -42,6 +42,8 @@ struct VerifyCommand: AsyncParsableCommand {
             """))
     @OptionGroup var global: GlobalOptions
 
+    func validate() throws { try global.refuseServer(for: "verify") }
+
     func run() async throws {
         let started = ContinuousClock.now
         // A mistyped --data would otherwise create an empty store and pass.
@@ -84,6 +86,8 @@ struct RebuildCommand: AsyncParsableCommand {
             interrupted, the old views stay. Needs memory for the live chordsets (not the log).
             """))
     @OptionGroup var global: GlobalOptions
+
+    func validate() throws { try global.refuseServer(for: "rebuild") }
 
     func run() async throws {
         let started = ContinuousClock.now

@@ -89,6 +89,15 @@ struct OperatorMistakeTests {
         #expect(verify.status == 1 && verify.stderr.contains("is not a data directory"), "\(verify.stdout)\(verify.stderr)")
         #expect(!FileManager.default.fileExists(atPath: typo.path), "verify made the directory it was wrongly given")
 
+        // verify and rebuild work on a data directory: --server is refused, not ignored
+        // (they checked and rebuilt the default directory, making it if need be).
+        let fallback = Self.directory("default-data")
+        for verb in ["verify", "rebuild"] {
+            let refused = try await runChordstore(["--server", "127.0.0.1:1", verb], environment: ["CHORDSTORE_DATA": fallback.path])
+            #expect(refused.status == 64 && refused.stderr.contains("it takes no --server"), "\(verb): \(refused.stdout)\(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fallback.path), "rebuild made the default data directory")
+
         let target = Self.directory("restore-into")
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: target) }

@@ -52,12 +52,19 @@ struct StoreSet: StoreSpace, Sendable {
 
     private func makeStore(_ record: StoreRecord) -> Store {
         var store = Store(record: record, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
+        if reservingChanges { store.changes = Self.newChanges(reserving: capacities[record.id]) }
         if let capacity = capacities[record.id] {
             store.state.reserveCapacity(chordsets: capacity.chordsets, indexedChords: capacity.indexedChords)
-            if reservingChanges { store.changes.reserveCapacity(chordsets: capacity.chordsets) }
             store.log.reserveCapacity(events: capacity.events)
         }
         return store
+    }
+
+    /// A store's empty changes, with room for `capacity`'s chordsets.
+    static func newChanges(reserving capacity: Capacity?) -> InMemoryChanges {
+        var changes = InMemoryChanges()
+        if let capacity { changes.reserveCapacity(chordsets: capacity.chordsets) }
+        return changes
     }
 
     func store(named name: String) -> StoreRecord? { names[name].flatMap { stores[$0]?.record } }
@@ -107,10 +114,12 @@ struct StoreSet: StoreSpace, Sendable {
         }
     }
 
-    /// The changes a replay folded apart (``LogReplay``) become the live stores'.
+    /// The changes a replay folded apart (``LogReplay``) become the live stores': one for
+    /// each live store, and none for another.
     mutating func adoptChanges(_ changes: [UInt32: InMemoryChanges]) {
+        precondition(changes.count == stores.count, "a replay folded changes for \(changes.count) stores; \(stores.count) are live")
         for (id, storeChanges) in changes {
-            guard let index = stores.index(forKey: id) else { continue }
+            guard let index = stores.index(forKey: id) else { preconditionFailure("a replay folded changes for store id \(id), which is not live") }
             stores.values[index].changes = storeChanges
         }
     }

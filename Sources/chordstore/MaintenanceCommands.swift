@@ -91,14 +91,14 @@ struct RebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
-        let profile = try await withStore(global) { store in
+        // The events of the whole log (every store's), as verify counts them.
+        let (profile, events) = try await withStore(global) { store in
             let progress = ProgressReporter(label: "rebuilding")
             defer { progress.finish() }
             try await store.rebuild(progress: progress.report)
-            return try store.profile()
+            return (try store.profile(), try store.lastLogSequence())
         }
         let seconds = (ContinuousClock.now - started).seconds
-        let events = profile.lastSequence
         if global.json {
             return try Output.json(Chordstore_V1_RebuildReport.with {
                 $0.events = events

@@ -89,6 +89,14 @@ struct OperatorMistakeTests {
         #expect(verify.status == 1 && verify.stderr.contains("is not a data directory"), "\(verify.stdout)\(verify.stderr)")
         #expect(!FileManager.default.fileExists(atPath: typo.path), "verify made the directory it was wrongly given")
 
+        // rebuild counts the whole log's events, as verify does (it said the default
+        // store's: 0 here, where stores a and b hold every chordset).
+        let rebuilt = try await runChordstore(["--data", data.path, "--json", "rebuild"])
+        let verified = try await runChordstore(["--data", data.path, "--json", "verify"])
+        let rebuiltEvents = try #require(try JSONSerialization.jsonObject(with: Data(rebuilt.stdout.utf8)) as? [String: Any])["events"] as? String
+        let verifiedEvents = try #require(try JSONSerialization.jsonObject(with: Data(verified.stdout.utf8)) as? [String: Any])["events"] as? String
+        #expect(rebuiltEvents != nil && rebuiltEvents == verifiedEvents && rebuiltEvents != "0", "\(rebuilt.stdout) \(verified.stdout)")
+
         // verify and rebuild work on a data directory: --server is refused, not ignored
         // (they checked and rebuilt the default directory, making it if need be).
         let fallback = Self.directory("default-data")

@@ -29,6 +29,9 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check the log and the views.",
         discussion: prose("""
+            Works on a data directory (--data DIR, default $CHORDSTORE_DATA or
+            ./chordstore-data) with its server stopped; --server is refused.
+
             Checks every event's checksum chain and sequence (no gap), replays the whole log
             into a fresh state checking the invariants, and compares the result with the
             live views. Reports the first problem with its sequence number; exits 1 if any.
@@ -82,6 +85,9 @@ struct RebuildCommand: AsyncParsableCommand {
         commandName: "rebuild",
         abstract: "Drop the views and rebuild them by replaying the whole log.",
         discussion: prose("""
+            Works on a data directory (--data DIR, default $CHORDSTORE_DATA or
+            ./chordstore-data) with its server stopped; --server is refused.
+
             Replays the log into memory, then replaces the views in one transaction: if it is
             interrupted, the old views stay. Needs memory for the live chordsets (not the log).
             """))

@@ -28,9 +28,9 @@ enum LogReplay {
         case end
     }
 
-    /// A chunk of events the states took, for the changes' thread: the chunk's events up
-    /// to the first the states could not take, each with the chordsets its fold touched
-    /// (`nil`: an event of the stores or tokens).
+    /// A chunk of events the states took, for the changes' thread: each event with the
+    /// chordsets its fold touched (`nil`: an event of the stores or tokens). A chunk the
+    /// states failed in is not sent: the replay ends there.
     private enum TouchedChunk: Sendable {
         case events([ReplayFields], touched: [[UUID]?])
         case end

@@ -47,7 +47,7 @@ final class ViewsOnlyBackend: StorageBackend {
             guard let version, version.count == 1, LMDBBackend.readableViewsVersions.contains(version[0]) else {
                 throw ChordStoreError(
                     .failedPrecondition,
-                    "the views in \(directory.path) have layout \(version.map { "\($0)" } ?? "none"), which this chordstore does not read (it reads \(LMDBBackend.readableViewsVersions.sorted().map(String.init).joined(separator: " and ")))")
+                    "the views in \(directory.path) have layout \(version.map { $0.map(String.init).joined(separator: " ") } ?? "none"), which this chordstore does not read (it reads \(LMDBBackend.readableViewsVersions.sorted().map(String.init).joined(separator: " and ")))")
             }
             self.dbs = dbs
             self.head = head

@@ -1,6 +1,7 @@
 import ChordStoreDomain
 @testable import ChordStoreEngine
 import Foundation
+import LMDB
 import Synchronization
 import Testing
 
@@ -87,6 +88,28 @@ struct ViewsOnlyStoreTests {
         let store = try ChordStore.open(at: restored)
         defer { store.close() }
         #expect(try store.verify().isSound)
+    }
+
+    @Test("views of a layout this build does not read are refused, naming the layout and those it reads")
+    func otherLayout() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try ChordStore.open(at: directory).close()
+        let views = directory.appendingPathComponent("views")
+        do {
+            var options = Environment.Options()
+            options.maxDatabases = 32
+            let environment = try Environment(directory: views, options: options)
+            defer { environment.close() }
+            let dbs = try StoreDatabases(readOnlyViews: environment)
+            try environment.withWriteTransaction { txn in try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [UInt8(99)]) }
+        }
+        let reads = LMDBBackend.readableViewsVersions.sorted().map(String.init).joined(separator: " and ")
+        #expect {
+            _ = try ChordStore.openViews(at: views)
+        } throws: { error in
+            (error as? ChordStoreError)?.code == .failedPrecondition && "\(error)".contains("have layout 99, which this chordstore does not read (it reads \(reads))")
+        }
     }
 
     @Test("a directory without views is refused, naming it")

@@ -156,6 +156,9 @@ public struct Decider: Sendable {
         if try state.chordset(id) != nil {
             throw ChordStoreError(.alreadyExists, "chordset \(id) already exists", reason: .idInUse)
         }
+        // The derived ids a client may have taken, asked once (the chordset is new, so a
+        // lookup of each would first look for it in vain).
+        let derivedIDsTaken = derivesChordIDs ? try state.holdsChordID(derivedFrom: id) : false
 
         var specs = add.chords
         if specs.isEmpty {
@@ -187,7 +190,9 @@ public struct Decider: Sendable {
                 throw ChordStoreError(.alreadyExists, "id \(chordID) is given twice in one chordset", reason: .idInUse)
             }
             seenIDs.append(chordID)
-            if try state.chordLocation(chordID) != nil {
+            // A derived id is looked up only when one of the eight is taken.
+            let mayBeTaken = spec.id != nil || !derivesChordIDs || derivedIDsTaken
+            if mayBeTaken, try state.chordLocation(chordID) != nil {
                 throw ChordStoreError(.alreadyExists, "chord id \(chordID) is already in use", reason: .idInUse)
             }
             chords.append(Chord(

@@ -107,6 +107,16 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         return nil
     }
 
+    /// The controls chord's id, then the index (the chordset is new: only a chord a
+    /// client named can have such an id).
+    public func holdsChordID(derivedFrom chordset: UUID) -> Bool {
+        guard indexesChords else { return (0..<Chordset.chordCount).contains { chordLocation(DerivedChordIDs.chordID(of: chordset, position: $0)) != nil } }
+        return (0..<Chordset.chordCount).contains { position in
+            let id = DerivedChordIDs.chordID(of: chordset, position: position)
+            return controls?.id == id || chordOwners[IDKey(id)] != nil
+        }
+    }
+
     /// The position of the chord `id` in the chordset `owner`, if it holds it.
     private func position(of id: UUID, in owner: IDKey) -> Int? {
         guard let index = records.index(forKey: owner) else { return nil }

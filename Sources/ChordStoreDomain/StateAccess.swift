@@ -18,6 +18,18 @@ public protocol StateReading {
     /// The chordsets the ``Event/allDeleted(count:)`` event at `sequence` removed (with
     /// their indexes then), or `nil` if no delete-all is recorded there.
     func deletedChordsets(at sequence: UInt64) throws -> [Chordset]?
+    /// Whether a chord, the controls chord included, already has one of the eight ids
+    /// derived from `chordset`'s (``DerivedChordIDs``), which must name no chordset: a
+    /// client may have given such an id to a chord of its own. An add of a chordset the
+    /// store names asks this once instead of looking up each of its chords' ids.
+    func holdsChordID(derivedFrom chordset: UUID) throws -> Bool
+}
+
+extension StateReading {
+    /// Each derived id looked up in turn.
+    public func holdsChordID(derivedFrom chordset: UUID) throws -> Bool {
+        try (0..<Chordset.chordCount).contains { try chordLocation(DerivedChordIDs.chordID(of: chordset, position: $0)) != nil }
+    }
 }
 
 /// The primitive mutations the fold is written in. Implementations keep their indexes

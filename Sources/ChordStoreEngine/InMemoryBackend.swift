@@ -169,6 +169,7 @@ struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
 
     func chordset(_ id: UUID) -> Chordset? { state.chordset(id) }
     func chordLocation(_ id: UUID) -> ChordLocation? { state.chordLocation(id) }
+    func holdsChordID(derivedFrom chordset: UUID) -> Bool { state.holdsChordID(derivedFrom: chordset) }
     func controlsChord() -> Chord? { state.controlsChord() }
     func chordsetCount() -> Int { state.chordsetCount() }
     func chordCount() -> Int { state.chordCount() }

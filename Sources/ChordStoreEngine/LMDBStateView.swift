@@ -176,6 +176,17 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         return try scoped.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
     }
 
+    /// One seek in the chord index (the controls chord's entry included): the eight
+    /// derived ids are adjacent keys, the chordset's id with 1 to 8 in its last nibble.
+    func holdsChordID(derivedFrom chordset: UUID) throws -> Bool {
+        let first = StoreKeys.id(DerivedChordIDs.chordID(of: chordset, position: 0))
+        let last = StoreKeys.id(DerivedChordIDs.chordID(of: chordset, position: Chordset.chordCount - 1))
+        return try scoped.withCursor(dbs.chords) { cursor in
+            guard let entry = try first.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) else { return false }
+            return last.withUnsafeBytes { last in entry.key.count == last.count && memcmp(entry.key.baseAddress!, last.baseAddress!, last.count) <= 0 }
+        }
+    }
+
     func controlsChord() throws -> Chord? {
         guard let bytes = try scoped.get(dbs.meta, key: StoreDatabases.controlsKey) else { return nil }
         return try WireCodec.readChord(bytes)

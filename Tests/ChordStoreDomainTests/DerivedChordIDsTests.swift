@@ -96,6 +96,29 @@ struct DerivedChordIDsTests {
         for chord in named.chords + third.chords { #expect(state.chordLocation(chord.id) == nil) }
     }
 
+    @Test("an add the store names is refused when a client's chord already has one of its derived ids")
+    func derivedIDTakenByAClient() throws {
+        var ids = IncreasingIDs(SplitMix64(seed: 21))
+        var state = InMemoryState()
+        let decider = Decider()
+        var probe = ids
+        let next = probe.nextChordsetID(at: now)
+        // Every id and colour given: the client's add draws nothing from the generator.
+        let color = ChordColor(hue: 0.1, purity: 0.2, brightness: 0.3, alpha: 1)
+        let specs = (0..<8).map { ChordSpec(id: $0 == 4 ? DerivedChordIDs.chordID(of: next, position: 6) : UUID(), position: $0, color: color) }
+        let client = try decider.decide(.addChordset(AddChordset(id: UUID(), title: "client", chords: specs)), state: state, timestamp: now, using: &ids)
+        try Fold.apply(client, sequence: 1, to: &state)
+        #expect(state.holdsChordID(derivedFrom: next))
+        do {
+            _ = try decider.decide(.addChordset(AddChordset(title: "named by the store")), state: state, timestamp: now, using: &ids)
+            Issue.record("the add was not refused")
+        } catch {
+            #expect(error.reason == .idInUse && error.message.contains("\(DerivedChordIDs.chordID(of: next, position: 6))"), "\(error)")
+        }
+        // The next id is free again.
+        #expect(!state.holdsChordID(derivedFrom: ids.nextChordsetID(at: now)))
+    }
+
     @Test("a chordset's derived chords are stored as tempo and colour alone, read back as they were, and edited in place")
     func storedChords() {
         var random = SplitMix64(seed: 14)

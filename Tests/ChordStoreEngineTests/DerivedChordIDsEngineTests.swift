@@ -1,5 +1,5 @@
 import ChordStoreDomain
-import ChordStoreEngine
+@testable import ChordStoreEngine
 import Foundation
 import Testing
 
@@ -78,6 +78,33 @@ struct DerivedChordIDsEngineTests {
         _ = try await store.execute(.setChordBPM(chordID: named.chords[6].id, bpm: 66))
         #expect(try store.chordset(named.id)?.chords.map(\.bpm).suffix(2) == [66, 77])
         #expect(try store.verify().isSound)
+    }
+
+    @Test("whether a chord already has one of a new chordset's derived ids is asked once, and answers as a lookup of each id would, at the range's edges too", arguments: EngineKind.allCases)
+    func derivedIDsTaken(kind: EngineKind) async throws {
+        let store = try kind.makeStore()
+        defer { store.close() }
+        let (edges, client, controls, fresh) = (DerivedChordIDs.aligned(UUID()), DerivedChordIDs.aligned(UUID()), DerivedChordIDs.aligned(UUID()), DerivedChordIDs.aligned(UUID()))
+        func withLast(_ id: UUID, _ nibble: UInt8) -> UUID {
+            var bytes = id.uuid
+            bytes.15 |= nibble
+            return UUID(uuid: bytes)
+        }
+        // Keys just outside `edges`'s eight (its own id, and a last nibble of 9), one of
+        // `client`'s eight taken by a chord, the last of `controls`'s by the controls chord.
+        let taken: [Int: UUID] = [0: edges, 1: withLast(edges, 9), 2: DerivedChordIDs.chordID(of: client, position: 3)]
+        _ = try await addChordset(store, AddChordset(title: "a client's ids", chords: (0..<8).map { ChordSpec(id: taken[$0], position: $0) }))
+        let color = ChordColor(hue: 0.5, purity: 0.5, brightness: 0.5, alpha: 1)
+        _ = try await store.execute(.setControlsChord(SetControlsChord(id: DerivedChordIDs.chordID(of: controls, position: 7), bpm: 100, color: color)))
+        let named = try await store.add("named by the store")
+        try store.backend.withStores { stores in
+            let snapshot = try stores.snapshot(of: try #require(try stores.store(named: StoreName.default)))
+            for (chordset, expected) in [(edges, false), (client, true), (controls, true), (fresh, false), (DerivedChordIDs.aligned(named.id), false)] where chordset != named.id {
+                let oneByOne = try (0..<8).contains { try snapshot.chordLocation(DerivedChordIDs.chordID(of: chordset, position: $0)) != nil }
+                let asked = try snapshot.holdsChordID(derivedFrom: chordset)
+                #expect(asked == expected && oneByOne == expected, "\(chordset)")
+            }
+        }
     }
 
     private func addChordset(_ store: ChordStore, _ add: AddChordset) async throws -> Chordset {

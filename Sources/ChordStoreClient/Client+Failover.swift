@@ -69,24 +69,24 @@ extension Client {
     }
 
     /// `body`'s result, unless `connection` stops answering meanwhile: once `body` has
-    /// taken longer than ``livenessInterval``, a `Health` call checks the server every
-    /// interval, and one unanswered within the interval ends `body` with `UNAVAILABLE`.
+    /// taken longer than `interval`, a `Health` call checks the server every interval,
+    /// and one unanswered within the interval ends `body` with `UNAVAILABLE`.
     static func watched<T: Sendable>(
-        _ connection: Connection, _ body: @escaping @Sendable () async throws(ClientError) -> T
+        _ connection: Connection, every interval: Duration, _ body: @escaping @Sendable () async throws(ClientError) -> T
     ) async throws(ClientError) -> T {
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await body() }
                 group.addTask {
                     while true {
-                        try await Task.sleep(for: livenessInterval)
+                        try await Task.sleep(for: interval)
                         do {
-                            _ = try await bounded(livenessInterval) {
-                                try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: livenessInterval, as: Chordstore_V1_HealthReply.self)
+                            _ = try await bounded(interval) {
+                                try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: interval, as: Chordstore_V1_HealthReply.self)
                             }
                         } catch {
                             throw ClientError(
-                                .unavailable, "the server stopped answering: no answer to a health check within \(livenessInterval)", reason: .connectionLost)
+                                .unavailable, "the server stopped answering: no answer to a health check within \(interval)", reason: .serverNotAnswering)
                         }
                     }
                 }

@@ -47,6 +47,15 @@ public final class Client: Sendable {
         /// How long a new connection may take to be accepted (a host cut off never
         /// answers).
         public var connectTimeout: Duration = .seconds(3)
+        /// While the client knows one server: how long a slow call waits before a
+        /// `Health` call checks that server, and then each check's patience. A check
+        /// unanswered within it fails the call with `UNAVAILABLE` and
+        /// ``ErrorReason/serverNotAnswering`` (not retried), so that a stopped server (a
+        /// frozen process, a host cut off after the connection was made) does not keep a
+        /// call waiting for ever. `nil`, the default: a call to one server waits for its
+        /// deadline, or as long as it takes without one. The command line sets 5 s. With
+        /// several servers, calls are always checked, every ``Client/livenessInterval``.
+        public var loneServerLiveness: Duration?
 
         /// The default policy: 5 attempts, 50 ms doubling; 15 s of failover; 3 s to connect.
         public init() {}
@@ -153,7 +162,9 @@ public final class Client: Sendable {
                 }
                 // With others to turn to, a server that stops answering (frozen, or cut
                 // off) is noticed by a health check instead of waiting for the deadline.
-                return knownServers.count > 1 && retry.failover > .zero ? try await Self.watched(connection, call) : try await call()
+                if knownServers.count > 1 && retry.failover > .zero { return try await Self.watched(connection, every: Self.livenessInterval, call) }
+                if let liveness = retry.loneServerLiveness { return try await Self.watched(connection, every: liveness, call) }
+                return try await call()
             } catch {
                 let error = explained(error)
                 var named = error.code == .failedPrecondition ? error.leader.flatMap { Self.split($0) == nil ? nil : $0 } : nil
@@ -191,7 +202,8 @@ public final class Client: Sendable {
                     drop(used)
                     continue
                 }
-                guard error.code == .unavailable, attempt < retry.attempts else { throw error }
+                // A lone server that stopped answering was given two intervals already.
+                guard error.code == .unavailable, error.reason != .serverNotAnswering, attempt < retry.attempts else { throw error }
                 try? await Task.sleep(for: backoff.next())
                 attempt += 1
             }

@@ -118,4 +118,7 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let cannotConnect = ErrorReason(rawValue: "CANNOT_CONNECT")
     /// The client's connection was lost while the call was in flight.
     public static let connectionLost = ErrorReason(rawValue: "CONNECTION_LOST")
+    /// The server holds the connection but did not answer a health check in time during
+    /// a slow call (a frozen process, a host cut off after the connection was made).
+    public static let serverNotAnswering = ErrorReason(rawValue: "SERVER_NOT_ANSWERING")
 }

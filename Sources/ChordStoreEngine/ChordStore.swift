@@ -66,6 +66,11 @@ public final class ChordStore: Sendable {
         /// reads and take each commit's events before it is acknowledged. Memory: the
         /// whole state twice (see docs/PERFORMANCE.md).
         public var liveState = false
+        /// The sentence an open of a data directory another process holds fails with
+        /// (`UNAVAILABLE`), given that process's id when known; `nil`: one that suggests
+        /// stopping it or sending commands to its server instead (what a verb that can do
+        /// either says).
+        public var directoryInUse: (@Sendable (_ owner: Int?) -> String)?
         /// With live state, the most events the views may lag behind the log: past it, a
         /// commit waits for them to catch up first (tests lower it).
         var maxViewsLag: UInt64 = 8_192

@@ -90,7 +90,7 @@ final class LMDBBackend: StorageBackend {
         try PrivateDirectory.create(directory)
         try PrivateDirectory.checkWritableByOwnerOnly(directory)
         try PrivateDirectory.create(viewsDirectory)
-        lock = try DirectoryLock(directory: directory)
+        lock = try DirectoryLock(directory: directory, inUse: options.directoryInUse)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         maxViewsLag = options.maxViewsLag

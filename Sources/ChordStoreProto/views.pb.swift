@@ -133,7 +133,7 @@ public nonisolated struct Chordstore_V1_RebuildReport: Sendable {
   /// events replayed
   public var events: UInt64 = 0
 
-  /// chordsets in the rebuilt views
+  /// chordsets in the rebuilt views, every store's
   public var chordsets: UInt64 = 0
 
   public var seconds: Double = 0

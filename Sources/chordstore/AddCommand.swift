@@ -23,6 +23,11 @@ struct AddCommand: AsyncParsableCommand {
 
     func run() async throws {
         let id = try self.id.map { try parseID($0) }
+        // Checked here too: on the wire a chord's bpm of 0 means the default, so a server
+        // would take --bpm 0 as 120.
+        if let bpm {
+            do { try Validation().checkBPM(bpm) } catch { throw Failure(error) }
+        }
         let chords = bpm.map { bpm in (0..<Chordset.chordCount).map { ChordSpec(position: $0, bpm: bpm) } } ?? []
         let recorded = try await withAccess(global) { store in
             try await store.execute(.addChordset(AddChordset(id: id, title: title, chords: chords)), context: global.context)

@@ -148,6 +148,15 @@ struct GlobalOptions: ParsableArguments {
             "\(verb) works on a data directory with its server stopped (--data DIR; default \(dataDirectory)), not through a server: it takes no --server")
     }
 
+    /// Fails unless ``dataDirectory`` holds a log: a mistyped `--data` would otherwise
+    /// make an empty store there, and the verb would pass on it. `toDo`: what the
+    /// refusal ends with ("nothing to verify").
+    func requireDataDirectory(toDo: String) throws(Failure) {
+        guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: dataDirectory).appendingPathComponent("data.mdb").path) else {
+            throw Failure(ChordStoreError(.notFound, "\(dataDirectory) is not a data directory (it has no data.mdb): \(toDo)"))
+        }
+    }
+
     /// Opens the store in ``dataDirectory``, reporting a rebuild of the views on a terminal.
     func openStore(options: ChordStore.Options = ChordStore.Options()) throws(ChordStoreError) -> ChordStore {
         let progress = ProgressReporter(label: "rebuilding the views")
@@ -165,7 +174,14 @@ struct GlobalOptions: ParsableArguments {
 extension GlobalOptions {
     /// A client of `--server` showing the credentials; a bad address or credential is a
     /// ``Failure``.
+    /// How long a verb's call to a lone server waits before health checks of that
+    /// server start (``Client/RetryPolicy/loneServerLiveness``): a server that stops
+    /// answering (a frozen process) fails the verb rather than keep it waiting for ever.
+    static let loneServerLiveness: Duration = .seconds(5)
+
     func client(store: String = "", retry: Client.RetryPolicy = Client.RetryPolicy()) throws -> Client {
+        var retry = retry
+        retry.loneServerLiveness = Self.loneServerLiveness
         do throws(ChordStoreError) {
             guard let client = Client(servers: try serverAddresses(server), retry: retry, store: store, credentials: try credentials()) else {
                 throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(server)'")
@@ -192,11 +208,21 @@ func serverCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>
 }
 
 /// Runs `body` with an open store in the data directory, closing it afterwards, and
-/// prints a refusal as `CODE: message` with exit status 1.
-func withStore<T>(_ global: GlobalOptions, _ body: (ChordStore) async throws -> T) async throws -> T {
+/// prints a refusal as `CODE: message` with exit status 1. `stoppedServerOnly`: the verb
+/// has no `--server` form, so a directory another process holds is refused with advice
+/// to stop it, not to send the verb to its server.
+func withStore<T>(_ global: GlobalOptions, stoppedServerOnly verb: String? = nil, _ body: (ChordStore) async throws -> T) async throws -> T {
     let store: ChordStore
     do {
-        store = try global.openStore()
+        var options = ChordStore.Options()
+        if let verb {
+            let path = URL(fileURLWithPath: global.dataDirectory).path
+            options.directoryInUse = { owner in
+                "data directory \(path) is in use by another process\(owner.map { " (pid \($0))" } ?? ""); "
+                    + "stop it first: \(verb) works on a data directory no server has open"
+            }
+        }
+        store = try global.openStore(options: options)
     } catch {
         throw Failure(error)
     }

@@ -29,6 +29,12 @@ struct ListCommand: AsyncParsableCommand {
             "Éclair"). With a filter, --desc, --cursor or --count the list is a query:
             one page of --limit (default 50) and, when there is more, the --cursor that
             continues it (printed last, or as nextCursor with --json).
+
+            Without them, every chordset is listed (or the first --limit): the list is
+            read in pages of 1,000, each as of its own moment, so a change made while a
+            long list prints may show in its later pages. With --as-of, at most 5,000
+            (the most a read of the past returns; a note on standard error says when
+            there may be more).
             """))
 
     @OptionGroup var global: GlobalOptions
@@ -36,7 +42,7 @@ struct ListCommand: AsyncParsableCommand {
     @Option(name: [.customLong("sort"), .customLong("order")], help: "Order: created (oldest first), index (the user order) or title.")
     var order: OrderArgument = .created
 
-    @Option(help: "Show at most this many.")
+    @Option(help: "Show at most this many (a query's page: at most 5,000, default 50; a plain list: all by default).")
     var limit: Int?
 
     @Option(name: .customLong("title-equals"), help: ArgumentHelp("Only titles equal to TEXT.", valueName: "TEXT"))
@@ -116,9 +122,42 @@ struct ListCommand: AsyncParsableCommand {
             let answer = try await withAccess(global) { try await $0.readAsOf(point, .list(order.order, limit: limit)) }
             guard case .list(let chordsets, let sequence) = answer else { return }
             if !global.json { Output.print("as of event \(sequence):") }
-            return try Output.chordsetList(chordsets, json: global.json)
+            try Output.chordsetList(chordsets, json: global.json)
+            if chordsets.count == Self.pastListLimit, limit.map({ $0 == 0 || $0 > Self.pastListLimit }) ?? true {
+                Output.note("listed the first \(Self.pastListLimit) chordsets as of event \(sequence), the most a read of the past returns; there may be more")
+            }
+            return
         }
-        let chordsets = try await withAccess(global) { try await $0.chordsets(order: order.order, limit: limit) }
-        try Output.chordsetList(chordsets, json: global.json)
+        try await withAccess(global) { store in try await listAll(store) }
+    }
+
+    /// The most chordsets a read of the past (`--as-of`) returns: the server's list limit.
+    static let pastListLimit = 5_000
+    /// Chordsets asked for in each page of a plain list: 1,000 of the largest (titles of
+    /// 200 long grapheme clusters) stay under the 4 MiB frame.
+    static let pageSize = 1_000
+
+    /// A plain list: every chordset (or the first `--limit`) in pages, each printed as it
+    /// arrives (one JSON `ChordsetList` object with --json).
+    private func listAll(_ store: any StoreAccess) async throws {
+        let wanted = limit.flatMap { $0 == 0 ? nil : $0 }
+        var query = ChordsetQuery(order: order.order, limit: Self.pageSize)
+        var listed = 0
+        while wanted.map({ listed < $0 }) ?? true {
+            query.limit = min(Self.pageSize, wanted.map { $0 - listed } ?? Self.pageSize)
+            let page = try await store.query(query)
+            for chordset in page.chordsets {
+                if global.json {
+                    Output.write((listed == 0 ? "{\"chordsets\":[" : ",") + (try chordset.proto.jsonString()))
+                } else {
+                    if listed == 0 { Output.print(Output.chordsetListHeader) }
+                    Output.print(Output.chordsetLine(chordset))
+                }
+                listed += 1
+            }
+            guard let next = page.nextCursor, !page.chordsets.isEmpty else { break }
+            query.cursor = next
+        }
+        if global.json { Output.print(listed == 0 ? "{}" : "]}") } else if listed == 0 { Output.print("no chordsets") }
     }
 }

@@ -49,11 +49,8 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
-        // A mistyped --data would otherwise create an empty store and pass.
-        guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: global.dataDirectory).appendingPathComponent("data.mdb").path) else {
-            throw Failure(ChordStoreError(.notFound, "\(global.dataDirectory) is not a data directory (it has no data.mdb): nothing to verify"))
-        }
-        let report = try await withStore(global) { store in
+        try global.requireDataDirectory(toDo: "nothing to verify")
+        let report = try await withStore(global, stoppedServerOnly: "verify") { store in
             let progress = ProgressReporter(label: "verifying")
             defer { progress.finish() }
             return try store.verify(progress: progress.report)
@@ -97,22 +94,35 @@ struct RebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
+        try global.requireDataDirectory(toDo: "nothing to rebuild")
         // The events of the whole log (every store's), as verify counts them.
-        let (profile, events) = try await withStore(global) { store in
+        let (chordsets, events) = try await withStore(global, stoppedServerOnly: "rebuild") { store in
             let progress = ProgressReporter(label: "rebuilding")
             defer { progress.finish() }
             try await store.rebuild(progress: progress.report)
-            return (try store.profile(), try store.lastLogSequence())
+            return (try Self.chordsets(store), try store.lastLogSequence())
         }
         let seconds = (ContinuousClock.now - started).seconds
         if global.json {
             return try Output.json(Chordstore_V1_RebuildReport.with {
                 $0.events = events
-                $0.chordsets = UInt64(profile.chordsets)
+                $0.chordsets = UInt64(chordsets)
                 $0.seconds = seconds
             })
         }
         Output.print("rebuilt the views from \(events) events in \(String(format: "%.2f", seconds)) s")
+    }
+
+    /// The chordsets of every store, as the rebuilt views hold them.
+    private static func chordsets(_ store: ChordStore) throws(ChordStoreError) -> Int {
+        var total = 0
+        var after: String?
+        while true {
+            let page = try store.stores(after: after, limit: 1_000)
+            total += page.reduce(0) { $0 + $1.chordsets }
+            guard page.count == 1_000, let last = page.last else { return total }
+            after = last.name
+        }
     }
 }
 

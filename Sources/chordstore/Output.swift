@@ -8,10 +8,17 @@ import SwiftProtobuf
 /// Prints results for people, or as protobuf canonical JSON with `--json`.
 enum Output {
     static func print(_ text: String) { Swift.print(text) }
+    /// `text` with no line end.
+    static func write(_ text: String) { Swift.print(text, terminator: "") }
+    /// A note for the reader on standard error (not part of the output proper).
+    static func note(_ text: String) { FileHandle.standardError.write(Data("note: \(text)\n".utf8)) }
 
     static func json(_ message: some SwiftProtobuf.Message) throws {
         Swift.print(try message.jsonString())
     }
+
+    /// The header of a list of chordsets.
+    static let chordsetListHeader = "INDEX ID                                    CREATED                      TITLE"
 
     static func chordsetLine(_ chordset: Chordset) -> String {
         let title = chordset.title.isEmpty ? "(untitled)" : chordset.title
@@ -27,7 +34,7 @@ enum Output {
             print("no chordsets")
             return
         }
-        print("INDEX ID                                    CREATED                      TITLE")
+        print(chordsetListHeader)
         for chordset in chordsets { print(chordsetLine(chordset)) }
     }
 

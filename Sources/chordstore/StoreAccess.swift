@@ -12,7 +12,6 @@ import SwiftProtobuf
 /// through a server (`--server`, the default).
 protocol StoreAccess: Sendable {
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent
-    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset]
     func chordset(_ id: UUID) async throws -> Chordset?
     func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)?
     func controlsChord() async throws -> Chord?
@@ -59,7 +58,6 @@ struct LocalAccess: StoreAccess {
     func execute(_ command: Command, context: CommandContext) async throws -> RecordedEvent {
         try await store.execute(command, context: context)
     }
-    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] { try store.chordsets(order: order, limit: limit, store: name) }
     func chordset(_ id: UUID) async throws -> Chordset? { try store.chordset(id, store: name) }
     func chord(_ id: UUID) async throws -> (chord: Chord, chordsetID: UUID?)? { try store.chord(id, store: name) }
     func controlsChord() async throws -> Chord? { try store.controlsChord(store: name) }
@@ -119,7 +117,9 @@ struct ClientAccess: StoreAccess {
 
     /// A client of `servers` (`HOST:PORT[,HOST:PORT...]`) working on `store`.
     init(_ servers: String, store: String, credentials: ClientCredentials) throws(ChordStoreError) {
-        guard let client = Client(servers: try serverAddresses(servers), store: store, credentials: credentials) else {
+        var retry = Client.RetryPolicy()
+        retry.loneServerLiveness = GlobalOptions.loneServerLiveness
+        guard let client = Client(servers: try serverAddresses(servers), retry: retry, store: store, credentials: credentials) else {
             throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT[,HOST:PORT...], not '\(servers)'")
         }
         self.client = client
@@ -131,10 +131,6 @@ struct ClientAccess: StoreAccess {
                 session: context.session, commandID: context.commandID.isEmpty ? nil : context.commandID,
                 expectedRevision: context.expectedRevision))
         }
-    }
-
-    func chordsets(order: ChordsetOrder, limit: Int?) async throws -> [Chordset] {
-        try await remote { try await client.chordsets(order: order, limit: limit, minSequence: 0) }
     }
 
     func chordset(_ id: UUID) async throws -> Chordset? { try await remote { try await client.chordset(id, minSequence: 0) } }

@@ -77,7 +77,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A chordset id; without it, the session's own events.") var id: String?
     @Option(help: "Start after this sequence number.") var after: UInt64 = 0
-    @Option(help: "Show at most this many (1...100000).") var limit = 1_000
+    @Option(help: "Show at most this many (1...100000); a note on standard error says when more follow.") var limit = 1_000
 
     func validate() throws {
         guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
@@ -86,19 +86,28 @@ struct HistoryCommand: AsyncParsableCommand {
     func run() async throws {
         let chordset = try id.map { try parseID($0, what: "chordset id") }
         let session = global.sessionName
-        let events = try await withAccess(global) {
-            try await $0.history(chordset: chordset, session: session, after: after, limit: limit)
-        }
-        for event in events {
-            if global.json {
-                Output.print(try RecordCodec.envelope(for: event).jsonString())
-            } else {
-                Output.print(Output.eventLine(event))
+        // In pages of 1,000 events (an event can carry a chordset of 2 KB: a page stays
+        // under the 4 MiB frame), each printed as it arrives.
+        var listed = 0
+        var last = after
+        var more = false
+        try await withAccess(global) { store in
+            while listed < limit {
+                let asked = min(1_000, limit - listed)
+                let events = try await store.history(chordset: chordset, session: session, after: last, limit: asked)
+                for event in events {
+                    Output.print(global.json ? try RecordCodec.envelope(for: event).jsonString() : Output.eventLine(event))
+                    last = event.sequence
+                }
+                listed += events.count
+                if events.count < asked { return }
             }
+            more = !(try await store.history(chordset: chordset, session: session, after: last, limit: 1).isEmpty)
         }
-        if events.isEmpty && !global.json {
+        if listed == 0 && !global.json {
             Output.print(chordset.map { "no events for chordset \($0.uuidString)" } ?? "no events for session \(session)")
         }
+        if more { Output.note("listed \(listed) events; more follow: --after \(last)") }
     }
 }
 

@@ -1,3 +1,4 @@
+import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 import Testing
@@ -45,6 +46,58 @@ struct CommandLineTests {
         #expect(missing.stderr.contains("NOT_FOUND"))
     }
 
+    @Test("a plain list prints every chordset, in pages under the frame limit; history pages too and says when more follow")
+    func longListsAndHistories() async throws {
+        let data = dataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var options = ChordStore.Options()
+        options.unsafeNoSync = true
+        let store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options)
+        // More than the 5,000 one list call returns; titles of 55 emoji of 18 bytes each
+        // (990 bytes: the limit is 1,000) for half of them: 5,000 in one reply would be
+        // over the 4 MiB frame.
+        let count = 5_300
+        let long = String(repeating: "👨‍👩‍👧", count: 55)
+        for first in stride(from: 0, to: count, by: 100) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in first..<(first + 100) {
+                    group.addTask {
+                        _ = try await store.execute(.addChordset(AddChordset(title: index % 2 == 0 ? long : "c\(index)")), context: CommandContext(session: "pages"))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        store.close()
+
+        let all = try await runChordstore(["--data", data, "list"])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.split(separator: "\n").count == count + 1)
+        let json = try await runChordstore(["--data", data, "--json", "list"])
+        let chordsets = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])["chordsets"] as? [[String: Any]]
+        #expect(chordsets?.count == count)
+        let limited = try await runChordstore(["--data", data, "list", "--sort", "index", "--limit", "1001"])
+        let lines = limited.stdout.split(separator: "\n").dropFirst()
+        #expect(lines.count == 1_001 && lines.map { Int($0.split(separator: " ")[0]) } == (0...1_000).map { $0 }, "\(limited.stderr)")
+
+        let history = try await runChordstore(["--data", data, "--session", "pages", "history"])
+        #expect(history.stdout.split(separator: "\n").count == 1_000)
+        #expect(history.stderr.contains("note: listed 1000 events; more follow: --after 1000"), "\(history.stderr)")
+        let longer = try await runChordstore(["--data", data, "--session", "pages", "history", "--limit", "2000"])
+        #expect(longer.stdout.split(separator: "\n").count == 2_000)
+        #expect(longer.stderr.contains("more follow: --after 2000"), "\(longer.stderr)")
+        let rest = try await runChordstore(["--data", data, "--session", "pages", "history", "--after", "5000", "--limit", "5000"])
+        #expect(rest.stdout.split(separator: "\n").count == count - 5_000 && rest.stderr.isEmpty, "\(rest.stderr)")
+
+        // Over the wire, where one list call returns at most 5,000 and a reply at most 4 MiB.
+        let (server, port, _) = try await ServerCrashTests.serve(URL(fileURLWithPath: data))
+        defer { kill(server.processIdentifier, SIGTERM) }
+        let remote = try await runChordstore(["--server", "127.0.0.1:\(port)", "list"])
+        #expect(remote.status == 0 && remote.stdout.split(separator: "\n").count == count + 1, "\(remote.stderr)")
+        let remoteHistory = try await runChordstore(["--server", "127.0.0.1:\(port)", "--session", "pages", "history", "--limit", "6000"])
+        #expect(remoteHistory.status == 0 && remoteHistory.stdout.split(separator: "\n").count == count, "\(remoteHistory.stderr)")
+    }
+
     @Test("a data directory held by another process is refused with its pid")
     func directoryInUse() async throws {
         let data = dataDirectory()
@@ -53,6 +106,14 @@ struct CommandLineTests {
         let result = try await runChordstore(["--data", data, "list"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("is in use by another process (pid \(ProcessInfo.processInfo.processIdentifier))"))
+        #expect(result.stderr.contains("send commands to the running server"))
+        // verify and rebuild have no --server form: they say to stop the holder first.
+        for verb in ["verify", "rebuild"] {
+            let refused = try await runChordstore(["--data", data, verb])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("is in use by another process (pid \(ProcessInfo.processInfo.processIdentifier)); stop it first: \(verb) works on a data directory no server has open"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("send commands"))
+        }
     }
 
     @Test("undo, redo, session, history and --as-of work from the command line; the default session is stable per user")

@@ -88,6 +88,9 @@ struct OperatorMistakeTests {
         let verify = try await runChordstore(["--data", typo.path, "verify"])
         #expect(verify.status == 1 && verify.stderr.contains("is not a data directory"), "\(verify.stdout)\(verify.stderr)")
         #expect(!FileManager.default.fileExists(atPath: typo.path), "verify made the directory it was wrongly given")
+        let rebuildTypo = try await runChordstore(["--data", typo.path, "rebuild"])
+        #expect(rebuildTypo.status == 1 && rebuildTypo.stderr.contains("is not a data directory (it has no data.mdb): nothing to rebuild"), "\(rebuildTypo.stdout)\(rebuildTypo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo.path), "rebuild made the directory it was wrongly given")
 
         // rebuild counts the whole log's events, as verify does (it said the default
         // store's: 0 here, where stores a and b hold every chordset).
@@ -96,6 +99,9 @@ struct OperatorMistakeTests {
         let rebuiltEvents = try #require(try JSONSerialization.jsonObject(with: Data(rebuilt.stdout.utf8)) as? [String: Any])["events"] as? String
         let verifiedEvents = try #require(try JSONSerialization.jsonObject(with: Data(verified.stdout.utf8)) as? [String: Any])["events"] as? String
         #expect(rebuiltEvents != nil && rebuiltEvents == verifiedEvents && rebuiltEvents != "0", "\(rebuilt.stdout) \(verified.stdout)")
+        // ... and every store's chordsets (it said the default store's: none here).
+        let rebuiltChordsets = try #require(try JSONSerialization.jsonObject(with: Data(rebuilt.stdout.utf8)) as? [String: Any])["chordsets"] as? String
+        #expect(rebuiltChordsets == "5", "\(rebuilt.stdout)")
 
         // verify and rebuild work on a data directory: --server is refused, not ignored
         // (they checked and rebuilt the default directory, making it if need be).

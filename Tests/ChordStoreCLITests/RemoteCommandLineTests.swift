@@ -28,6 +28,10 @@ struct RemoteCommandLineTests {
         let refused = try await runChordstore(["--server", address, "set-bpm", chordID, "0"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("INVALID_ARGUMENT: bpm 0.0 is outside 1...999"))
+        // On the wire an add's bpm of 0 means the default: the command line refuses it
+        // rather than add chords of 120 bpm.
+        let zeroAdd = try await runChordstore(["--server", address, "add", "zero", "--bpm", "0"])
+        #expect(zeroAdd.status == 1 && zeroAdd.stderr.contains("INVALID_ARGUMENT: bpm 0.0 is outside 1...999"), "\(zeroAdd.stdout)\(zeroAdd.stderr)")
         let offlineWhileServing = try await runChordstore(["--data", directory.path, "list"])
         #expect(offlineWhileServing.stderr.contains("in use by another process"))
 
@@ -39,6 +43,30 @@ struct RemoteCommandLineTests {
         let noServer = try await runChordstore(["--server", address, "list"])
         #expect(noServer.status == 1)
         #expect(noServer.stderr.contains("no server answers at \(address)"))
+    }
+
+    @Test("a server that takes the connection and never answers fails the verb (SERVER_NOT_ANSWERING) instead of keeping it waiting")
+    func silentServer() async throws {
+        // A listening socket nobody accepts from: the kernel completes the connection,
+        // and nothing ever answers (what a frozen server looks like).
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let started = Date()
+        let result = try await runChordstore(["--server", "127.0.0.1:\(port)", "--token", "t", "profile"], timeout: 45)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("UNAVAILABLE: the server stopped answering"), "\(result.stderr)")
+        #expect(elapsed < 30, "it took \(elapsed) s")
     }
 
     @Test("watch prints events as they commit; list filters, sorts, pages with a cursor and counts")

@@ -132,7 +132,7 @@ struct  Chordstore__V1__RebuildReport
    */
   uint64_t events;
   /*
-   * chordsets in the rebuilt views
+   * chordsets in the rebuilt views, every store's
    */
   uint64_t chordsets;
   double seconds;

@@ -248,10 +248,16 @@ public final class Client: Sendable {
         }
     }
 
-    /// `HOST:PORT` split at its last colon (`nil` if the port is not a number).
+    /// `HOST:PORT` split at its last colon (`nil` if the port is not a number); an IPv6
+    /// host is written in brackets, `[::1]:7420`, and comes back without them.
     public static func split(_ address: String) -> (String, Int)? {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else { return nil }
-        return (String(address[..<colon]), port)
+        let host = address[..<colon]
+        if host.hasPrefix("[") {
+            guard host.hasSuffix("]"), host.count > 2 else { return nil }
+            return (String(host.dropFirst().dropLast()), port)
+        }
+        return (String(host), port)
     }
 
     /// A server stream over the current connection (not retried: resume from the last

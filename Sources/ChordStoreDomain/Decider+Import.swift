@@ -87,11 +87,12 @@ extension Decider {
         guard chordset.chords.map(\.position) == Array(0..<Chordset.chordCount) else {
             throw refuse("has chords at positions \(chordset.chords.map(\.position)), not 0…7")
         }
+        guard try state.chordLocation(chordset.id) == nil else { throw refuse("has id \(chordset.id), which is a chord's") }
         var ids: Set<UUID> = [chordset.id]
         for chord in chordset.chords {
             try validation.checkBPM(chord.bpm)
             try validation.checkColor(chord.color)
-            guard ids.insert(chord.id).inserted, try state.chordLocation(chord.id) == nil else {
+            guard ids.insert(chord.id).inserted, try state.chordLocation(chord.id) == nil, try state.chordset(chord.id) == nil else {
                 throw refuse("gives chord id \(chord.id) twice, or one in use")
             }
         }

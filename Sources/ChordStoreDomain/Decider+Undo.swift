@@ -39,7 +39,7 @@ extension Decider {
         case .setControlsChord: "controls chord"
         case .deleteAll: "collection"
         case .setChordColor(let id, _), .setChordBPM(let id, _): "chordset of chord \(id)"
-        case .addChordset(let add): "chordset \(add.id.map { "\($0)" } ?? "")"
+        case .addChordset(let add): add.id.map { "chordset \($0)" } ?? "new chordset"
         case .renameChordset(let id, _), .deleteChordset(let id), .moveChordset(let id, _): "chordset \(id)"
         case .undo, .redo: preconditionFailure("revision(for:) refuses \(command.kindName) first")
         }
@@ -170,10 +170,10 @@ extension Decider {
             throw ChordStoreError(.resourceExhausted, "putting back \(extra) chordsets would pass the limit of \(validation.limits.maxChordsets)")
         }
         for chordset in chordsets {
-            if try state.chordset(chordset.id) != nil {
+            if try state.chordset(chordset.id) != nil || state.chordLocation(chordset.id) != nil {
                 throw ChordStoreError(.failedPrecondition, "chordset id \(chordset.id) is in use again; cannot put it back")
             }
-            for chord in chordset.chords where try state.chordLocation(chord.id) != nil {
+            for chord in chordset.chords where try state.chordLocation(chord.id) != nil || state.chordset(chord.id) != nil {
                 throw ChordStoreError(.failedPrecondition, "chord id \(chord.id) is in use again; cannot put chordset \(chordset.id) back")
             }
         }

@@ -118,6 +118,7 @@ public struct Decider: Sendable {
             if id != previous?.id, try state.chordLocation(id) != nil {
                 throw ChordStoreError(.alreadyExists, "chord id \(id) is already in use", reason: .idInUse)
             }
+            if id != previous?.id { try checkNotAChordset(id, state: state) }
             return .controlsChordSet(Chord(id: id, position: 0, bpm: set.bpm, color: set.color), previous: previous)
 
         case .moveChordset(let id, let toIndex):
@@ -155,6 +156,11 @@ public struct Decider: Sendable {
         let derivesChordIDs = add.id == nil
         if try state.chordset(id) != nil {
             throw ChordStoreError(.alreadyExists, "chordset \(id) already exists", reason: .idInUse)
+        }
+        // One id names one thing: a client's chordset id may not be a chord's. (The ids
+        // the store draws are new to it.)
+        if add.id != nil, try state.chordLocation(id) != nil {
+            throw ChordStoreError(.alreadyExists, "id \(id) is already a chord's", reason: .idInUse)
         }
         // The derived ids a client may have taken, asked once (the chordset is new, so a
         // lookup of each would first look for it in vain).
@@ -195,6 +201,7 @@ public struct Decider: Sendable {
             if mayBeTaken, try state.chordLocation(chordID) != nil {
                 throw ChordStoreError(.alreadyExists, "chord id \(chordID) is already in use", reason: .idInUse)
             }
+            if spec.id != nil { try checkNotAChordset(chordID, state: state) }
             chords.append(Chord(
                 id: chordID,
                 position: spec.position,
@@ -205,6 +212,13 @@ public struct Decider: Sendable {
         return Chordset(
             id: id, title: add.title, creationDate: add.creationDate ?? timestamp,
             index: count, chords: chords)
+    }
+
+    /// Refuses a client's chord id that names a chordset: one id names one thing.
+    func checkNotAChordset(_ id: UUID, state: some StateReading) throws {
+        if try state.chordset(id) != nil {
+            throw ChordStoreError(.alreadyExists, "id \(id) is already a chordset's", reason: .idInUse)
+        }
     }
 
     func existingChordset(_ id: UUID, state: some StateReading) throws -> Chordset {

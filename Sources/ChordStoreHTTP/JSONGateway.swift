@@ -159,7 +159,29 @@ struct JSONGateway: Sendable {
         do {
             return try type.init(jsonUTF8Bytes: bytes, options: JSONDecodingOptions())
         } catch {
-            throw WireError(.invalidArgument, "the body is not a JSON \(type.protoMessageName): \(error)")
+            throw WireError(.invalidArgument, "the body is not a JSON \(type.protoMessageName): \(Self.explain(error))")
+        }
+    }
+
+    /// What a JSON decoding error means, in words (swift-protobuf's cases print as code:
+    /// `unknownField("bogus")`, `failure`).
+    static func explain(_ error: any Error) -> String {
+        guard let error = error as? JSONDecodingError else { return "\(error)" }
+        switch error {
+        case .unknownField(let name): return "it has no field \"\(name)\""
+        case .failure: return "it is not a JSON object of the message's fields"
+        case .malformedNumber, .numberRange, .leadingZero: return "a number is malformed or out of its field's range"
+        case .malformedBool: return "a boolean field's value is not true or false"
+        case .malformedString, .invalidUTF8: return "a string is malformed (bad escape or UTF-8)"
+        case .unrecognizedEnumValue: return "an enum field has a value it does not define"
+        case .illegalNull: return "null is not allowed there"
+        case .truncated: return "the JSON ends early"
+        case .trailingGarbage: return "there is more after the JSON object"
+        case .conflictingOneOf: return "it sets two fields of which one only may be set"
+        case .messageDepthLimit: return "it nests too deeply"
+        case .malformedDuration, .malformedTimestamp, .malformedFieldMask: return "a duration, timestamp or field mask is malformed"
+        case .malformedMap, .unquotedMapKey, .missingFieldNames, .schemaMismatch: return "it does not match the message's schema (\(error))"
+        @unknown default: return "\(error)"
         }
     }
 

@@ -84,12 +84,27 @@ public enum SecretFile {
 
     /// A token or secret given in a file: its first line, trimmed.
     public static func read(_ path: String, what: String) throws -> String {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw SecretFileError("cannot read \(what) from \(path): \(error.localizedDescription)")
+        // Read with the system's calls, whose failures name themselves (Foundation's said
+        // "You don't have permission." of /dev/null, and gave a directory an error number).
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SecretFileError("cannot read \(what) from \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw SecretFileError("\(path) is a directory; give the file that holds \(what)")
         }
+        // The first line is all that is used: 64 KiB is plenty, and bounds what a wrong
+        // path (a device, a large file) makes this read.
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var count = 0
+        while count < buffer.count {
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { throw SecretFileError("cannot read \(what) from \(path): \(String(cString: strerror(errno)))") }
+            if read == 0 { break }
+            count += read
+        }
+        let text = String(decoding: buffer.prefix(count), as: UTF8.self)
         let line = text.split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         guard !line.isEmpty else { throw SecretFileError("\(path) is empty: it should hold \(what)") }
         return line

@@ -22,11 +22,24 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
             return nil
         }
         guard length <= maxFrameSize else {
-            throw WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(maxFrameSize) bytes", reason: .frameTooLarge)
+            throw WireError(.resourceExhausted, "frame of \(length) bytes exceeds the limit of \(maxFrameSize) bytes\(Self.otherProtocol(length))", reason: .frameTooLarge)
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: 4)
         return buffer.readSlice(length: Int(length))
+    }
+
+    /// A hint when a "length" is the start of another protocol's message (an HTTP
+    /// request or answer, TLS): the peer is on the wrong port, or speaks something else.
+    static func otherProtocol(_ length: UInt32) -> String {
+        let bytes = withUnsafeBytes(of: length.bigEndian) { Array($0) }
+        if (bytes[0] == 0x15 || bytes[0] == 0x16) && bytes[1] == 0x03 {
+            return " (its first bytes are a TLS record: the peer uses TLS and this side does not)"
+        }
+        guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return "" }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard ["HTTP", "GET ", "POST", "PUT ", "HEAD", "PRI "].contains(text) else { return "" }
+        return " (its first bytes are \"\(text)\": the peer speaks HTTP, not the ChordStore protocol; is this the right port?)"
     }
 
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> ByteBuffer? {

@@ -11,7 +11,7 @@ import SwiftProtobuf
 /// Options every verb takes: where the store is, who is acting, and the output format.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Talk to the server at HOST:PORT (the default, unless --data is given); several members of a cluster, comma-separated, to follow its leader through a failover.",
+        "Talk to the server at HOST:PORT (the default, unless --data is given; an IPv6 address in brackets, [::1]:7420); several members of a cluster, comma-separated, to follow its leader through a failover.",
         valueName: "HOST:PORT[,HOST:PORT...]"))
     var server: String = ProcessInfo.processInfo.environment["CHORDSTORE_SERVER"] ?? "127.0.0.1:7420"
 
@@ -72,6 +72,10 @@ struct GlobalOptions: ParsableArguments {
         }
         guard token == nil || tokenFile == nil else { throw ValidationError("give --token or --token-file, not both") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        // A usage error (64), found before anything is done; unused with --data.
+        if data == nil {
+            do throws(ChordStoreError) { _ = try serverAddresses(server) } catch { throw ValidationError(error.message) }
+        }
     }
 
     /// What the CLI shows the server: the token (``tokenSource``), the cluster secret if
@@ -235,14 +239,16 @@ func withStore<T>(_ global: GlobalOptions, stoppedServerOnly verb: String? = nil
 }
 
 /// Runs `body` against the server (`--server`), or the data directory when `--data` is
-/// given; refusals print as `CODE: message` with exit status 1.
-func withAccess<T>(_ global: GlobalOptions, _ body: (any StoreAccess) async throws -> T) async throws -> T {
+/// given, on `store` (default: `--store`'s); refusals print as `CODE: message` with exit
+/// status 1.
+func withAccess<T>(_ global: GlobalOptions, store: String? = nil, _ body: (any StoreAccess) async throws -> T) async throws -> T {
     let access: any StoreAccess
+    let name = store ?? global.storeName
     do {
         if global.data != nil {
-            access = LocalAccess(store: try global.openStore(), name: global.storeName)
+            access = LocalAccess(store: try global.openStore(), name: name)
         } else {
-            access = try ClientAccess(global.server, store: global.storeName, credentials: try global.credentials())
+            access = try ClientAccess(global.server, store: name, credentials: try global.credentials())
         }
     } catch {
         throw Failure(error)

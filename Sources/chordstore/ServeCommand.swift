@@ -470,9 +470,12 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             store.close()
+            let asked = [("the ChordStore port", host, port)] + (http.map { [("the HTTP port", httpHost, $0.port)] } ?? [])
+                + (grpcPort.map { [("the gRPC port", host, $0)] } ?? [])
             let failure = ChordStoreError(
                 .unavailable,
-                "cannot serve on \(host):\(port)\(http.map { " (HTTP on \(httpHost):\($0.port))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): \(error)")
+                "cannot serve on \(host):\(port)\(http.map { " (HTTP on \(httpHost):\($0.port))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): "
+                    + (ListenProbe.refusal(asked) ?? ListenProbe.describe(error)))
             logger.critical("cannot serve", metadata: ["error": "\(failure)"])  // in the log's format too (--log-format json)
             throw Failure(failure)
         }

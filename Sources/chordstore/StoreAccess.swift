@@ -224,11 +224,21 @@ func serverAddresses(_ text: String) throws(ChordStoreError) -> [String] {
     return addresses
 }
 
-/// Splits one `--server` address into its host and port.
+/// Splits one `--server` address into its host and port: `HOST:PORT`, or
+/// `[IPV6]:PORT` (the host comes back without its brackets).
 func serverAddress(_ address: String) throws(ChordStoreError) -> (host: String, port: Int) {
-    let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), !parts[0].isEmpty else {
-        throw ChordStoreError(.invalidArgument, "--server takes HOST:PORT, not '\(address)'")
+    let refusal = ChordStoreError(.invalidArgument, "--server takes HOST:PORT or [IPV6]:PORT, not '\(address)'")
+    let host: Substring, portText: Substring
+    if address.hasPrefix("[") {
+        guard let close = address.firstIndex(of: "]"), address[address.index(after: close)...].hasPrefix(":") else { throw refusal }
+        host = address[address.index(after: address.startIndex)..<close]
+        portText = address[address.index(close, offsetBy: 2)...]
+        guard host.contains(":") else { throw refusal }
+    } else {
+        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw refusal }
+        (host, portText) = (parts[0], parts[1])
     }
-    return (String(parts[0]), port)
+    guard let port = Int(portText), (1...65_535).contains(port), !host.isEmpty else { throw refusal }
+    return (String(host), port)
 }

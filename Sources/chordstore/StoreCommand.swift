@@ -86,7 +86,9 @@ struct StoreCommand: AsyncParsableCommand {
         @Argument(help: "The store (default: the --store one).") var name: String?
 
         func run() async throws {
-            let info = try await withAccess(global) { try await $0.storeInfo(name ?? global.storeName) }
+            // The call names the store asked about: a token of that store alone may ask.
+            let store = name ?? global.storeName
+            let info = try await withAccess(global, store: store) { try await $0.storeInfo(store) }
             try Output.store(info, json: global.json)
         }
     }

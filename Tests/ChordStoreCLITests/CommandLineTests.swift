@@ -98,6 +98,21 @@ struct CommandLineTests {
         #expect(remoteHistory.status == 0 && remoteHistory.stdout.split(separator: "\n").count == count, "\(remoteHistory.stderr)")
     }
 
+    @Test("a token file that is empty, a directory or missing is refused saying which")
+    func tokenFileMistakes() async throws {
+        let directory = dataDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (file, expected) in [
+            ("/dev/null", "/dev/null is empty: it should hold a token"),
+            (directory, "\(directory) is a directory; give the file that holds a token"),
+            (directory + "/missing", "cannot read a token from \(directory)/missing: No such file or directory"),
+        ] {
+            let result = try await runChordstore(["--server", "127.0.0.1:1", "--token-file", file, "profile"])
+            #expect(result.status == 1 && result.stderr.contains(expected), "\(result.stderr)")
+        }
+    }
+
     @Test("a data directory held by another process is refused with its pid")
     func directoryInUse() async throws {
         let data = dataDirectory()

@@ -55,6 +55,15 @@ struct JSONGatewayTests {
             let (got, reply) = try await call(method, body, headers)
             #expect(got == status && reply["code"] as? String == code, "\(method) \(body.prefix(40)): \(got) \(reply)")
         }
+        // A body that is not the message says why in words, not in the decoder's names.
+        for (body, expected) in [
+            (#"{"titel": "typo"}"#, #"the body is not a JSON chordstore.v1.AddChordsetRequest: it has no field "titel""#),
+            ("[]", "it is not a JSON object of the message's fields"),
+            (#"{"title": 5}"#, "a string is malformed"),
+        ] {
+            let (_, reply) = try await call("AddChordset", body)
+            #expect((reply["message"] as? String)?.contains(expected) == true, "\(body): \(reply)")
+        }
 
         // A declared body too large is refused before it is read; GET is not a call.
         let declared = try await offPool {

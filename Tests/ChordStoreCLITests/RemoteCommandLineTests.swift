@@ -1,3 +1,4 @@
+import ChordStoreClient
 import Foundation
 import TestSupport
 import Testing
@@ -49,24 +50,92 @@ struct RemoteCommandLineTests {
     func silentServer() async throws {
         // A listening socket nobody accepts from: the kernel completes the connection,
         // and nothing ever answers (what a frozen server looks like).
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(listener >= 0)
+        let (listener, port) = try Self.listener()
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let started = Date()
         let result = try await runChordstore(["--server", "127.0.0.1:\(port)", "--token", "t", "profile"], timeout: 45)
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("UNAVAILABLE: the server stopped answering"), "\(result.stderr)")
         #expect(elapsed < 30, "it took \(elapsed) s")
+    }
+
+    @Test("serve names the port it could not listen on and why (gRPC's error did not say; NIO's had a stray parenthesis)")
+    func portTaken() async throws {
+        let (taken, port) = try Self.listener()
+        defer { close(taken) }
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("remote-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        for (arguments, name) in [(["--port", "\(port)"], "the ChordStore port"), (["--port", "0", "--grpc-port", "\(port)"], "the gRPC port")] {
+            let result = try await runChordstore(["serve", "--data", data.path, "--http-port", "none"] + arguments, timeout: 30)
+            #expect(result.status == 1 && result.stderr.contains("\(name) 127.0.0.1:\(port): Address already in use"), "\(result.stderr.suffix(400))")
+            #expect(!result.stderr.contains("serverIsStopped") && !result.stderr.contains("in use)"))
+        }
+    }
+
+    /// A socket listening on a free port of 127.0.0.1 that accepts nobody, and its port.
+    static func listener() throws -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Whether this machine has an IPv6 loopback address to bind.
+    static let ipv6Loopback: Bool = {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+        }
+    }()
+
+    @Test("--server takes an IPv6 address in brackets; a malformed --server is a usage error (64)")
+    func serverAddresses() async throws {
+        for wrong in ["::1:7420", "[::1]7420", "[]:7420", "[127.0.0.1]:7420", "host:0", "host"] {
+            let refused = try await runChordstore(["--server", wrong, "profile"])
+            #expect(refused.status == 64 && refused.stderr.contains("--server takes HOST:PORT or [IPV6]:PORT, not '\(wrong)'"), "\(wrong): \(refused.status) \(refused.stderr)")
+        }
+        // With --data, --server is not used: a wrong one in the environment does no harm.
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("remote-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        #expect(try await runChordstore(["--data", data.path, "add", "x"], environment: ["CHORDSTORE_SERVER": "nonsense"]).status == 0)
+        guard Self.ipv6Loopback else { return }  // no ::1 here: nothing more to try
+
+        let port = try LoopbackPorts.free(1)[0]
+        let server = Process()
+        server.executableURL = try chordstoreExecutable()
+        server.arguments = ["serve", "--data", data.path + "-v6", "--host", "::1", "--port", "\(port)", "--http-port", "none", "--auth", "none"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            kill(server.processIdentifier, SIGTERM)
+            try? FileManager.default.removeItem(atPath: data.path + "-v6")
+        }
+        var added: RunResult?
+        for _ in 0..<100 {
+            let result = try await runChordstore(["--server", "[::1]:\(port)", "add", "over IPv6"])
+            if result.status == 0 { added = result; break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(added?.stdout.hasPrefix("added chordset ") == true)
+        let list = try await runChordstore(["--server", "[::1]:\(port)", "list"])
+        #expect(list.stdout.contains("over IPv6"), "\(list.stderr)")
     }
 
     @Test("watch prints events as they commit; list filters, sorts, pages with a cursor and counts")

@@ -64,6 +64,12 @@ struct SecurityCommandTests {
         #expect(addA.stderr.contains("PERMISSION_DENIED"), "\(addA.stderr)")
         let listDefault = try await runChordstore(server_ + ["list"], environment: nowhere.merging(["CHORDSTORE_TOKEN": secret]) { $1 })
         #expect(listDefault.stderr.contains("PERMISSION_DENIED"), "\(listDefault.stderr)")
+        // store info names the store asked about: the store's own token may ask without
+        // --store, and a refusal names that store, not the default one.
+        let infoA = try await runChordstore(server_ + ["--token-file", readOnly.path, "store", "info", "a"], environment: nowhere)
+        #expect(infoA.status == 0 && infoA.stdout.contains("a"), "\(infoA.stderr)")
+        let infoDefault = try await runChordstore(server_ + ["--token-file", readOnly.path, "store", "info", "default"], environment: nowhere)
+        #expect(infoDefault.status == 1 && infoDefault.stderr.contains("not on default"), "\(infoDefault.stderr)")
 
         // --out: a new file of mode 0600, never an existing one.
         let outFile = data.appendingPathComponent("rw.token")

@@ -1,4 +1,4 @@
-import ChordStoreDomain
+@testable import ChordStoreDomain
 import Foundation
 import Testing
 
@@ -132,5 +132,36 @@ struct DeciderTests {
             .alreadyExists, .setControlsChord(SetControlsChord(id: chordset.chords[0].id, bpm: 90, color: color)),
             mentioning: "already in use")
         #expect(state.chordCount() == 9)
+    }
+
+    @Test("one id names one thing: a client's chordset id may not be a chord's, nor its chord, controls, imported or put-back ids a chordset's")
+    mutating func oneNamespace() throws {
+        let color = ChordColor(hue: 0.1, purity: 0.2, brightness: 0.3)
+        guard case .chordsetAdded(let first) = try run(.addChordset(AddChordset(id: UUID(), title: "first"))) else { return }
+        expectRefused(.alreadyExists, .addChordset(AddChordset(id: first.chords[2].id, title: "a chord's id")), mentioning: "is already a chord's")
+        let chordsetsID = (0..<8).map { ChordSpec(id: $0 == 3 ? first.id : nil, position: $0) }
+        expectRefused(.alreadyExists, .addChordset(AddChordset(title: "a chordset's id", chords: chordsetsID)), mentioning: "is already a chordset's")
+        expectRefused(.alreadyExists, .setControlsChord(SetControlsChord(id: first.id, bpm: 90, color: color)), mentioning: "is already a chordset's")
+
+        // An imported add is refused the same way.
+        var imported = first
+        imported.id = UUID()
+        imported.chords = first.chords.map { var chord = $0; chord.id = UUID(); return chord }
+        imported.chords[5].id = first.id
+        #expect(throws: ChordStoreError.self) {
+            try decider.checkImported(.chordsetAdded(imported), sequence: 2, session: "s", mark: nil, state: state, changes: InMemoryChanges())
+        }
+        var importedOnChord = imported
+        importedOnChord.chords[5].id = UUID()
+        importedOnChord.id = first.chords[0].id
+        #expect(throws: ChordStoreError.self) {
+            try decider.checkImported(.chordsetAdded(importedOnChord), sequence: 2, session: "s", mark: nil, state: state, changes: InMemoryChanges())
+        }
+
+        // Deleted, its ids are free; taken meanwhile, the chordset cannot be put back.
+        _ = try run(.deleteChordset(id: first.id))
+        let reuse = (0..<8).map { ChordSpec(id: $0 == 0 ? first.id : nil, position: $0) }
+        _ = try run(.addChordset(AddChordset(title: "takes the deleted chordset's id for a chord", chords: reuse)))
+        #expect(throws: ChordStoreError.self) { try decider.checkRestorable([first], state: state, extra: 1) }
     }
 }

@@ -41,6 +41,26 @@ struct FrameDecoderTests {
         #expect(throws: WireError.self) { _ = try decoder.decode(buffer: &huge) }
     }
 
+    @Test("a \"length\" that is the start of an HTTP or TLS message says so; a plain large one does not")
+    func otherProtocols() throws {
+        func refusal(_ bytes: [UInt8]) throws -> String {
+            var decoder = FrameDecoder()
+            var buffer = ByteBuffer(bytes: bytes)
+            do {
+                _ = try decoder.decode(buffer: &buffer)
+                return ""
+            } catch let error as WireError {
+                return error.message
+            }
+        }
+        #expect(try refusal(Array("HTTP/1.1 400 Bad Request\r\n".utf8)).contains("\"HTTP\": the peer speaks HTTP, not the ChordStore protocol"))
+        #expect(try refusal(Array("GET / HTTP/1.1\r\n".utf8)).contains("\"GET \": the peer speaks HTTP"))
+        #expect(try refusal([0x16, 0x03, 0x01, 0x02, 0x00]).contains("a TLS record"))
+        #expect(try refusal([0x15, 0x03, 0x03, 0x00, 0x02]).contains("a TLS record"))
+        let plain = try refusal([0x7F, 0xFF, 0xFF, 0xFF])
+        #expect(plain.contains("exceeds the limit") && !plain.contains("("), "\(plain)")
+    }
+
     @Test("end of stream inside a frame is reported as a truncated frame")
     func truncated() throws {
         var decoder = FrameDecoder()

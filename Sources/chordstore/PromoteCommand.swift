@@ -33,17 +33,20 @@ struct PromoteCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status = try await clusterCall(global, .promote, Chordstore_V1_PromoteRequest.with { $0.force = force })
+        // Once: each attempt raises the cluster's epoch, so a refused promotion is not
+        // repeated (it burned several epochs).
+        let status = try await clusterCall(global, .promote, Chordstore_V1_PromoteRequest.with { $0.force = force }, attempts: 1)
         print(global.json ? try status.jsonString() : StatusCommand.text(status))
     }
 }
 
 /// One call to `--server` (the first, when several are given) about that node: never
-/// moved to another (no redirect, no failover).
+/// moved to another (no redirect, no failover), made at most `attempts` times.
 func clusterCall<Request: SwiftProtobuf.Message>(
-    _ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ request: Request
+    _ global: GlobalOptions, _ method: ChordStoreAPI.Method, _ request: Request, attempts: Int = Client.RetryPolicy().attempts
 ) async throws -> Chordstore_V1_NodeStatus {
     var retry = Client.RetryPolicy()
+    retry.attempts = attempts
     retry.redirects = 0
     retry.failover = .zero
     return try await serverCall(global, method, request, retry: retry)

@@ -73,6 +73,43 @@ struct RemoteCommandLineTests {
         }
     }
 
+    @Test("a promotion refused for want of a majority is not repeated: it raised the epoch once (it burned five)")
+    func promoteOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("promote-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret")
+        try Data((String(repeating: "s", count: 40) + "\n").utf8).write(to: secret)
+        _ = chmod(secret.path, 0o600)
+        let ports = try LoopbackPorts.free(2)
+        func start(_ index: Int, _ extra: [String]) throws -> Process {
+            let process = Process()
+            process.executableURL = try chordstoreExecutable()
+            process.arguments = ["serve", "--data", directory.appendingPathComponent("n\(index)").path, "--port", "\(ports[index])",
+                                 "--http-port", "none", "--peer", "127.0.0.1:\(ports[1 - index])", "--cluster-secret-file", secret.path] + extra
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let leader = try start(0, [])
+        defer { kill(leader.processIdentifier, SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        let follower = try start(1, ["--follow", "127.0.0.1:\(ports[0])"])
+        defer { kill(follower.processIdentifier, SIGTERM) }
+        let token = ["CHORDSTORE_TOKEN_FILE": directory.appendingPathComponent("n1/admin.token").path]
+        let asFollower = ["--server", "127.0.0.1:\(ports[1])", "--cluster-secret-file", secret.path]
+        var following = false
+        for _ in 0..<150 where !following {
+            following = try await runChordstore(asFollower + ["status"], environment: token).stdout.contains("follower")
+            if !following { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(following, "the follower did not start")
+        kill(leader.processIdentifier, SIGKILL)
+        let promoted = try await runChordstore(asFollower + ["promote"], environment: token)
+        #expect(promoted.status == 1 && promoted.stderr.contains("only 1 of 2 members took epoch 2;"), "\(promoted.stderr)")
+    }
+
     /// A socket listening on a free port of 127.0.0.1 that accepts nobody, and its port.
     static func listener() throws -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

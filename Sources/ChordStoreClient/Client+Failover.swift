@@ -84,6 +84,8 @@ extension Client {
                             _ = try await bounded(interval) {
                                 try await connection.call(.health, Chordstore_V1_HealthRequest(), timeout: interval, as: Chordstore_V1_HealthReply.self)
                             }
+                        } catch let error as ClientError where error.isServerReply {
+                            continue  // it answered (a refusal, an overload): it is not stopped
                         } catch {
                             throw ClientError(
                                 .unavailable, "the server stopped answering: no answer to a health check within \(interval)", reason: .serverNotAnswering)

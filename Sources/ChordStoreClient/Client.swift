@@ -92,7 +92,7 @@ public final class Client: Sendable {
         credentials: ClientCredentials = ClientCredentials()
     ) {
         self.target = Mutex((host, port))
-        self.servers = Mutex(["\(host):\(port)"])
+        self.servers = Mutex([Self.join(host, port)])
         self.retry = retry
         self.localAddress = localAddress
         self.store = store
@@ -126,7 +126,7 @@ public final class Client: Sendable {
     /// Where calls go now (`host:port`): the address given, or the leader a follower named.
     public var address: String {
         let (host, port) = target.withLock { $0 }
-        return "\(host):\(port)"
+        return Self.join(host, port)
     }
 
     /// Every server this client knows.
@@ -248,6 +248,12 @@ public final class Client: Sendable {
         }
     }
 
+    /// `host` and `port` as one address, as ``split(_:)`` reads it: an IPv6 host in
+    /// brackets (`[::1]:7420`), so that an address given either way is spelled one way.
+    public static func join(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
     /// `HOST:PORT` split at its last colon (`nil` if the port is not a number); an IPv6
     /// host is written in brackets, `[::1]:7420`, and comes back without them.
     public static func split(_ address: String) -> (String, Int)? {
@@ -305,7 +311,7 @@ public final class Client: Sendable {
         }
         let (host, port) = target.withLock { $0 }
         let fresh = try await Connection.connect(
-            host: host, port: port, localAddress: localAddress, store: store, credentials: credentials.shown(to: "\(host):\(port)"),
+            host: host, port: port, localAddress: localAddress, store: store, credentials: credentials.shown(to: Self.join(host, port)),
             connectTimeout: retry.connectTimeout)
         let (winner, loser) = current.withLock { current -> (Connection, Connection?) in
             if let existing = current { return (existing, fresh) }
@@ -327,6 +333,8 @@ public final class Client: Sendable {
     }
 
     static func isRetryable(_ method: Method, _ request: some SwiftProtobuf.Message) -> Bool {
+        // Each promotion raises the cluster's epoch: a refused one is not repeated.
+        if method == .promote { return false }
         if !method.isCommand { return true }
         return (request as? any CommandRequest)?.commandContext.commandID.isEmpty == false
     }

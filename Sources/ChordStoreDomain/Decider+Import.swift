@@ -53,7 +53,7 @@ extension Decider {
                 try validation.checkBPM(chord.bpm)
                 try validation.checkColor(chord.color)
                 guard chord.position == 0 else { throw refuse("gives the controls chord position \(chord.position), not 0") }
-                if chord.id != previous?.id, try state.chordLocation(chord.id) != nil {
+                if chord.id != previous?.id, try state.chordLocation(chord.id) != nil || state.chordset(chord.id) != nil {
                     throw refuse("gives the controls chord id \(chord.id), which is in use")
                 }
             }
@@ -87,7 +87,6 @@ extension Decider {
         guard chordset.chords.map(\.position) == Array(0..<Chordset.chordCount) else {
             throw refuse("has chords at positions \(chordset.chords.map(\.position)), not 0…7")
         }
-        guard try state.chordLocation(chordset.id) == nil else { throw refuse("has id \(chordset.id), which is a chord's") }
         var ids: Set<UUID> = [chordset.id]
         for chord in chordset.chords {
             try validation.checkBPM(chord.bpm)

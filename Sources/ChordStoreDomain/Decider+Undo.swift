@@ -137,7 +137,7 @@ extension Decider {
 
         case .controlsChordSet(_, let previous):
             let current = try state.controlsChord()
-            if let previous, previous.id != current?.id, try state.chordLocation(previous.id) != nil {
+            if let previous, previous.id != current?.id, try state.chordLocation(previous.id) != nil || state.chordset(previous.id) != nil {
                 throw ChordStoreError(.failedPrecondition, "chord id \(previous.id) is in use again; cannot put the controls chord back")
             }
             return .controlsChordSet(previous, previous: current)

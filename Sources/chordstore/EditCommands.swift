@@ -2,10 +2,17 @@ import ChordStoreRecords
 import ArgumentParser
 import ChordStoreDomain
 import ChordStoreEngine
+import Foundation
 
 /// Executes one command and prints what happened.
 func executeAndReport(_ command: Command, _ global: GlobalOptions) async throws {
-    let recorded = try await withAccess(global) { try await $0.execute(command, context: global.context) }
+    try await executeAndReport(global) { _ in command }
+}
+
+/// Executes the command `make` gives for the store reached (which it may read first, as
+/// ``chordCommand(_:_:_:)`` does) and prints the event, or its envelope with `--json`.
+func executeAndReport(_ global: GlobalOptions, _ make: @escaping (any StoreAccess) async throws -> Command) async throws {
+    let recorded = try await withAccess(global) { store in try await store.execute(try await make(store), context: global.context) }
     if global.json {
         return try Output.json(RecordCodec.envelope(for: recorded))
     }
@@ -51,11 +58,24 @@ struct SetColorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-color", abstract: "Set a chord's background colour (a chordset's chord or the controls chord).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The chord id.") var chordID: String
+    @Argument(help: "The chord id, or 'controls' for the controls chord.") var chordID: String
     @OptionGroup var color: ColorOptions
 
     func run() async throws {
-        try await executeAndReport(.setChordColor(chordID: try parseID(chordID), color: color.color), global)
+        let color = color.color
+        try await chordCommand(chordID, global) { .setChordColor(chordID: $0, color: color) }
+    }
+}
+
+/// Executes the edit `make` gives for the chord `text` names: an id, or `controls` (the
+/// controls chord's id, read from the store first; as `show controls` takes it).
+func chordCommand(_ text: String, _ global: GlobalOptions, _ make: @escaping @Sendable (UUID) -> Command) async throws {
+    guard text == "controls" else { return try await executeAndReport(make(try parseID(text)), global) }
+    try await executeAndReport(global) { store in
+        guard let controls = try await store.controlsChord() else {
+            throw ChordStoreError(.notFound, "the store has no controls chord (set one with set-controls)")
+        }
+        return make(controls.id)
     }
 }
 
@@ -63,11 +83,12 @@ struct SetColorCommand: AsyncParsableCommand {
 struct SetBPMCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "set-bpm", abstract: "Set a chord's tempo (1...999 bpm).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The chord id.") var chordID: String
+    @Argument(help: "The chord id, or 'controls' for the controls chord.") var chordID: String
     @Argument(help: "Beats per minute.") var bpm: Double
 
     func run() async throws {
-        try await executeAndReport(.setChordBPM(chordID: try parseID(chordID), bpm: bpm), global)
+        let bpm = bpm
+        try await chordCommand(chordID, global) { .setChordBPM(chordID: $0, bpm: bpm) }
     }
 }
 

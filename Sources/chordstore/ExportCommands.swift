@@ -119,8 +119,9 @@ struct ImportCommand: AsyncParsableCommand {
             holds are then skipped, once the file's event at the store's last one is found
             to be that event (its command id, time and session). Events keep their sequence
             numbers, times, sessions, command ids and undo marks; each is checked against
-            the store as a command would be, and batches of 1,000 are committed whole or not
-            at all.
+            the store as a command would be, and batches of up to 1,000 (and 1 MiB) are
+            committed whole or not at all: a refusal says how many events the store kept,
+            and --resume goes on once the file is mended.
             """))
     @OptionGroup var global: GlobalOptions
     @Argument(help: ArgumentHelp("The export to read ('-': standard input).", valueName: "FILE")) var file: String
@@ -257,6 +258,11 @@ struct ImportCommand: AsyncParsableCommand {
             // Only a store this import made and that is still empty (a reply may have been
             // lost after its first batch committed) goes again.
             if created, (try? await store.storeInfo(name).headSequence) == 0 { _ = try? await store.deleteStore(name) }
+            // Batches that went in stay: say so, and how to go on.
+            if imported > 0, var refusal = error as? ChordStoreError {
+                refusal.message += " (store \(name) kept the \(imported) events imported before it, up to its event \(last): mend the file and import it again with --resume to go on)"
+                throw refusal
+            }
             throw error
         }
         return (imported, last, created)

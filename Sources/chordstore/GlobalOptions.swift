@@ -72,8 +72,9 @@ struct GlobalOptions: ParsableArguments {
         }
         guard token == nil || tokenFile == nil else { throw ValidationError("give --token or --token-file, not both") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-        // A usage error (64), found before anything is done; unused with --data.
-        if data == nil {
+        // A usage error (64), found before anything is done (unused with --data; an
+        // address from $CHORDSTORE_SERVER is refused when a verb needs it, exit 1).
+        if data == nil, Self.serverGiven {
             do throws(ChordStoreError) { _ = try serverAddresses(server) } catch { throw ValidationError(error.message) }
         }
     }
@@ -176,13 +177,13 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension GlobalOptions {
-    /// A client of `--server` showing the credentials; a bad address or credential is a
-    /// ``Failure``.
     /// How long a verb's call to a lone server waits before health checks of that
     /// server start (``Client/RetryPolicy/loneServerLiveness``): a server that stops
     /// answering (a frozen process) fails the verb rather than keep it waiting for ever.
     static let loneServerLiveness: Duration = .seconds(5)
 
+    /// A client of `--server` showing the credentials; a bad address or credential is a
+    /// ``Failure``.
     func client(store: String = "", retry: Client.RetryPolicy = Client.RetryPolicy()) throws -> Client {
         var retry = retry
         retry.loneServerLiveness = Self.loneServerLiveness

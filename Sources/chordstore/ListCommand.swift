@@ -32,7 +32,8 @@ struct ListCommand: AsyncParsableCommand {
 
             Without them, every chordset is listed (or the first --limit): the list is
             read in pages of 1,000, each as of its own moment, so a change made while a
-            long list prints may show in its later pages. With --as-of, at most 5,000
+            long list prints may show in its later pages (and a failure part way, exit 1,
+            leaves what was printed: with --json, an unfinished object). With --as-of, at most 5,000
             (the most a read of the past returns; a note on standard error says when
             there may be more).
             """))

@@ -1,11 +1,16 @@
 import Foundation
-import Glibc
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Why `serve` could not listen, in words: which address, and the system's reason.
 /// grpc-swift reports a port it could not bind as "serverIsStopped", and NIO's bind
 /// error reads `bind(descriptor:ptr:bytes:): Address already in use)`; so each address
-/// `serve` asked for is tried again, alone, once the start has failed.
+/// `serve` was given is tried again, alone, once serving has failed, and the first that
+/// cannot be bound is named beside the error.
 enum ListenProbe {
     /// The first of `addresses` (a name for the message, a host, a port; port 0 is
     /// skipped: any free one is taken) that cannot be bound now, with the reason.
@@ -28,7 +33,11 @@ enum ListenProbe {
     private static func bindRefusal(host: String, port: Int) -> String? {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        #if canImport(Glibc)
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &found) == 0, let info = found else { return nil }
         defer { freeaddrinfo(found) }

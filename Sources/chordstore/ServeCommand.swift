@@ -166,6 +166,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard !node.isEmpty, node.utf8.count <= 255, !node.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ValidationError("--node must be 1...255 bytes with no control characters")
+        }
         guard maxFrameSize >= 1_024 else { throw ValidationError("--max-frame-size must be at least 1024") }
         guard maxConnections >= 1, maxCalls >= 1, (1...86_400).contains(idleTimeout), (0...3_600).contains(grace) else {
             throw ValidationError("--max-connections and --max-calls must be positive, --idle-timeout 1...86400, --grace 0...3600")
@@ -470,12 +473,14 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             store.close()
-            let asked = [("the ChordStore port", host, port)] + (http.map { [("the HTTP port", httpHost, $0.port)] } ?? [])
+            // The ports asked for (not the default HTTP port, which may be taken) tried
+            // again, alone: the error of a port that could not be bound may not say which.
+            let asked = [("the ChordStore port", host, port)] + (http.flatMap { $0.explicit ? [("the HTTP port", httpHost, $0.port)] : nil } ?? [])
                 + (grpcPort.map { [("the gRPC port", host, $0)] } ?? [])
             let failure = ChordStoreError(
                 .unavailable,
                 "cannot serve on \(host):\(port)\(http.map { " (HTTP on \(httpHost):\($0.port))" } ?? "")\(grpcPort.map { " (gRPC on \(host):\($0))" } ?? ""): "
-                    + (ListenProbe.refusal(asked) ?? ListenProbe.describe(error)))
+                    + ListenProbe.describe(error) + (ListenProbe.refusal(asked).map { " (\($0))" } ?? ""))
             logger.critical("cannot serve", metadata: ["error": "\(failure)"])  // in the log's format too (--log-format json)
             throw Failure(failure)
         }

@@ -28,6 +28,8 @@ struct ArgumentTests {
             (["--handshake-timeout", "0"], "--handshake-timeout and --frame-timeout must be 1...3600"),
             (["--frame-timeout", "4000"], "--handshake-timeout and --frame-timeout must be 1...3600"),
             (["--max-buffered-bytes", "1000"], "--max-buffered-bytes must be at least --max-frame-size"),
+            (["--node", ""], "--node must be 1...255 bytes with no control characters"),
+            (["--node", "a\nb"], "--node must be 1...255 bytes with no control characters"),
         ] {
             let result = try await runChordstore(["serve", "--port", "0"] + arguments)
             #expect(result.status != 0)

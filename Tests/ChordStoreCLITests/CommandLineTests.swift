@@ -98,6 +98,21 @@ struct CommandLineTests {
         #expect(remoteHistory.status == 0 && remoteHistory.stdout.split(separator: "\n").count == count, "\(remoteHistory.stderr)")
     }
 
+    @Test("set-bpm and set-color take 'controls' for the controls chord, as show does; without one it is NOT_FOUND")
+    func controlsByName() async throws {
+        let data = dataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let none = try await runChordstore(["--data", data, "set-bpm", "controls", "90"])
+        #expect(none.status == 1 && none.stderr.contains("NOT_FOUND: the store has no controls chord"), "\(none.stderr)")
+        #expect(try await runChordstore(["--data", data, "set-controls", "--bpm", "80", "--hue", "0.1", "--purity", "0.2", "--brightness", "0.3"]).status == 0)
+        let bpm = try await runChordstore(["--data", data, "set-bpm", "controls", "91"])
+        #expect(bpm.status == 0, "\(bpm.stderr)")
+        let color = try await runChordstore(["--data", data, "set-color", "controls", "--hue", "0.5", "--purity", "0.5", "--brightness", "0.5"])
+        #expect(color.status == 0, "\(color.stderr)")
+        let shown = try await runChordstore(["--data", data, "--json", "show", "controls"])
+        #expect(shown.stdout.contains("\"bpm\":91") && shown.stdout.contains("\"hue\":0.5"), "\(shown.stdout)")
+    }
+
     @Test("a token file that is empty, a directory or missing is refused saying which")
     func tokenFileMistakes() async throws {
         let directory = dataDirectory()

@@ -1,3 +1,5 @@
+import ChordStoreDomain
+import ChordStoreEngine
 import CoreFoundation
 import Foundation
 import Testing
@@ -65,6 +67,37 @@ struct OperatorMistakeTests {
         let nothing = try await runChordstore(["--data", data.path, "--store", "w", "import", empty.path])
         #expect(nothing.status == 1 && nothing.stderr.contains("holds no events and is not an export"), "\(nothing.stderr)")
         #expect(!(try await stores(data)).contains("w "))
+    }
+
+    @Test("an import refused after some of its batches went in says how many the store kept and how to go on")
+    func partialImport() async throws {
+        let data = Self.directory("partial")
+        defer { try? FileManager.default.removeItem(at: data) }
+        var options = ChordStore.Options()
+        options.unsafeNoSync = true
+        let store = try ChordStore.open(at: data, options: options)
+        for index in 0..<1_100 { _ = try await store.execute(.addChordset(AddChordset(title: "c\(index)"))) }
+        store.close()
+        let file = data.appendingPathComponent("all.jsonl")
+        #expect(try await runChordstore(["--data", data.path, "export", "--out", file.path]).status == 0)
+        // Line 1,051 (event 1,050) from far ahead of the clock: the second batch is refused.
+        var lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        let moved = Self.future(lines[1_050])
+        try #require(moved != lines[1_050], "no timestamp in \(lines[1_050])")
+        lines[1_050] = moved
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let refused = try await runChordstore(["--data", data.path, "--store", "copy", "import", file.path])
+        // The batches before the refused one stayed (how many depends on the batches' bytes).
+        let kept = try #require(refused.stderr.firstMatch(of: /store copy kept the (\d+) events imported before it, up to its event (\d+): mend the file and import it again with --resume/), "\(refused.stderr)")
+        #expect(refused.status == 1 && kept.1 == kept.2 && Int(kept.1)! > 0 && Int(kept.1)! < 1_050)
+        let info = try await runChordstore(["--data", data.path, "--json", "store", "info", "copy"])
+        #expect(info.stdout.contains("\"headSequence\":\"\(kept.1)\""), "\(info.stdout)")
+    }
+
+    /// An export line with its timestamp moved to 2099.
+    private static func future(_ line: String) -> String {
+        guard let range = line.range(of: #""timestamp":"[^"]*""#, options: .regularExpression) else { return line }
+        return line.replacingCharacters(in: range, with: #""timestamp":"2099-01-01T00:00:00Z""#)
     }
 
     @Test("an export that cannot be written fails with the reason; verify of a directory that is not one fails; a failed restore keeps the operator's empty directory")

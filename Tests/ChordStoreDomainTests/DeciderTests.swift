@@ -137,7 +137,10 @@ struct DeciderTests {
     @Test("one id names one thing: a client's chordset id may not be a chord's, nor its chord, controls, imported or put-back ids a chordset's")
     mutating func oneNamespace() throws {
         let color = ChordColor(hue: 0.1, purity: 0.2, brightness: 0.3)
-        guard case .chordsetAdded(let first) = try run(.addChordset(AddChordset(id: UUID(), title: "first"))) else { return }
+        guard case .chordsetAdded(let first) = try run(.addChordset(AddChordset(id: UUID(), title: "first"))) else {
+            Issue.record("not an add")
+            return
+        }
         expectRefused(.alreadyExists, .addChordset(AddChordset(id: first.chords[2].id, title: "a chord's id")), mentioning: "is already a chord's")
         let chordsetsID = (0..<8).map { ChordSpec(id: $0 == 3 ? first.id : nil, position: $0) }
         expectRefused(.alreadyExists, .addChordset(AddChordset(title: "a chordset's id", chords: chordsetsID)), mentioning: "is already a chordset's")
@@ -148,20 +151,29 @@ struct DeciderTests {
         imported.id = UUID()
         imported.chords = first.chords.map { var chord = $0; chord.id = UUID(); return chord }
         imported.chords[5].id = first.id
-        #expect(throws: ChordStoreError.self) {
+        imported.index = 1
+        #expect {
             try decider.checkImported(.chordsetAdded(imported), sequence: 2, session: "s", mark: nil, state: state, changes: InMemoryChanges())
-        }
-        var importedOnChord = imported
-        importedOnChord.chords[5].id = UUID()
-        importedOnChord.id = first.chords[0].id
-        #expect(throws: ChordStoreError.self) {
-            try decider.checkImported(.chordsetAdded(importedOnChord), sequence: 2, session: "s", mark: nil, state: state, changes: InMemoryChanges())
-        }
+        } throws: { ($0 as? ChordStoreError)?.message.contains("gives chord id \(first.id) twice, or one in use") == true }
+        #expect {
+            try decider.checkImported(.controlsChordSet(Chord(id: first.id, position: 0, bpm: 90, color: color), previous: nil), sequence: 2, session: "s", mark: nil, state: state, changes: InMemoryChanges())
+        } throws: { ($0 as? ChordStoreError)?.message.contains("gives the controls chord id \(first.id), which is in use") == true }
 
-        // Deleted, its ids are free; taken meanwhile, the chordset cannot be put back.
+        // Deleted, its ids are free; taken meanwhile (its id by a chord, a chord's id by a
+        // chordset), the chordset cannot be put back.
         _ = try run(.deleteChordset(id: first.id))
         let reuse = (0..<8).map { ChordSpec(id: $0 == 0 ? first.id : nil, position: $0) }
-        _ = try run(.addChordset(AddChordset(title: "takes the deleted chordset's id for a chord", chords: reuse)))
-        #expect(throws: ChordStoreError.self) { try decider.checkRestorable([first], state: state, extra: 1) }
+        guard case .chordsetAdded(let taker) = try run(.addChordset(AddChordset(title: "takes the deleted chordset's id for a chord", chords: reuse))) else {
+            Issue.record("not an add")
+            return
+        }
+        #expect {
+            try decider.checkRestorable([first], state: state, extra: 1)
+        } throws: { ($0 as? ChordStoreError)?.message.contains("chordset id \(first.id) is in use again") == true }
+        _ = try run(.deleteChordset(id: taker.id))
+        _ = try run(.addChordset(AddChordset(id: first.chords[4].id, title: "takes a deleted chord's id")))
+        #expect {
+            try decider.checkRestorable([first], state: state, extra: 1)
+        } throws: { ($0 as? ChordStoreError)?.message.contains("chord id \(first.chords[4].id) is in use again") == true }
     }
 }

@@ -80,7 +80,7 @@ struct DerivedChordIDsEngineTests {
         #expect(try store.verify().isSound)
     }
 
-    @Test("whether a chord already has one of a new chordset's derived ids is asked once, and answers as a lookup of each id would, at the range's edges too", arguments: EngineKind.allCases)
+    @Test("whether a chord already has one of a new chordset's derived ids: the one question answers as a lookup of each id would, at the range's edges too", arguments: EngineKind.allCases)
     func derivedIDsTaken(kind: EngineKind) async throws {
         let store = try kind.makeStore()
         defer { store.close() }

@@ -40,7 +40,9 @@ struct ReplicationClusterTests {
             try runExecutable(executable, ["--dir", directory.path, "--max-seconds", "240"] + arguments, timeout: 300)
         }
         guard let data = result.stdout.data(using: .utf8), !result.stdout.isEmpty else {
-            throw ChildProcessError(message: "chordstore-check printed no report (status \(result.status)): \(result.stderr)")
+            // The end of each node's log too: what a CI log needs to explain it (the
+            // directory goes with the test run's scratch directory).
+            throw ChildProcessError(message: "chordstore-check printed no report (status \(result.status)): \(result.stderr)\n\(Self.logTails(directory))")
         }
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

@@ -67,7 +67,7 @@ struct SecurityCommandTests {
         // store info names the store asked about: the store's own token may ask without
         // --store, and a refusal names that store, not the default one.
         let infoA = try await runChordstore(server_ + ["--token-file", readOnly.path, "store", "info", "a"], environment: nowhere)
-        #expect(infoA.status == 0 && infoA.stdout.contains("a"), "\(infoA.stderr)")
+        #expect(infoA.status == 0 && infoA.stdout.hasPrefix("a  "), "\(infoA.stdout)\(infoA.stderr)")
         let infoDefault = try await runChordstore(server_ + ["--token-file", readOnly.path, "store", "info", "default"], environment: nowhere)
         #expect(infoDefault.status == 1 && infoDefault.stderr.contains("not on default"), "\(infoDefault.stderr)")
 

@@ -329,11 +329,15 @@ public final class ChordStore: Sendable {
     /// Calls `body` with each raw record of the whole log (every store's events and the
     /// store events, in commit order) from log position `sequence` on, until it returns
     /// `false`: what replication copies. Checked like ``forEachRecord(from:store:_:)``
-    /// (sequence and checksum chain, ``RecordChain``); only records the views have folded.
-    package func forEachLogRecord(from sequence: UInt64 = 1, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws(ChordStoreError) {
+    /// (sequence and checksum chain, ``RecordChain``); up to `last`, or without it, only
+    /// records the views have folded. (A Replicate stream passes the log's committed head,
+    /// ``head()``, which needs no snapshot of the views.)
+    package func forEachLogRecord(
+        from sequence: UInt64 = 1, through last: UInt64? = nil, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws(ChordStoreError) {
         let backend = self.backend
         do {
-            let last = try backend.withStores { try $0.logHead.sequence }
+            let last = try last ?? backend.withStores { try $0.logHead.sequence }
             try RecordChain.forEach(in: LogRecords(backend: backend), from: sequence) { position, record in
                 guard position <= last else { return false }
                 return try body(position, record)

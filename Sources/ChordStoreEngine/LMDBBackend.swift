@@ -260,7 +260,7 @@ final class LMDBBackend: StorageBackend {
                     try logEnv.withReadTransaction { logTxn in
                         try checkViews(viewsTxn, at: start)
                         var space = LMDBStoreSpace(txn: viewsTxn, logTxn: logTxn, dbs: dbs, logHead: start, storesRecords: false)
-                        try ReplicaApplier.apply(records, after: start.position, to: &space)
+                        try ReplicaApplier.foldLogged(records, after: start, to: &space)
                         try space.flush()
                         try AppliedHead.write(space.logHead, viewsTxn, dbs)
                         defaultHead = try space.store(id: 0)?.head ?? 0

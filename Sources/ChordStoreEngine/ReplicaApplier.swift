@@ -43,6 +43,25 @@ enum ReplicaApplier {
         }
     }
 
+    /// Folds records ``appendToLog(_:after:head:_:)`` has just checked and the log took,
+    /// after `head` (a follower's batch, once acknowledged): their chain and epochs are not
+    /// checked again (each record's checksum is read from its trailer, not computed), and
+    /// only what the fold needs is decoded.
+    static func foldLogged(_ records: [[UInt8]], after head: LogHead, to space: inout some StoreSpace) throws {
+        try checkFollows(head.position, space.logHead)
+        for record in records {
+            let sequence = try space.logHead.nextSequence()
+            let fields = try record.withUnsafeBytes { try RecordCodec.decodeReplayFields($0, sequence: sequence) }
+            guard fields.logSequence == sequence else {
+                throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(fields.logSequence)")
+            }
+            let position = try record.withUnsafeBytes { try RecordCodec.position($0, sequence: sequence) }
+            try space.appendRecord(sequence, record)
+            try StoreFold.apply(fields, record: record, to: &space)
+            space.logHead = LogHead(sequence: sequence, checksum: position.checksum, timestamp: fields.timestamp, epoch: position.epoch)
+        }
+    }
+
     /// The log's half of the check, for a follower that logs a batch before its views take
     /// it: `previous` is `head`, and each record is the next sequence number, chains to the
     /// one before it and keeps the epochs from going down. Calls `store` with each record

@@ -19,6 +19,13 @@ import Synchronization
 /// ``timerResolution``, ending every wait whose deadline passed. A timeout thus never
 /// ends a wait before its deadline.
 ///
+/// A wait for a counter to reach a value (a quorum write waiting for its sequence number
+/// to be on a majority) can be registered with that value as its threshold: such waits
+/// are kept in the order of their thresholds, apart from the others, and
+/// ``resume(through:with:)`` ends those a new value reaches without looking at the rest,
+/// where ``resume(where:)`` asks about every other wait (an acknowledgement that ends two
+/// of fifty quorum writes looked at all fifty; docs/PERFORMANCE.md).
+///
 /// ```swift
 /// let waiters = Waiters<UInt64, Bool>()
 /// // A reader: wait until the head passes 10, at most a second.
@@ -40,9 +47,19 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         }
     }
 
+    /// A registered wait: its goal, its waiter, and the outcome its timeout gives.
+    private struct Entry {
+        let goal: Goal
+        let waiter: Waiter
+        let otherwise: Outcome
+    }
+
     private struct State {
-        /// The registered waits: goal, waiter, and the outcome their timeout gives.
-        var waiting: [Int: (goal: Goal, waiter: Waiter, otherwise: Outcome)] = [:]
+        /// The registered waits without a threshold.
+        var waiting: [Int: Entry] = [:]
+        /// The registered waits with a threshold, and their ids in its order.
+        var ordered: [Int: Entry] = [:]
+        var thresholds = ThresholdQueue()
         /// Task waits begun and not returned yet, registered or not.
         var live: Set<Int> = []
         /// Outcomes of live task waits cancelled before they registered.
@@ -64,26 +81,45 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         /// Registers wait `id`, noting its deadline; returns the instant a new timer must
         /// wake at, if the deadline comes before the one armed (or none is).
         mutating func register(
-            _ id: Int, goal: Goal, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?
+            _ id: Int, goal: Goal, threshold: UInt64?, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?
         ) -> ContinuousClock.Instant? {
-            waiting[id] = (goal, waiter, otherwise)
+            let entry = Entry(goal: goal, waiter: waiter, otherwise: otherwise)
+            if let threshold {
+                ordered[id] = entry
+                thresholds.insert(threshold, id)
+            } else {
+                waiting[id] = entry
+            }
             guard let deadline else { return nil }
             deadlines.push(deadline, id)
             guard armedAt.map({ deadline < $0 }) ?? true else { return nil }
             return deadline
         }
 
-        /// Removes wait `id`; returns its waiter if it was registered. A timer armed far
+        /// How many waits are registered.
+        var count: Int { waiting.count + ordered.count }
+
+        /// Removes wait `id`; returns its entry if it was registered. A timer armed far
         /// ahead (a long timeout) stops once no wait is left, rather than sleep on.
-        mutating func take(_ id: Int) -> Waiter? {
-            guard let entry = waiting.removeValue(forKey: id) else { return nil }
-            if waiting.isEmpty, let armedAt, armedAt - .now > Waiters.idleTimerLimit {
+        mutating func take(_ id: Int) -> Entry? {
+            guard let entry = waiting.removeValue(forKey: id) ?? ordered.removeValue(forKey: id) else { return nil }
+            if count == 0, let armedAt, armedAt - .now > Waiters.idleTimerLimit {
                 stopTimer()
-            } else if deadlines.count > 2 * waiting.count + Waiters.deadlineSlack {
-                let waiting = self.waiting
-                deadlines.keep { waiting[$0] != nil }
+            } else if deadlines.count > 2 * count + Waiters.deadlineSlack {
+                let (waiting, ordered) = (self.waiting, self.ordered)
+                deadlines.keep { waiting[$0] != nil || ordered[$0] != nil }
             }
-            return entry.waiter
+            dropEndedThresholds()
+            return entry
+        }
+
+        /// Drops the ids of ended waits from the thresholds once they outnumber the live
+        /// ones: quorum writes that time out while no follower answers would otherwise
+        /// leave one each.
+        mutating func dropEndedThresholds() {
+            guard thresholds.count > 2 * ordered.count + Waiters.deadlineSlack else { return }
+            let ordered = self.ordered
+            thresholds.keep { ordered[$0] != nil }
         }
 
         mutating func stopTimer() {
@@ -120,10 +156,13 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Returns `check`'s outcome once it has one (checked now, then at each
-    /// ``resume(where:)`` that gives this goal an outcome), or `otherwise` when `timeout`
-    /// passes (`nil`: never) or the task is cancelled. `check` runs under the registry's
-    /// lock: it must be quick and must not call the registry.
-    public func wait(for goal: Goal, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?) async -> Outcome {
+    /// ``resume(where:)`` that gives this goal an outcome, or with a `threshold`, at the
+    /// ``resume(through:with:)`` that reaches it), or `otherwise` when `timeout` passes
+    /// (`nil`: never) or the task is cancelled. `check` runs under the registry's lock: it
+    /// must be quick and must not call the registry.
+    public func wait(
+        for goal: Goal, threshold: UInt64? = nil, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?
+    ) async -> Outcome {
         let deadline = Self.deadline(after: timeout)
         let id = state.withLock { state -> Int in
             state.next += 1
@@ -141,7 +180,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 let now = state.withLock { state -> Outcome? in
                     if let outcome = state.early.removeValue(forKey: id) { return outcome }
                     if let outcome = check(goal) { return outcome }
-                    register(id, goal: goal, waiter: .task(continuation), otherwise: otherwise, deadline: deadline, &state)
+                    register(id, goal: goal, threshold: threshold, waiter: .task(continuation), otherwise: otherwise, deadline: deadline, &state)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
@@ -152,12 +191,14 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Calls `body` once with `check`'s outcome: at once, on this thread, if it has one
-    /// now (and returns `nil`), else from the ``resume(where:)`` that gives it one, or with
-    /// `otherwise` when `timeout` passes (`nil`: never) or ``cancel(_:with:)`` ends it.
-    /// `body` runs on whichever thread ends the wait, outside the registry's lock: it must
-    /// be quick (post to an event loop). `check` runs under the lock.
+    /// now (and returns `nil`), else from the ``resume(where:)`` that gives it one (with a
+    /// `threshold`, the ``resume(through:with:)`` that reaches it), or with `otherwise`
+    /// when `timeout` passes (`nil`: never) or ``cancel(_:with:)`` ends it. `body` runs on
+    /// whichever thread ends the wait, outside the registry's lock: it must be quick (post
+    /// to an event loop). `check` runs under the lock.
     public func register(
-        for goal: Goal, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?, _ body: @escaping @Sendable (Outcome) -> Void
+        for goal: Goal, threshold: UInt64? = nil, timeout: Duration?, otherwise: Outcome, check: (Goal) -> Outcome?,
+        _ body: @escaping @Sendable (Outcome) -> Void
     ) -> Registration? {
         let deadline = Self.deadline(after: timeout)
         // The check and the registration are one step under the lock: no change is missed.
@@ -165,7 +206,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
             if let outcome = check(goal) { return (outcome, nil) }
             state.next += 1
             let id = state.next
-            register(id, goal: goal, waiter: .callback(body), otherwise: otherwise, deadline: deadline, &state)
+            register(id, goal: goal, threshold: threshold, waiter: .callback(body), otherwise: otherwise, deadline: deadline, &state)
             return (nil, Registration(id: id))
         }
         if let now { body(now) }
@@ -177,9 +218,10 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
         end(registration.id, with: outcome)
     }
 
-    /// Resumes every waiter to which `decide` gives an outcome, with it; the others go on
-    /// waiting. `decide` runs under the registry's lock. The waiters are resumed inside
-    /// one ``AnswerBatch``: a receiver that wakes a thread for them wakes it once.
+    /// Resumes every waiter registered without a threshold to which `decide` gives an
+    /// outcome, with it; the others go on waiting. `decide` runs under the registry's lock.
+    /// The waiters are resumed inside one ``AnswerBatch``: a receiver that wakes a thread
+    /// for them wakes it once.
     public func resume(where decide: (Goal) -> Outcome?) {
         let ready = state.withLock { state -> [(Waiter, Outcome)] in
             guard !state.waiting.isEmpty else { return [] }
@@ -187,21 +229,46 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
             for (id, entry) in state.waiting {
                 if let outcome = decide(entry.goal) { ready.append((id, outcome)) }
             }
-            return ready.compactMap { id, outcome in state.take(id).map { ($0, outcome) } }
+            return ready.compactMap { id, outcome in state.take(id).map { ($0.waiter, outcome) } }
         }
-        // One batch of answers (AnswerBatch): a quorum's acknowledgement ends many
-        // writes at once, and their event loops are each woken once for all of them.
+        deliver(ready)
+    }
+
+    /// Resumes, with `outcome`, every waiter registered with a threshold of at most
+    /// `value`, in the order of their thresholds, looking at no other.
+    public func resume(through value: UInt64, with outcome: Outcome) {
+        let ready = state.withLock { state -> [(Waiter, Outcome)] in
+            var ready: [(Waiter, Outcome)] = []
+            var ids: [Int] = []
+            state.thresholds.removeThrough(value) { ids.append($0) }
+            for id in ids {
+                if let entry = state.take(id) { ready.append((entry.waiter, outcome)) }
+            }
+            return ready
+        }
+        deliver(ready)
+    }
+
+    /// Resumes every waiter with `outcome`, those with a threshold too.
+    public func resumeAll(with outcome: Outcome) {
+        let ready = state.withLock { state -> [(Waiter, Outcome)] in
+            let ids = Array(state.waiting.keys) + Array(state.ordered.keys)
+            state.thresholds.removeAll()
+            return ids.compactMap { state.take($0).map { ($0.waiter, outcome) } }
+        }
+        deliver(ready)
+    }
+
+    /// Delivers each outcome in one batch of answers (``AnswerBatch``): a quorum's
+    /// acknowledgement ends many writes at once, and their event loops are each woken
+    /// once for all of them.
+    private func deliver(_ ready: [(Waiter, Outcome)]) {
         guard !ready.isEmpty else { return }
         AnswerBatch.run { for (waiter, outcome) in ready { waiter.deliver(outcome) } }
     }
 
-    /// Resumes every waiter with `outcome`.
-    public func resumeAll(with outcome: Outcome) {
-        resume { _ in outcome }
-    }
-
     /// How many waits are registered now.
-    public var count: Int { state.withLock { $0.waiting.count } }
+    public var count: Int { state.withLock { $0.count } }
 
     /// How many timer tasks this registry has started: one each time a wait's deadline
     /// came before every deadline armed (or none was), not one per wait.
@@ -213,12 +280,18 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
     /// How many deadlines the timer holds, those of ended waits included (for tests).
     package var deadlineCount: Int { state.withLock { $0.deadlines.count } }
 
+    /// How many ids the thresholds hold, those of ended waits included (for tests).
+    package var thresholdCount: Int { state.withLock { $0.thresholds.count } }
+
     /// Registers wait `id` and arms a timer if its deadline is the earliest. Called under
     /// the lock.
     private func register(
-        _ id: Int, goal: Goal, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?, _ state: inout State
+        _ id: Int, goal: Goal, threshold: UInt64?, waiter: Waiter, otherwise: Outcome, deadline: ContinuousClock.Instant?,
+        _ state: inout State
     ) {
-        if let wake = state.register(id, goal: goal, waiter: waiter, otherwise: otherwise, deadline: deadline) { arm(at: wake, &state) }
+        if let wake = state.register(id, goal: goal, threshold: threshold, waiter: waiter, otherwise: otherwise, deadline: deadline) {
+            arm(at: wake, &state)
+        }
     }
 
     /// Starts the timer for `instant`, replacing (and cancelling) the one armed for a
@@ -245,10 +318,13 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
                 var expired: [(Waiter, Outcome)] = []
                 while let top = state.deadlines.first, top.at <= now {
                     state.deadlines.pop()
-                    if let entry = state.waiting.removeValue(forKey: top.id) { expired.append((entry.waiter, entry.otherwise)) }
+                    if let entry = state.waiting.removeValue(forKey: top.id) ?? state.ordered.removeValue(forKey: top.id) {
+                        expired.append((entry.waiter, entry.otherwise))
+                    }
                 }
+                state.dropEndedThresholds()
                 // Entries of waits that ended meanwhile are dropped, not woken for.
-                while let top = state.deadlines.first, state.waiting[top.id] == nil { state.deadlines.pop() }
+                while let top = state.deadlines.first, state.waiting[top.id] == nil, state.ordered[top.id] == nil { state.deadlines.pop() }
                 guard let earliest = state.deadlines.first?.at else {
                     state.timer = nil
                     state.armedAt = nil
@@ -267,7 +343,7 @@ public final class Waiters<Goal: Sendable, Outcome: Sendable>: Sendable {
 
     private func end(_ id: Int, with outcome: Outcome) {
         let waiter = state.withLock { state -> Waiter? in
-            if let waiter = state.take(id) { return waiter }
+            if let entry = state.take(id) { return entry.waiter }
             if state.live.contains(id) { state.early[id] = outcome }  // it will register: make it return at once
             return nil
         }

@@ -37,7 +37,16 @@ package enum StoreKeys {
     /// A creation-index key: the creation time (microseconds, sign bit flipped so that
     /// negative times sort first), 8 bytes big-endian, then the id.
     package static func creation(_ date: Instant, _ id: UUID) -> [UInt8] {
-        bigEndian(UInt64(bitPattern: date.microsecondsSince1970) ^ (1 << 63)) + Self.id(id)
+        var key: [UInt8] = []
+        key.reserveCapacity(24)
+        appendCreation(date, id, to: &key)
+        return key
+    }
+
+    /// Appends ``creation(_:_:)``'s bytes to `key`, without arrays of its own.
+    private static func appendCreation(_ date: Instant, _ id: UUID, to key: inout [UInt8]) {
+        withUnsafeBytes(of: (UInt64(bitPattern: date.microsecondsSince1970) ^ (1 << 63)).bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
     }
 
     /// A title-index key: the folded title's UTF-8 bytes, a zero byte (titles hold no
@@ -49,7 +58,11 @@ package enum StoreKeys {
 
     /// ``title(_:)`` from the fields it reads.
     package static func title(_ title: String, _ creationDate: Instant, _ id: UUID) -> [UInt8] {
-        titlePart(TitleKey.bytes(title)) + [0] + creation(creationDate, id)
+        var key = titlePart(TitleKey.bytes(title))
+        key.reserveCapacity(key.count + 25)
+        key.append(0)
+        appendCreation(creationDate, id, to: &key)
+        return key
     }
 
     /// Most bytes of a folded title a title key holds (LMDB keys are at most 511 bytes;

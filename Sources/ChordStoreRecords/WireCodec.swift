@@ -243,7 +243,8 @@ package enum WireCodec {
             }
         }
         guard let id else { throw ChordStoreError(.dataLoss, "a chordset has no id") }
-        guard chords.map(\.position) == Array(0..<Chordset.chordCount) else {
+        // Compared in place: this runs for every chordset read and every add folded.
+        guard chords.count == Chordset.chordCount, chords.indices.allSatisfy({ chords[$0].position == $0 }) else {
             throw ChordStoreError(.dataLoss, "chordset \(id) has chords at positions \(chords.map(\.position))")
         }
         return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)

@@ -114,8 +114,15 @@ struct QuorumState: Sendable {
     func quorumSequence(of membership: Membership, epoch: UInt64) -> UInt64 {
         let needed = membership.majority - (membership.contains(me) ? 1 : 0)
         if needed <= 0 { return .max }
-        let acks = followers.filter { membership.contains($0.key) && $0.key != me && $0.value.epoch == epoch }
-            .map(\.value.acked).sorted(by: >)
-        return acks.count >= needed ? acks[needed - 1] : 0
+        // Asked at each acknowledgement and each quorum write: the acks are gathered into
+        // one array, without the dictionaries a filter makes.
+        var acks: [UInt64] = []
+        acks.reserveCapacity(followers.count)
+        for (address, follower) in followers where follower.epoch == epoch && address != me && membership.contains(address) {
+            acks.append(follower.acked)
+        }
+        guard acks.count >= needed else { return 0 }
+        acks.sort(by: >)
+        return acks[needed - 1]
     }
 }

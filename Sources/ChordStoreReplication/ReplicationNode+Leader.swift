@@ -67,6 +67,12 @@ extension ReplicationNode {
         }
         guard let counted else { throw Self.cannotSpeak(for: address, from: source) }
         let reached = counted.quorumSequence(epoch: current)
+        // Quorum writes wait in the order of their sequence numbers: those `reached` meets
+        // end without a look at the others; the few other waits are asked.
+        quorumWaiters.resume(through: reached)
+        if let waiters = followerWaiters.withLock({ $0[address] }), let acked = counted.followers[address]?.acked {
+            waiters.resume(through: acked)
+        }
         ackWaiters.resume { $0.isMet(by: counted, epoch: current, quorumSequence: reached) ? true : nil }
         return current
     }
@@ -74,20 +80,31 @@ extension ReplicationNode {
     /// Counts a Replicate stream to a follower opening or closing (for status).
     public func streamChanged(address: String, node: String, delta: Int) {
         state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
+        // A closed stream's follower keeps no registry of waits (a second stream of the
+        // same address that registers on the dropped one meanwhile waits out its timeout).
+        if delta < 0 { followerWaiters.withLock { if $0[address]?.count == 0 { $0[address] = nil } } }
     }
 
     /// Waits until a majority of members hold event `sequence`. Returns `false` when
     /// ``ReplicationConfig/quorumTimeout`` passes, the task is cancelled (its call's
     /// deadline) or the node stops leading first.
     public func waitForQuorum(_ sequence: UInt64) async -> Bool {
-        await wait(for: .quorum(sequence), timeout: config.quorumTimeout)
+        let epoch = store.epoch
+        return await quorumWaiters.wait(for: sequence, timeout: config.quorumTimeout) { outcome(of: .quorum($0), epoch: epoch) }
     }
 
     /// Waits until the follower at `address` acknowledged event `sequence`, at most
     /// `timeout`: a Replicate stream sends its next batch once the last one is applied,
     /// so that records arriving meanwhile travel, and are committed, together.
     public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> Bool {
-        await wait(for: .follower(address, sequence), timeout: timeout)
+        let epoch = store.epoch
+        let waiters = followerWaiters.withLock { all in
+            if let waiters = all[address] { return waiters }
+            let waiters = SequenceWaiters()
+            all[address] = waiters
+            return waiters
+        }
+        return await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
     }
 
     func wait(for goal: AckGoal, timeout: Duration) async -> Bool {
@@ -102,13 +119,15 @@ extension ReplicationNode {
     /// on this one, if the majority holds it already: then no wait is returned).
     public func whenQuorum(_ sequence: UInt64, _ done: @escaping @Sendable (Bool) -> Void) -> QuorumWait? {
         let epoch = store.epoch
-        return ackWaiters.register(for: .quorum(sequence), timeout: config.quorumTimeout, otherwise: false, check: { outcome(of: $0, epoch: epoch) }, done)
-            .map { QuorumWait(waiters: ackWaiters, registration: $0) }
+        return quorumWaiters.register(for: sequence, timeout: config.quorumTimeout, check: { outcome(of: .quorum($0), epoch: epoch) }, done)
+            .map { QuorumWait(waiters: quorumWaiters, registration: $0) }
     }
 
     /// How many waits for acknowledgements are registered (quorum writes, membership
     /// changes, Replicate streams' flow control).
-    package var pendingAcknowledgementWaits: Int { ackWaiters.count }
+    package var pendingAcknowledgementWaits: Int {
+        quorumWaiters.count + followerWaiters.withLock { $0.values.reduce(0) { $0 + $1.count } } + ackWaiters.count
+    }
 
     /// A wait's outcome now: `false` once the node stops serving replication, `true` once
     /// the goal is met, else none yet.

@@ -24,11 +24,11 @@ public final class ReplicationNode: Sendable {
 
     /// A quorum wait registered by ``whenQuorum(_:_:)``.
     public struct QuorumWait: Sendable {
-        let waiters: Waiters<AckGoal, Bool>
-        let registration: Waiters<AckGoal, Bool>.Registration
+        let waiters: SequenceWaiters
+        let registration: SequenceWaiters.Registration
 
         /// Ends the wait, calling its closure with `false`, unless it has ended already.
-        public func cancel() { waiters.cancel(registration, with: false) }
+        public func cancel() { waiters.cancel(registration) }
     }
 
     /// What a waiting call needs acknowledged.
@@ -105,6 +105,13 @@ public final class ReplicationNode: Sendable {
     /// Quorum writes, membership changes and Replicate streams waiting for
     /// acknowledgements.
     let ackWaiters = Waiters<AckGoal, Bool>()
+    /// The quorum writes' waits, in the order of their sequence numbers: an
+    /// acknowledgement ends those a majority now holds without looking at the others.
+    let quorumWaiters = SequenceWaiters()
+    /// Each follower's Replicate stream waits here for its acknowledgements (flow
+    /// control), by the follower's address: an acknowledgement ends its own follower's
+    /// waits, without asking any other.
+    let followerWaiters = Mutex<[String: SequenceWaiters]>([:])
     /// The copy loop waiting for a leader to be named: woken when the machine's
     /// generation moves past the one it saw.
     let leaderNamed = Waiters<UInt64, Void>()
@@ -230,6 +237,8 @@ public final class ReplicationNode: Sendable {
     private func perform(_ action: RoleMachine.Action) {
         switch action {
         case .failQuorumWaits:
+            quorumWaiters.resumeAll(with: false)
+            for waiters in followerWaiters.withLock({ Array($0.values) }) { waiters.resumeAll(with: false) }
             ackWaiters.resumeAll(with: false)
         case .follow:
             let generation = state.withLock { $0.machine.generation }

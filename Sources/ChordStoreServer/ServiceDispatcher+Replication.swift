@@ -68,13 +68,15 @@ extension ServiceDispatcher {
             var bytes = 0
             var last = previous
             do {
-                try store.forEachLogRecord(from: previous.sequence + 1) { sequence, record in
+                // The log's committed head: durable, whether or not the views hold it yet.
+                let durable = try store.head().sequence
+                try store.forEachLogRecord(from: previous.sequence + 1, through: durable) { sequence, record in
                     last = try RecordCodec.position(record, sequence: sequence)
                     batch.records.append(Data(record))
                     bytes += record.count
                     return batch.records.count < Self.maxBatchRecords && bytes < Self.maxBatchBytes
                 }
-                batch.leaderLastSequence = try store.lastLogSequence()
+                batch.leaderLastSequence = durable
             } catch {
                 // The records before a damaged one still reach the follower.
                 if !batch.records.isEmpty, let bytes = try? batch.serializedBytes() as [UInt8] { try await emit([.bytes(bytes)]) }

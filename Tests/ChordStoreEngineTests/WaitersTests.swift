@@ -151,6 +151,63 @@ struct WaitersTests {
         #expect(waiters.count == 10)
     }
 
+    @Test("waits with a threshold end at the resume that reaches it, in its order, out-of-order registrations too; resume(where:) leaves them")
+    func thresholdWaits() async throws {
+        let waiters = Waiters<Int, String>()
+        let order = Calls()
+        for threshold in [3, 1, 2, 5, 2, 4] {
+            _ = try #require(waiters.register(
+                for: threshold, threshold: UInt64(threshold), timeout: .seconds(60), otherwise: "timeout", check: { _ in nil }
+            ) { order.record("\(threshold) \($0)") })
+        }
+        let other = Calls()
+        _ = try #require(waiters.register(for: 2, timeout: .seconds(60), otherwise: "timeout", check: { _ in nil }, other.record))
+        waiters.resume { _ in "asked" }
+        #expect(other.all == ["asked"])
+        #expect(order.all.isEmpty, "resume(where:) asks only the waits without a threshold")
+        waiters.resume(through: 2, with: "met")
+        #expect(order.all == ["1 met", "2 met", "2 met"])
+        #expect(waiters.count == 3)
+        waiters.resume(through: 2, with: "again")
+        #expect(order.all.count == 3, "a wait ends once")
+        waiters.resume(through: 4, with: "met")
+        #expect(order.all == ["1 met", "2 met", "2 met", "3 met", "4 met"])
+        waiters.resumeAll(with: "all")
+        #expect(order.all.last == "5 all")
+        #expect(waiters.count == 0 && waiters.thresholdCount == 0)
+
+        // A task's wait with a threshold.
+        let task = Task { await waiters.wait(for: 7, threshold: 7, timeout: .seconds(60), otherwise: "timeout") { _ in nil } }
+        try await waitUntil { waiters.count == 1 }
+        waiters.resume(through: 6, with: "early")
+        #expect(waiters.count == 1)
+        waiters.resume(through: 7, with: "met")
+        #expect(await task.value == "met")
+    }
+
+    @Test("the ids of threshold waits that time out or are cancelled do not pile up while nothing reaches them")
+    func endedThresholdsDropped() async throws {
+        let waiters = Waiters<Int, String>()
+        let timedOut = Calls()
+        // Quorum writes while no follower answers: each times out, none is reached.
+        for goal in 0..<300 {
+            _ = waiters.register(for: goal, threshold: UInt64(goal), timeout: .milliseconds(1), otherwise: "timeout", check: { _ in nil }, timedOut.record)
+        }
+        try await waitUntil { timedOut.all.count == 300 }
+        _ = waiters.register(for: 1_000, threshold: 1_000, timeout: .milliseconds(1), otherwise: "timeout", check: { _ in nil }) { _ in }
+        try await waitUntil { waiters.count == 0 }
+        #expect(waiters.thresholdCount <= 64, "\(waiters.thresholdCount) ids of ended waits held")
+        var most = 0
+        for goal in 0..<2_000 {
+            let registration = try #require(waiters.register(
+                for: goal, threshold: UInt64(2_000 + goal), timeout: .seconds(60), otherwise: "timeout", check: { _ in nil }) { _ in })
+            waiters.cancel(registration, with: "cancelled")
+            most = max(most, waiters.thresholdCount)
+        }
+        #expect(most <= 64 + 1, "\(most) ids held for no live wait")
+        #expect(timedOut.all == Array(repeating: "timeout", count: 300))
+    }
+
     /// Outcomes a registered closure was called with.
     final class Calls: Sendable {
         private let outcomes = Mutex<[String]>([])

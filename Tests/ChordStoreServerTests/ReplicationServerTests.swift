@@ -241,6 +241,24 @@ struct ReplicationServerTests {
         #expect(await eventually { leader.node.pendingAcknowledgementWaits == 0 })
     }
 
+    @Test("the follower's acknowledgement sends the next batch at once: quorum writes one after another do not wait out the stream's 1 s flow-control timeout")
+    func acknowledgementReleasesTheStream() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        // Each write's batch leaves only once the follower acknowledged the one before: a
+        // lost wake-up would cost each write the stream's 1 s timeout (10 s in all).
+        let started = ContinuousClock.now
+        for index in 0..<10 {
+            _ = try await client.execute(
+                .addChordset(AddChordset(title: "w\(index)")), options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
+        }
+        #expect(ContinuousClock.now - started < .seconds(5), "10 quorum writes took \(ContinuousClock.now - started)")
+        #expect(await eventually { leader.node.pendingAcknowledgementWaits <= 1 }, "only the stream's wait for its next batch may be left")
+    }
+
     @Test("a quorum write no majority acknowledges within the quorum timeout fails UNAVAILABLE (NO_QUORUM); the leader goes on")
     func quorumTimeout() async throws {
         let (leader, follower, _) = try await Member.startPair(quorumTimeout: .milliseconds(400))

@@ -18,7 +18,7 @@ struct AddCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Use this id instead of a random one.", valueName: "UUID"))
     var id: String?
 
-    @Option(help: ArgumentHelp("Tempo of all eight chords (default 120).", valueName: "BPM"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Tempo of all eight chords (default 120).", valueName: "BPM"))
     var bpm: Double?
 
     func run() async throws {

@@ -45,10 +45,10 @@ struct DeleteCommand: AsyncParsableCommand {
 
 /// The colour options shared by `set-color` and `set-controls`.
 struct ColorOptions: ParsableArguments {
-    @Option(help: "Hue, 0...1.") var hue: Double
-    @Option(help: "Purity (saturation), 0...1.") var purity: Double
-    @Option(help: "Brightness, 0...1.") var brightness: Double
-    @Option(help: "Alpha, 0...1.") var alpha: Double = 1
+    @Option(parsing: .unconditional, help: "Hue, 0...1.") var hue: Double
+    @Option(parsing: .unconditional, help: "Purity (saturation), 0...1.") var purity: Double
+    @Option(parsing: .unconditional, help: "Brightness, 0...1.") var brightness: Double
+    @Option(parsing: .unconditional, help: "Alpha, 0...1.") var alpha: Double = 1
 
     var color: ChordColor { ChordColor(hue: hue, purity: purity, brightness: brightness, alpha: alpha) }
 }
@@ -97,7 +97,7 @@ struct SetControlsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-controls", abstract: "Create or replace the stand-alone controls chord.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Beats per minute.") var bpm: Double
+    @Option(parsing: .unconditional, help: "Beats per minute.") var bpm: Double
     @OptionGroup var color: ColorOptions
     @Option(help: ArgumentHelp("The controls chord's id (kept when omitted).", valueName: "UUID")) var id: String?
 

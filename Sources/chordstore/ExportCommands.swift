@@ -85,7 +85,7 @@ struct ExportCommand: AsyncParsableCommand {
             encoder.keyEncodingStrategy = .convertToSnakeCase
             encoder.outputFormatting = [.sortedKeys]
             try writer.writeLine(try encoder.encode(ExportHeader(store: global.storeName, exported: Instant.now.description)))
-            count = try await withAccess(global) { store in
+            count = try await withAccess(global, readOnly: true) { store in
                 try await store.events(from: 1, limit: 0) { envelope in try writer.write(envelope.jsonString(), sequence: envelope.sequence) }
                 return writer.lines
             }

@@ -241,10 +241,14 @@ func withStore<T>(_ global: GlobalOptions, stoppedServerOnly verb: String? = nil
 
 /// Runs `body` against the server (`--server`), or the data directory when `--data` is
 /// given, on `store` (default: `--store`'s); refusals print as `CODE: message` with exit
-/// status 1.
-func withAccess<T>(_ global: GlobalOptions, store: String? = nil, _ body: (any StoreAccess) async throws -> T) async throws -> T {
+/// status 1. A verb that only reads (`readOnly`) is refused on a `--data` that holds no
+/// log, rather than make an empty store there (a mistyped path would list nothing).
+func withAccess<T>(
+    _ global: GlobalOptions, store: String? = nil, readOnly: Bool = false, _ body: (any StoreAccess) async throws -> T
+) async throws -> T {
     let access: any StoreAccess
     let name = store ?? global.storeName
+    if readOnly, global.data != nil { try global.requireDataDirectory(toDo: "nothing to read (a verb that writes makes one)") }
     do {
         if global.data != nil {
             access = LocalAccess(store: try global.openStore(), name: name)

@@ -43,14 +43,14 @@ struct ListCommand: AsyncParsableCommand {
     @Option(name: [.customLong("sort"), .customLong("order")], help: "Order: created (oldest first), index (the user order) or title.")
     var order: OrderArgument = .created
 
-    @Option(help: "Show at most this many (a query's page: at most 5,000, default 50; a plain list: all by default).")
+    @Option(parsing: .unconditional, help: "Show at most this many (a query's page: at most 5,000, default 50; a plain list: all by default).")
     var limit: Int?
 
-    @Option(name: .customLong("title-equals"), help: ArgumentHelp("Only titles equal to TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-equals"), parsing: .unconditional, help: ArgumentHelp("Only titles equal to TEXT.", valueName: "TEXT"))
     var titleEquals: String?
-    @Option(name: .customLong("title-prefix"), help: ArgumentHelp("Only titles starting with TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-prefix"), parsing: .unconditional, help: ArgumentHelp("Only titles starting with TEXT.", valueName: "TEXT"))
     var titlePrefix: String?
-    @Option(name: .customLong("title-contains"), help: ArgumentHelp("Only titles containing TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-contains"), parsing: .unconditional, help: ArgumentHelp("Only titles containing TEXT.", valueName: "TEXT"))
     var titleContains: String?
     @Option(name: .customLong("created-from"), help: ArgumentHelp("Only chordsets created at or after TIME (ISO 8601).", valueName: "TIME"))
     var createdFrom: String?
@@ -103,10 +103,10 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         if let query = try query() {
             if count {
-                let counted = try await withAccess(global) { try await $0.count(query) }
+                let counted = try await withAccess(global, readOnly: true) { try await $0.count(query) }
                 return global.json ? Output.print("{\"count\":\"\(counted)\"}") : Output.print("\(counted)")
             }
-            let page = try await withAccess(global) { try await $0.query(query) }
+            let page = try await withAccess(global, readOnly: true) { try await $0.query(query) }
             let next = page.nextCursor.map { Data($0).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_") }
             if global.json {
                 return try Output.json(Chordstore_V1_QueryPage.with {
@@ -120,7 +120,7 @@ struct ListCommand: AsyncParsableCommand {
             return
         }
         if let point = try asOf.point() {
-            let answer = try await withAccess(global) { try await $0.readAsOf(point, .list(order.order, limit: limit)) }
+            let answer = try await withAccess(global, readOnly: true) { try await $0.readAsOf(point, .list(order.order, limit: limit)) }
             guard case .list(let chordsets, let sequence) = answer else { return }
             if !global.json { Output.print("as of event \(sequence):") }
             try Output.chordsetList(chordsets, json: global.json)
@@ -129,7 +129,7 @@ struct ListCommand: AsyncParsableCommand {
             }
             return
         }
-        try await withAccess(global) { store in try await listAll(store) }
+        try await withAccess(global, readOnly: true) { store in try await listAll(store) }
     }
 
     /// The most chordsets a read of the past (`--as-of`) returns: the server's list limit.

@@ -15,7 +15,7 @@ struct LogCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "The first sequence number to print.") var from: UInt64 = 1
-    @Option(help: "Print at most this many events (0: all).") var limit: Int = 0
+    @Option(parsing: .unconditional, help: "Print at most this many events (0: all).") var limit: Int = 0
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 (all) or more") }
@@ -24,7 +24,7 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let json = global.json
-        let printed = try await withAccess(global) { store in
+        let printed = try await withAccess(global, readOnly: true) { store in
             let counter = Counter()
             try await store.events(from: from, limit: limit) { envelope in
                 if json {

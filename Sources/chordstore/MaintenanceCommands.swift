@@ -14,11 +14,11 @@ struct ProfileCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let point = try asOf.point() {
-            let answer = try await withAccess(global) { try await $0.readAsOf(point, .profile) }
+            let answer = try await withAccess(global, readOnly: true) { try await $0.readAsOf(point, .profile) }
             guard case .profile(let profile) = answer else { return }
             return try Output.profile(profile, json: global.json)
         }
-        let profile = try await withAccess(global) { try await $0.profile() }
+        let profile = try await withAccess(global, readOnly: true) { try await $0.profile() }
         try Output.profile(profile, json: global.json)
     }
 }

@@ -17,7 +17,7 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         if let point = try asOf.point() {
             let chordsetID = try parseID(id, what: "chordset id (--as-of reads chordsets only)")
-            let answer = try await withAccess(global) { try await $0.readAsOf(point, .chordset(chordsetID)) }
+            let answer = try await withAccess(global, readOnly: true) { try await $0.readAsOf(point, .chordset(chordsetID)) }
             guard case .chordset(let chordset, let sequence) = answer, let chordset else {
                 throw Failure(ChordStoreError(.notFound, "no chordset had id \(chordsetID) then", reason: .chordsetNotFound))
             }
@@ -25,12 +25,12 @@ struct ShowCommand: AsyncParsableCommand {
             return try Output.chordset(chordset, json: global.json)
         }
         if id == "controls" {
-            let chord = try await withAccess(global) { try await $0.controlsChord() }
+            let chord = try await withAccess(global, readOnly: true) { try await $0.controlsChord() }
             guard let chord else { throw Failure(ChordStoreError(.notFound, "the controls chord is not set")) }
             return try Output.chord(chord, chordsetID: nil, json: global.json)
         }
         let id = try parseID(id)
-        let (chordset, chord) = try await withAccess(global) { store in
+        let (chordset, chord) = try await withAccess(global, readOnly: true) { store in
             (try await store.chordset(id), try await store.chord(id))
         }
         if let chordset { return try Output.chordset(chordset, json: global.json) }

@@ -59,7 +59,7 @@ struct StoreCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the stores: default first, then by name.")
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Show at most this many (a page; --after continues).") var limit = 1_000
+        @Option(parsing: .unconditional, help: "Show at most this many (a page; --after continues).") var limit = 1_000
         @Option(help: "Start after this store (the last name of a previous page).") var after: String?
 
         func validate() throws {
@@ -67,7 +67,7 @@ struct StoreCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let page = try await withAccess(global) { try await $0.stores(after: after, limit: limit) }
+            let page = try await withAccess(global, readOnly: true) { try await $0.stores(after: after, limit: limit) }
             if global.json {
                 var list = Chordstore_V1_StoreList()
                 list.stores = page.stores.map(\.proto)
@@ -88,7 +88,7 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             // The call names the store asked about: a token of that store alone may ask.
             let store = name ?? global.storeName
-            let info = try await withAccess(global, store: store) { try await $0.storeInfo(store) }
+            let info = try await withAccess(global, store: store, readOnly: true) { try await $0.storeInfo(store) }
             try Output.store(info, json: global.json)
         }
     }

@@ -50,7 +50,7 @@ struct SessionCommand: AsyncParsableCommand {
 
     func run() async throws {
         let name = global.sessionName
-        let state = try await withAccess(global) { try await $0.sessionState(name) }
+        let state = try await withAccess(global, readOnly: true) { try await $0.sessionState(name) }
         if global.json {
             return try Output.json(Chordstore_V1_SessionState.with {
                 $0.session = state.session
@@ -77,7 +77,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A chordset id; without it, the session's own events.") var id: String?
     @Option(help: "Start after this sequence number.") var after: UInt64 = 0
-    @Option(help: "Show at most this many (1...100000); a note on standard error says when more follow.") var limit = 1_000
+    @Option(parsing: .unconditional, help: "Show at most this many (1...100000); a note on standard error says when more follow.") var limit = 1_000
 
     func validate() throws {
         guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
@@ -91,7 +91,7 @@ struct HistoryCommand: AsyncParsableCommand {
         var listed = 0
         var last = after
         var more = false
-        try await withAccess(global) { store in
+        try await withAccess(global, readOnly: true) { store in
             while listed < limit {
                 let asked = min(1_000, limit - listed)
                 let events = try await store.history(chordset: chordset, session: session, after: last, limit: asked)

@@ -25,7 +25,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this chordset's events (and delete-alls).", valueName: "ID")) var chordset: String?
     @Option(name: .customLong("kind"), help: ArgumentHelp("Only events of this kind (repeatable), e.g. chordset_renamed.", valueName: "KIND"))
     var kinds: [String] = []
-    @Option(help: "Stop after printing this many events.") var count: Int?
+    @Option(parsing: .unconditional, help: "Stop after printing this many events.") var count: Int?
 
     func validate() throws {
         guard global.data == nil else { throw ValidationError("watch follows a server's change feed: give --server, not --data") }

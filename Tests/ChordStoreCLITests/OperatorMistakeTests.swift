@@ -100,6 +100,35 @@ struct OperatorMistakeTests {
         return line.replacingCharacters(in: range, with: #""timestamp":"2099-01-01T00:00:00Z""#)
     }
 
+    @Test("a verb that only reads, given a --data that holds no log, is refused and makes no directory; a verb that writes makes one")
+    func readVerbsOnAMistypedDirectory() async throws {
+        let typo = Self.directory("mistyped-data")
+        defer { try? FileManager.default.removeItem(at: typo) }
+        for verb in [["list"], ["list", "--limit", "5"], ["show", "controls"], ["log"], ["history"], ["store", "list"], ["store", "info"], ["export"], ["session"]] {
+            let run = try await runChordstore(["--data", typo.path] + verb)
+            #expect(run.status == 1 && run.stderr.contains("is not a data directory (it has no data.mdb): nothing to read"), "\(verb): \(run.stdout)\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: typo.path), "\(verb) made the directory it was wrongly given")
+        }
+        let add = try await runChordstore(["--data", typo.path, "add", "first"])
+        #expect(add.status == 0, "\(add.stderr)")
+        let list = try await runChordstore(["--data", typo.path, "list"])
+        #expect(list.status == 0 && list.stdout.contains("first"), "\(list.stdout)\(list.stderr)")
+    }
+
+    @Test("a negative number after an option is its value, refused for what it is, not 'Missing value'")
+    func negativeNumbers() async throws {
+        let data = Self.directory("negative-numbers")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let add = try await runChordstore(["--data", data.path, "add", "slow", "--bpm", "-5"])
+        #expect(add.status == 1 && add.stderr.contains("bpm -5.0 is outside 1...999"), "\(add.stderr)")
+        let controls = try await runChordstore(["--data", data.path, "set-controls", "--bpm", "90", "--hue", "-0.5", "--purity", "1", "--brightness", "1"])
+        #expect(controls.status == 1 && controls.stderr.contains("hue -0.5 is outside 0...1"), "\(controls.stderr)")
+        let limit = try await runChordstore(["--data", data.path, "list", "--limit", "-3"])
+        #expect(limit.status == 64 && limit.stderr.contains("--limit must be 0 or more"), "\(limit.stderr)")
+        let title = try await runChordstore(["--data", data.path, "list", "--title-prefix", "-x"])
+        #expect(title.status == 0 && title.stdout.contains("no chordsets"), "\(title.stdout)\(title.stderr)")
+    }
+
     @Test("an export that cannot be written fails with the reason; verify of a directory that is not one fails; a failed restore keeps the operator's empty directory")
     func outputAndTargetMistakes() async throws {
         let (data, _, _) = try await twoStores()

@@ -70,7 +70,7 @@ extension ReplicationNode {
         // Quorum writes wait in the order of their sequence numbers: those `reached` meets
         // end without a look at the others; the few other waits are asked.
         quorumWaiters.resume(through: reached)
-        if let waiters = followerWaiters.withLock({ $0[address] }), let acked = counted.followers[address]?.acked {
+        if let waiters = followerWaiters.withLock({ $0[address]?.waiters }), let acked = counted.followers[address]?.acked {
             waiters.resume(through: acked)
         }
         ackWaiters.resume { $0.isMet(by: counted, epoch: current, quorumSequence: reached) ? true : nil }
@@ -80,9 +80,11 @@ extension ReplicationNode {
     /// Counts a Replicate stream to a follower opening or closing (for status).
     public func streamChanged(address: String, node: String, delta: Int) {
         state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
-        // A closed stream's follower keeps no registry of waits (a second stream of the
-        // same address that registers on the dropped one meanwhile waits out its timeout).
-        if delta < 0 { followerWaiters.withLock { if $0[address]?.count == 0 { $0[address] = nil } } }
+        followerWaiters.withLock { all in
+            var waits = all[address] ?? StreamWaits()
+            waits.streams += delta
+            all[address] = waits.streams > 0 ? waits : nil
+        }
     }
 
     /// Waits until a majority of members hold event `sequence`. Returns `false` when
@@ -98,12 +100,8 @@ extension ReplicationNode {
     /// so that records arriving meanwhile travel, and are committed, together.
     public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> Bool {
         let epoch = store.epoch
-        let waiters = followerWaiters.withLock { all in
-            if let waiters = all[address] { return waiters }
-            let waiters = SequenceWaiters()
-            all[address] = waiters
-            return waiters
-        }
+        // A stream counts itself open before it waits: without one, there is no flow to control.
+        guard let waiters = followerWaiters.withLock({ $0[address]?.waiters }) else { return false }
         return await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
     }
 
@@ -126,8 +124,12 @@ extension ReplicationNode {
     /// How many waits for acknowledgements are registered (quorum writes, membership
     /// changes, Replicate streams' flow control).
     package var pendingAcknowledgementWaits: Int {
-        quorumWaiters.count + followerWaiters.withLock { $0.values.reduce(0) { $0 + $1.count } } + ackWaiters.count
+        quorumWaiters.count + followerWaiters.withLock { $0.values.reduce(0) { $0 + $1.waiters.count } } + ackWaiters.count
     }
+
+    /// How many followers' registries of flow-control waits are kept (one per address
+    /// with an open Replicate stream).
+    package var followerWaitRegistries: Int { followerWaiters.withLock { $0.count } }
 
     /// A wait's outcome now: `false` once the node stops serving replication, `true` once
     /// the goal is met, else none yet.

@@ -102,16 +102,23 @@ public final class ReplicationNode: Sendable {
     let state: Mutex<State>
     /// Reaches the other members.
     let probe: PeerProbe
-    /// Quorum writes, membership changes and Replicate streams waiting for
-    /// acknowledgements.
+    /// Membership changes waiting for a majority's acknowledgements (quorum writes and
+    /// Replicate streams wait in ``quorumWaiters`` and ``followerWaiters``).
     let ackWaiters = Waiters<AckGoal, Bool>()
     /// The quorum writes' waits, in the order of their sequence numbers: an
     /// acknowledgement ends those a majority now holds without looking at the others.
     let quorumWaiters = SequenceWaiters()
-    /// Each follower's Replicate stream waits here for its acknowledgements (flow
+    /// Each follower's Replicate streams wait here for its acknowledgements (flow
     /// control), by the follower's address: an acknowledgement ends its own follower's
-    /// waits, without asking any other.
-    let followerWaiters = Mutex<[String: SequenceWaiters]>([:])
+    /// waits, without asking any other. An address's registry lives while one of its
+    /// streams is open (``streamChanged(address:node:delta:)`` counts them).
+    let followerWaiters = Mutex<[String: StreamWaits]>([:])
+
+    /// A follower's open Replicate streams and the registry they wait in.
+    struct StreamWaits {
+        var streams = 0
+        let waiters = SequenceWaiters()
+    }
     /// The copy loop waiting for a leader to be named: woken when the machine's
     /// generation moves past the one it saw.
     let leaderNamed = Waiters<UInt64, Void>()
@@ -238,7 +245,7 @@ public final class ReplicationNode: Sendable {
         switch action {
         case .failQuorumWaits:
             quorumWaiters.resumeAll(with: false)
-            for waiters in followerWaiters.withLock({ Array($0.values) }) { waiters.resumeAll(with: false) }
+            for waits in followerWaiters.withLock({ Array($0.values) }) { waits.waiters.resumeAll(with: false) }
             ackWaiters.resumeAll(with: false)
         case .follow:
             let generation = state.withLock { $0.machine.generation }

@@ -35,6 +35,7 @@ struct BackupCommand: AsyncParsableCommand {
         do {
             defer { progress.finish() }
             if global.data != nil {
+                try global.requireDataDirectory(toDo: "nothing to back up")
                 manifest = try await withStore(global) { store in
                     let receiver = try BackupReceiver(directory: target)
                     let begun = Date()

@@ -60,6 +60,8 @@ struct ExportCommand: AsyncParsableCommand {
         // A reader that goes away (`| head`) is a failed write with a message, not a
         // signal that kills the export midway (with --server, NIO ignores it already).
         signal(SIGPIPE, SIG_IGN)
+        // Refused before a line is written (withAccess checks it too, later).
+        if global.data != nil { try global.requireDataDirectory(toDo: "nothing to read (a verb that writes makes one)") }
         let sink: FileHandle
         var created = false
         if let out {

@@ -46,11 +46,11 @@ struct ListCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Show at most this many (a query's page: at most 5,000, default 50; a plain list: all by default).")
     var limit: Int?
 
-    @Option(name: .customLong("title-equals"), parsing: .unconditional, help: ArgumentHelp("Only titles equal to TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-equals"), help: ArgumentHelp("Only titles equal to TEXT.", valueName: "TEXT"))
     var titleEquals: String?
-    @Option(name: .customLong("title-prefix"), parsing: .unconditional, help: ArgumentHelp("Only titles starting with TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-prefix"), help: ArgumentHelp("Only titles starting with TEXT.", valueName: "TEXT"))
     var titlePrefix: String?
-    @Option(name: .customLong("title-contains"), parsing: .unconditional, help: ArgumentHelp("Only titles containing TEXT.", valueName: "TEXT"))
+    @Option(name: .customLong("title-contains"), help: ArgumentHelp("Only titles containing TEXT.", valueName: "TEXT"))
     var titleContains: String?
     @Option(name: .customLong("created-from"), help: ArgumentHelp("Only chordsets created at or after TIME (ISO 8601).", valueName: "TIME"))
     var createdFrom: String?

@@ -95,7 +95,7 @@ struct ReplicaCommand: AsyncParsableCommand {
         @OptionGroup var replica: Options
         @Option(name: [.customLong("sort"), .customLong("order")], help: "Order: created (oldest first), index (the user order) or title.")
         var order: OrderArgument = .created
-        @Option(help: "Show at most this many (default 5,000).") var limit: Int = 5_000
+        @Option(parsing: .unconditional, help: "Show at most this many (default 5,000).") var limit: Int = 5_000
         @Option(name: .customLong("title-prefix"), help: ArgumentHelp("Only titles starting with TEXT.", valueName: "TEXT"))
         var titlePrefix: String?
         @Flag(name: .customLong("desc"), help: "Reverse the order.") var descending = false

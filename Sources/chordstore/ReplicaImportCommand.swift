@@ -36,7 +36,7 @@ extension ReplicaCommand {
             name: .customLong("map"),
             help: ArgumentHelp("Name the RLColor column that holds a component (hue, purity, brightness, alpha).", valueName: "COLUMN=FIELD"))
         var map: [String] = []
-        @Option(help: "Print at most this many notes per rule (--json prints all).") var notes: Int = 10
+        @Option(parsing: .unconditional, help: "Print at most this many notes per rule (--json prints all).") var notes: Int = 10
 
         func validate() throws {
             if file.isEmpty { throw ValidationError("FILE.sqlite is empty: name the Core Data store's file") }

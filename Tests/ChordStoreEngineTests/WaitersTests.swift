@@ -208,6 +208,28 @@ struct WaitersTests {
         #expect(timedOut.all == Array(repeating: "timeout", count: 300))
     }
 
+    @Test("SequenceWaiters: a wait ends true at the resume through its sequence, false when cancelled or at resumeAll; a met check answers at once")
+    func sequenceWaiters() async throws {
+        let waiters = SequenceWaiters()
+        let reached = Level()
+        let calls = Calls()
+        #expect(waiters.register(for: 0, timeout: nil, check: { reached.now >= Int($0) ? true : nil }) { calls.record("0 \($0)") } == nil)
+        #expect(calls.all == ["0 true"], "a sequence reached already answers at once")
+        let cancelled = try #require(waiters.register(for: 9, timeout: .seconds(60), check: { _ in nil }) { calls.record("9 \($0)") })
+        _ = waiters.register(for: 5, timeout: .seconds(60), check: { _ in nil }) { calls.record("5 \($0)") }
+        _ = waiters.register(for: 7, timeout: .seconds(60), check: { _ in nil }) { calls.record("7 \($0)") }
+        #expect(waiters.count == 3)
+        waiters.resume(through: 6)
+        #expect(calls.all == ["0 true", "5 true"])
+        waiters.cancel(cancelled)
+        #expect(calls.all == ["0 true", "5 true", "9 false"])
+        waiters.resumeAll(with: false)
+        #expect(calls.all == ["0 true", "5 true", "9 false", "7 false"])
+        #expect(waiters.count == 0)
+        let timedOut = await waiters.wait(for: 3, timeout: .milliseconds(20)) { _ in nil }
+        #expect(!timedOut)
+    }
+
     /// Outcomes a registered closure was called with.
     final class Calls: Sendable {
         private let outcomes = Mutex<[String]>([])

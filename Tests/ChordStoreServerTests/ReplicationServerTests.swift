@@ -244,7 +244,7 @@ struct ReplicationServerTests {
     @Test("the follower's acknowledgement sends the next batch at once: quorum writes one after another do not wait out the stream's 1 s flow-control timeout")
     func acknowledgementReleasesTheStream() async throws {
         let (leader, follower, _) = try await Member.startPair()
-        defer { Task { await follower.stop(); await leader.stop() } }
+        defer { Task { await leader.stop() } }
         #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
         let client = try #require(Client(address: leader.address))
         defer { Task { await client.close() } }
@@ -257,6 +257,9 @@ struct ReplicationServerTests {
         }
         #expect(ContinuousClock.now - started < .seconds(5), "10 quorum writes took \(ContinuousClock.now - started)")
         #expect(await eventually { leader.node.pendingAcknowledgementWaits <= 1 }, "only the stream's wait for its next batch may be left")
+        #expect(leader.node.followerWaitRegistries == 1)
+        await follower.stop()
+        #expect(await eventually { leader.node.followerWaitRegistries == 0 }, "the closed stream's registry of waits was kept")
     }
 
     @Test("a quorum write no majority acknowledges within the quorum timeout fails UNAVAILABLE (NO_QUORUM); the leader goes on")

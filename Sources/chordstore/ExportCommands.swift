@@ -60,8 +60,8 @@ struct ExportCommand: AsyncParsableCommand {
         // A reader that goes away (`| head`) is a failed write with a message, not a
         // signal that kills the export midway (with --server, NIO ignores it already).
         signal(SIGPIPE, SIG_IGN)
-        // Refused before a line is written (withAccess checks it too, later).
-        if global.data != nil { try global.requireDataDirectory(toDo: "nothing to read (a verb that writes makes one)") }
+        // Refused before a line is written, not by withAccess after the header.
+        if global.data != nil { try global.requireDataDirectory() }
         let sink: FileHandle
         var created = false
         if let out {
@@ -87,7 +87,7 @@ struct ExportCommand: AsyncParsableCommand {
             encoder.keyEncodingStrategy = .convertToSnakeCase
             encoder.outputFormatting = [.sortedKeys]
             try writer.writeLine(try encoder.encode(ExportHeader(store: global.storeName, exported: Instant.now.description)))
-            count = try await withAccess(global, readOnly: true) { store in
+            count = try await withAccess(global) { store in
                 try await store.events(from: 1, limit: 0) { envelope in try writer.write(envelope.jsonString(), sequence: envelope.sequence) }
                 return writer.lines
             }

@@ -156,11 +156,14 @@ struct GlobalOptions: ParsableArguments {
     /// Fails unless ``dataDirectory`` holds a log: a mistyped `--data` would otherwise
     /// make an empty store there, and the verb would pass on it. `toDo`: what the
     /// refusal ends with ("nothing to verify").
-    func requireDataDirectory(toDo: String) throws(Failure) {
+    func requireDataDirectory(toDo: String = Self.nothingToRead) throws(Failure) {
         guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: dataDirectory).appendingPathComponent("data.mdb").path) else {
             throw Failure(ChordStoreError(.notFound, "\(dataDirectory) is not a data directory (it has no data.mdb): \(toDo)"))
         }
     }
+
+    /// How a verb that only reads ends its refusal of a directory without a log.
+    static let nothingToRead = "nothing to read (a verb that writes makes one)"
 
     /// Opens the store in ``dataDirectory``, reporting a rebuild of the views on a terminal.
     func openStore(options: ChordStore.Options = ChordStore.Options()) throws(ChordStoreError) -> ChordStore {
@@ -248,7 +251,7 @@ func withAccess<T>(
 ) async throws -> T {
     let access: any StoreAccess
     let name = store ?? global.storeName
-    if readOnly, global.data != nil { try global.requireDataDirectory(toDo: "nothing to read (a verb that writes makes one)") }
+    if readOnly, global.data != nil { try global.requireDataDirectory() }
     do {
         if global.data != nil {
             access = LocalAccess(store: try global.openStore(), name: name)

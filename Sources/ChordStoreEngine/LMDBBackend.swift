@@ -235,7 +235,9 @@ final class LMDBBackend: StorageBackend {
             head = try withGrowingMap(only: logEnv) {
                 try logEnv.withWriteTransaction { logTxn in
                     let head = try ReplicaApplier.appendToLog(records, after: previous, head: start) { sequence, record in
-                        try logTxn.put(dbs.log, key: StoreKeys.sequence(sequence), value: record, flags: .append)
+                        try KeyBytes.sequence(sequence).withViewBytes { key in
+                            try record.withUnsafeBytes { try logTxn.put(dbs.log, key: key, value: $0, flags: .append) }
+                        }
                     }
                     appended = .now
                     return head

@@ -25,7 +25,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     func revision(_ key: RevisionKey) throws -> Revision? {
-        guard let value = try scoped.get(dbs.revisions, key: StoreKeys.revision(key)) else { return nil }
+        guard let value = try scoped.get(dbs.revisions, key: KeyBytes.revision(key)) else { return nil }
         return try StoreKeys.revision(value)
     }
 
@@ -81,16 +81,16 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         }
         link.previous = record.appendHistory(sequence)
         if link.previous != 0 { try updateLink(link.previous) { $0.next = sequence } }
-        try scoped.put(dbs.links, key: StoreKeys.sequence(sequence), value: link.bytes)
+        try scoped.put(dbs.links, key: KeyBytes.sequence(sequence), value: link.bytes)
         try putSessionRecord(session, record)
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
-        try scoped.put(dbs.revisions, key: StoreKeys.revision(key), value: StoreKeys.revision(revision))
+        try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: StoreKeys.revision(revision))
     }
 
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws {
-        try scoped.put(dbs.chordsetHistory, key: StoreKeys.id(chordset) + StoreKeys.sequence(sequence), value: [UInt8]())
+        try scoped.put(dbs.chordsetHistory, key: KeyBytes.history(chordset, sequence), value: [UInt8]())
     }
 
     mutating func noteHistory(session: String, _ sequence: UInt64) throws {
@@ -204,7 +204,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     private func link(_ sequence: UInt64) throws -> SessionLink {
-        guard let bytes = try scoped.get(dbs.links, key: StoreKeys.sequence(sequence)) else {
+        guard let bytes = try scoped.get(dbs.links, key: KeyBytes.sequence(sequence)) else {
             throw ChordStoreError(.dataLoss, "event \(sequence) has no session link")
         }
         guard let link = SessionLink(bytes) else {
@@ -214,7 +214,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     private func updateLink(_ sequence: UInt64, _ change: (inout SessionLink) -> Void) throws {
-        let key = StoreKeys.sequence(sequence)
+        let key = KeyBytes.sequence(sequence)
         var link = try scoped.get(dbs.links, key: key).flatMap(SessionLink.init) ?? SessionLink()
         change(&link)
         try scoped.put(dbs.links, key: key, value: link.bytes)

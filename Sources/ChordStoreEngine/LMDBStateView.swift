@@ -10,52 +10,55 @@ import LMDB
 /// environment** (`views/`) holds every projection; it is written in the same turn of the
 /// writer, right after the log commits, through a writable map without fsync, and is
 /// rebuilt from the log whenever it cannot be trusted (see ``ViewsMarker``).
-struct StoreDatabases: Sendable {
+///
+/// A class: each store's view, made a few times per event, copies one reference, not
+/// nineteen handles with their names.
+final class StoreDatabases: Sendable {
     /// Log environment: sequence → event record (the log; append-only).
-    var log: Database
+    let log: Database
     /// Log environment: "format" → the on-disk format; "epoch" → the node's epoch.
-    var logMeta: Database
+    let logMeta: Database
     /// chordset id → `Chordset` message without its index.
-    var chordsets: Database
+    let chordsets: Database
     /// chord id → chordset id + position (or the controls marker), for the chords whose ids
     /// are not derived from their chordset's (``DerivedChordIDs``).
-    var chords: Database
+    let chords: Database
     /// index → chordset id (the user order).
-    var order: Database
+    let order: Database
     /// chordset id → index.
-    var positions: Database
+    let positions: Database
     /// creation time + id → nothing (the default list order).
-    var created: Database
+    let created: Database
     /// command id → sequence of the event it was recorded as (for idempotent retries).
-    var commands: Database
+    let commands: Database
     /// "views" → the views' layout version; "controls" → `Chord`; "applied" → the last
     /// event folded into the views (``AppliedHead``).
-    var meta: Database
+    let meta: Database
     /// session key → ``SessionRecord``: the tops of its undo and redo stacks, the redo
     /// depth, its first and last event. Few keys, so a commit touches few pages.
-    var sessions: Database
+    let sessions: Database
     /// sequence → ``SessionLink``: the stack entry below the event (if it was pushed on
     /// an undo or redo stack) and the session's previous and next events. Keyed by
     /// sequence, so new entries land at the right edge of the tree.
-    var links: Database
+    let links: Database
     /// revision key → last (8) + last by another session (8) + last session (UTF-8).
-    var revisions: Database
+    let revisions: Database
     /// chordset id + sequence → nothing: each chordset's history.
-    var chordsetHistory: Database
+    let chordsetHistory: Database
     /// delete-all sequence + index → `Chordset` without index: what each delete-all removed.
-    var graveyard: Database
+    let graveyard: Database
     /// folded title + 0 + creation key → nothing (title order and title queries).
-    var titles: Database
+    let titles: Database
     /// store id (4 bytes big-endian) → ``StoreRecord`` (the registry of live stores; not
     /// prefixed, unlike every database above but the log's).
-    var stores: Database
+    let stores: Database
     /// store name → store id (live stores).
-    var storeNames: Database
+    let storeNames: Database
     /// token id → ``TokenRecord`` (live tokens; not prefixed).
-    var tokens: Database
+    let tokens: Database
     /// sequence in the store → log position (8 bytes big-endian each): where each of the
     /// store's events is in the whole log.
-    var storeLog: Database
+    let storeLog: Database
 
     /// The names of the views environment's databases, in ``init(log:views:)``'s order.
     static let viewNames = [
@@ -64,22 +67,22 @@ struct StoreDatabases: Sendable {
     ]
 
     /// Opens (creating) every database of both environments.
-    init(log logEnvironment: Environment, views: Environment) throws {
-        try self.init(viewDatabases: Self.viewNames.map { try views.openDatabase($0) })
-        log = try logEnvironment.openDatabase("log")
-        logMeta = try logEnvironment.openDatabase("meta")
+    convenience init(log logEnvironment: Environment, views: Environment) throws {
+        try self.init(
+            viewDatabases: Self.viewNames.map { try views.openDatabase($0) },
+            log: logEnvironment.openDatabase("log"), logMeta: logEnvironment.openDatabase("meta"))
     }
 
     /// Opens the existing databases of a read-only views environment alone
     /// (``ViewsOnlyBackend``): `log` and `logMeta` name no database, and any use of them
     /// fails.
-    init(readOnlyViews views: Environment) throws {
-        try self.init(viewDatabases: views.existingDatabases(Self.viewNames))
+    convenience init(readOnlyViews views: Environment) throws {
+        try self.init(viewDatabases: views.existingDatabases(Self.viewNames), log: .unopened, logMeta: .unopened)
     }
 
-    /// The views' databases in ``viewNames``' order; `log` and `logMeta` name none.
-    private init(viewDatabases opened: [Database]) {
-        (log, logMeta) = (.unopened, .unopened)
+    /// The views' databases in ``viewNames``' order, and the log's.
+    private init(viewDatabases opened: [Database], log: Database, logMeta: Database) {
+        (self.log, self.logMeta) = (log, logMeta)
         (chordsets, chords, order, positions, created, commands, meta) =
             (opened[0], opened[1], opened[2], opened[3], opened[4], opened[5], opened[6])
         (sessions, links, revisions, chordsetHistory, graveyard, titles) =
@@ -123,7 +126,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     let record: StoreRecord
 
     init(txn: Transaction, logTxn: Transaction?, dbs: StoreDatabases, store: StoreRecord) {
-        self.scoped = ScopedTransaction(txn, prefix: store.prefix)
+        self.scoped = ScopedTransaction(txn, store: store.id)
         self.logTxn = logTxn
         self.dbs = dbs
         self.record = store
@@ -131,7 +134,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     func headChecksum() throws -> UInt64 {
         try logSequence(of: record.head)
-            .flatMap { try logTransaction.get(dbs.log, key: StoreKeys.sequence($0)) }.flatMap(RecordCodec.storedChecksum) ?? 0
+            .flatMap { try logTransaction.get(dbs.log, key: KeyBytes.sequence($0)) }.flatMap(RecordCodec.storedChecksum) ?? 0
     }
 
     /// The log's transaction, or the refusal of a store that has none yet.
@@ -143,7 +146,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 
     func chordset(_ id: UUID) throws -> Chordset? {
-        let key = StoreKeys.id(id)
+        let key = KeyBytes.id(id)
         guard let record = try scoped.get(dbs.chordsets, key: key),
               let index = try scoped.get(dbs.positions, key: key) else { return nil }
         var chordset = try WireCodec.readChordset(record)
@@ -153,14 +156,14 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     /// The stored record, which has no index: no decoding, no encoding, no copy.
     func withChordsetRecord(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(id)) else { return false }
+        guard let record = try scoped.get(dbs.chordsets, key: KeyBytes.id(id)) else { return false }
         try body(record)
         return true
     }
 
     /// The stored record with the index added: no decoding, no encoding.
     func chordsetMessage(_ id: UUID) throws -> [UInt8]? {
-        let key = StoreKeys.id(id)
+        let key = KeyBytes.id(id)
         guard let record = try scoped.get(dbs.chordsets, key: key),
               let index = try scoped.get(dbs.positions, key: key) else { return nil }
         return WireCodec.chordsetMessage(record: record, index: try StoreKeys.index(index))
@@ -169,18 +172,18 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     /// A chord whose id is derived from its chordset's (``DerivedChordIDs``) has no entry
     /// in the chord index: the chordset it names is read and its chords scanned.
     func chordLocation(_ id: UUID) throws -> ChordLocation? {
-        if let owner = DerivedChordIDs.owner(of: id), let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(owner)),
+        if let owner = DerivedChordIDs.owner(of: id), let record = try scoped.get(dbs.chordsets, key: KeyBytes.id(owner)),
            let chord = try WireCodec.readChordset(record).chords.first(where: { $0.id == id }) {
             return .chordset(owner, position: chord.position)
         }
-        return try scoped.get(dbs.chords, key: StoreKeys.id(id)).flatMap(StoreKeys.location)
+        return try scoped.get(dbs.chords, key: KeyBytes.id(id)).flatMap(StoreKeys.location)
     }
 
     /// One seek in the chord index (the controls chord's entry included): the eight
     /// derived ids are adjacent keys, the chordset's id with 1 to 8 in its last nibble.
     func holdsChordID(derivedFrom chordset: UUID) throws -> Bool {
-        let first = StoreKeys.id(DerivedChordIDs.chordID(of: chordset, position: 0))
-        let last = StoreKeys.id(DerivedChordIDs.chordID(of: chordset, position: Chordset.chordCount - 1))
+        let first = KeyBytes.id(DerivedChordIDs.chordID(of: chordset, position: 0))
+        let last = KeyBytes.id(DerivedChordIDs.chordID(of: chordset, position: Chordset.chordCount - 1))
         return try scoped.withCursor(dbs.chords) { cursor in
             guard let entry = try first.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) else { return false }
             return last.withUnsafeBytes { last in entry.key.count == last.count && memcmp(entry.key.baseAddress!, last.baseAddress!, last.count) <= 0 }
@@ -201,7 +204,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     func chordsetID(atIndex index: Int) throws -> UUID? {
         guard index >= 0, index <= UInt32.max else { return nil }
-        return try scoped.get(dbs.order, key: StoreKeys.index(index)).map { try StoreKeys.checkedID($0) }
+        return try scoped.get(dbs.order, key: KeyBytes.index(index)).map { try StoreKeys.checkedID($0) }
     }
 
     func scan(
@@ -262,7 +265,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 let log = try logTransaction  // views alone have none: a read of nothing needs none
                 let sequence = try StoreKeys.sequence(current.key)
                 let logSequence = try StoreKeys.sequence(current.value)
-                guard let record = try log.get(dbs.log, key: StoreKeys.sequence(logSequence)) else {
+                guard let record = try log.get(dbs.log, key: KeyBytes.sequence(logSequence)) else {
                     throw Self.missing(logSequence, storeEvent: sequence, of: self.record.name)
                 }
                 let seed: UInt64
@@ -271,7 +274,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
                 } else if let previous, previous.logSequence == logSequence - 1 {
                     seed = previous.checksum
                 } else {
-                    guard let before = try log.get(dbs.log, key: StoreKeys.sequence(logSequence - 1)) else {
+                    guard let before = try log.get(dbs.log, key: KeyBytes.sequence(logSequence - 1)) else {
                         throw Self.missing(logSequence - 1, storeEvent: nil, of: self.record.name)
                     }
                     guard let checksum = RecordCodec.storedChecksum(before) else {
@@ -294,13 +297,13 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     /// Where the store's event `sequence` is in the whole log.
     func logSequence(of sequence: UInt64) throws -> UInt64? {
-        try scoped.get(dbs.storeLog, key: StoreKeys.sequence(sequence)).map { try StoreKeys.sequence($0) }
+        try scoped.get(dbs.storeLog, key: KeyBytes.sequence(sequence)).map { try StoreKeys.sequence($0) }
     }
 
     /// The store's event `sequence`, decoded.
     func recordedEvent(_ sequence: UInt64) throws -> RecordedEvent? {
         guard let logSequence = try logSequence(of: sequence),
-              let record = try logTransaction.get(dbs.log, key: StoreKeys.sequence(logSequence)) else { return nil }
+              let record = try logTransaction.get(dbs.log, key: KeyBytes.sequence(logSequence)) else { return nil }
         return try RecordCodec.decode(record, sequence: sequence, store: self.record.id, logSequence: logSequence)
     }
 
@@ -311,17 +314,17 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         let index = min(chordset.index, count)
         if index < count {
             for i in stride(from: count - 1, through: index, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
-            try scoped.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id))
+            try scoped.put(dbs.order, key: KeyBytes.index(index), value: KeyBytes.id(chordset.id))
         } else {
-            try scoped.put(dbs.order, key: StoreKeys.index(index), value: StoreKeys.id(chordset.id), flags: .append)
+            try scoped.put(dbs.order, key: KeyBytes.index(index), value: KeyBytes.id(chordset.id), flags: .append)
         }
-        let key = StoreKeys.id(chordset.id)
-        try scoped.put(dbs.positions, key: key, value: StoreKeys.index(index))
+        let key = KeyBytes.id(chordset.id)
+        try scoped.put(dbs.positions, key: key, value: KeyBytes.index(index))
         try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
-        try scoped.put(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id), value: [UInt8]())
+        try scoped.put(dbs.created, key: KeyBytes.creation(chordset.creationDate, chordset.id), value: [UInt8]())
         try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
-            try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
+            try scoped.put(dbs.chords, key: KeyBytes.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
         }
     }
 
@@ -341,19 +344,19 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     }
 
     mutating func removeChordset(_ chordset: Chordset) throws {
-        let key = StoreKeys.id(chordset.id)
+        let key = KeyBytes.id(chordset.id)
         guard let indexBytes = try scoped.get(dbs.positions, key: key) else { return }
         let index = try StoreKeys.index(indexBytes)
         let count = try chordsetCount()
         try scoped.delete(dbs.chordsets, key: key)
         try scoped.delete(dbs.positions, key: key)
-        try scoped.delete(dbs.created, key: StoreKeys.creation(chordset.creationDate, chordset.id))
+        try scoped.delete(dbs.created, key: KeyBytes.creation(chordset.creationDate, chordset.id))
         try scoped.delete(dbs.titles, key: StoreKeys.title(chordset))
         for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
-            try scoped.delete(dbs.chords, key: StoreKeys.id(chord.id))
+            try scoped.delete(dbs.chords, key: KeyBytes.id(chord.id))
         }
         for i in (index + 1)..<max(count, index + 1) { try moveOrderEntry(from: i, to: i - 1) }
-        try scoped.delete(dbs.order, key: StoreKeys.index(count - 1))
+        try scoped.delete(dbs.order, key: KeyBytes.index(count - 1))
     }
 
     mutating func moveChordset(_ id: UUID, from: Int, to: Int) throws {
@@ -363,20 +366,20 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         } else {
             for i in stride(from: from - 1, through: to, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
         }
-        try scoped.put(dbs.order, key: StoreKeys.index(to), value: StoreKeys.id(id))
-        try scoped.put(dbs.positions, key: StoreKeys.id(id), value: StoreKeys.index(to))
+        try scoped.put(dbs.order, key: KeyBytes.index(to), value: KeyBytes.id(id))
+        try scoped.put(dbs.positions, key: KeyBytes.id(id), value: KeyBytes.index(to))
     }
 
     mutating func setControlsChord(_ chord: Chord?) throws {
         if let previous = try controlsChord() {
-            try scoped.delete(dbs.chords, key: StoreKeys.id(previous.id))
+            try scoped.delete(dbs.chords, key: KeyBytes.id(previous.id))
         }
         guard let chord else {
             try scoped.delete(dbs.meta, key: StoreDatabases.controlsKey)
             return
         }
         try scoped.put(dbs.meta, key: StoreDatabases.controlsKey, value: WireCodec.chordRecord(chord))
-        try scoped.put(dbs.chords, key: StoreKeys.id(chord.id), value: StoreKeys.location(.controls))
+        try scoped.put(dbs.chords, key: KeyBytes.id(chord.id), value: StoreKeys.location(.controls))
     }
 
     mutating func removeAllChordsets(deletedAt sequence: UInt64) throws -> [UUID] {
@@ -386,7 +389,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             while let current = entry {
                 let index = try StoreKeys.index(current.key)
                 let id = try StoreKeys.checkedID(current.value)
-                guard let record = try scoped.get(dbs.chordsets, key: StoreKeys.id(id)) else {
+                guard let record = try scoped.get(dbs.chordsets, key: KeyBytes.id(id)) else {
                     throw ChordStoreError(.dataLoss, "the order names chordset \(id), which has no record")
                 }
                 try scoped.put(dbs.graveyard, key: StoreKeys.sequence(sequence) + StoreKeys.index(index), value: Array(record))
@@ -396,7 +399,7 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
         }
         for db in dbs.chordsetViews { try scoped.empty(db) }
         if let controls = try controlsChord() {
-            try scoped.put(dbs.chords, key: StoreKeys.id(controls.id), value: StoreKeys.location(.controls))
+            try scoped.put(dbs.chords, key: KeyBytes.id(controls.id), value: StoreKeys.location(.controls))
         }
         return removed
     }
@@ -427,16 +430,16 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
 
     /// Moves the chordset at user-order index `from` to `to` (overwriting what was there).
     private func moveOrderEntry(from: Int, to: Int) throws {
-        guard let idBytes = try scoped.get(dbs.order, key: StoreKeys.index(from)) else {
+        guard let idBytes = try scoped.get(dbs.order, key: KeyBytes.index(from)) else {
             throw ChordStoreError(.dataLoss, "the user order has no chordset at index \(from)")
         }
         let id = Array(idBytes)
-        try scoped.put(dbs.order, key: StoreKeys.index(to), value: id)
-        try scoped.put(dbs.positions, key: id, value: StoreKeys.index(to))
+        try scoped.put(dbs.order, key: KeyBytes.index(to), value: id)
+        try scoped.put(dbs.positions, key: id, value: KeyBytes.index(to))
     }
 
     private func putRecord(_ chordset: Chordset) throws {
-        try scoped.put(dbs.chordsets, key: StoreKeys.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
+        try scoped.put(dbs.chordsets, key: KeyBytes.id(chordset.id), value: WireCodec.chordsetRecord(chordset))
     }
 }
 
@@ -449,9 +452,9 @@ extension LMDBStateView: LogAppending {
     /// Notes the event in the store's index and its command id (the record itself goes to
     /// the log through ``LMDBStoreSpace/appendRecord(_:_:)``).
     mutating func append(_ sequence: UInt64, logSequence: UInt64, _ record: [UInt8], commandID: String) throws {
-        try scoped.put(dbs.storeLog, key: StoreKeys.sequence(sequence), value: StoreKeys.sequence(logSequence))
+        try scoped.put(dbs.storeLog, key: KeyBytes.sequence(sequence), value: KeyBytes.sequence(logSequence))
         if !commandID.isEmpty {
-            try scoped.put(dbs.commands, key: Array(commandID.utf8), value: StoreKeys.sequence(sequence))
+            try scoped.put(dbs.commands, key: Array(commandID.utf8), value: KeyBytes.sequence(sequence))
         }
     }
 }
@@ -556,7 +559,9 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) throws {
         guard storesRecords else { return }
         guard let logTxn else { throw ViewsOnlyBackend.logArriving }
-        try logTxn.put(dbs.log, key: StoreKeys.sequence(logSequence), value: bytes, flags: .append)
+        try KeyBytes.sequence(logSequence).withViewBytes { key in
+            try bytes.withUnsafeBytes { try logTxn.put(dbs.log, key: key, value: $0, flags: .append) }
+        }
     }
 
     mutating func withStore<T>(
@@ -614,7 +619,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     mutating func remove(_ store: StoreRecord) throws {
-        let scoped = ScopedTransaction(txn, prefix: store.prefix)
+        let scoped = ScopedTransaction(txn, store: store.id)
         for db in dbs.storeViews { try scoped.empty(db) }
         try txn.delete(dbs.stores, key: store.prefix)
         try txn.delete(dbs.storeNames, key: Array(store.name.utf8))

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 import Foundation
 import LMDB
@@ -8,19 +9,30 @@ import LMDB
 /// store's views share the same databases; the prefix keeps them apart and in id order.
 struct ScopedTransaction {
     let txn: Transaction
-    let prefix: [UInt8]
+    /// The store's id, whose 4 bytes big-endian are the prefix.
+    let storeID: UInt32
 
-    init(_ txn: Transaction, prefix: [UInt8]) {
+    init(_ txn: Transaction, store storeID: UInt32) {
         self.txn = txn
-        self.prefix = prefix
+        self.storeID = storeID
     }
+
+    /// The prefix, inline.
+    var prefix: KeyBytes { StoreRecord.keyPrefix(storeID) }
 
     /// Calls `body` with the prefix and `key` side by side, on the stack (no allocation
     /// per key: a commit makes a few dozen).
-    private func withScoped<T>(_ key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        try key.withUnsafeBytes { key in
+    private func withScoped<T>(_ key: some ViewBytes, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        try key.withViewBytes { try Self.withPrefixed(prefix, $0, body) }
+    }
+
+    /// `body` called with `prefix` then `key`, side by side on the stack.
+    static func withPrefixed<T>(
+        _ prefix: KeyBytes, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> T
+    ) throws -> T {
+        try prefix.withViewBytes { prefix in
             try withUnsafeTemporaryAllocation(byteCount: prefix.count + key.count, alignment: 1) { buffer in
-                prefix.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                buffer.copyMemory(from: prefix)
                 UnsafeMutableRawBufferPointer(rebasing: buffer[prefix.count...]).copyMemory(from: key)
                 return try body(UnsafeRawBufferPointer(buffer))
             }
@@ -28,15 +40,15 @@ struct ScopedTransaction {
     }
 
     /// The value stored under `key`, or `nil`.
-    func get(_ db: Database, key: some ContiguousBytes) throws -> UnsafeRawBufferPointer? {
+    func get(_ db: Database, key: some ViewBytes) throws -> UnsafeRawBufferPointer? {
         try withScoped(key) { try txn.get(db, key: $0) }
     }
 
     /// Stores `value` under `key`. `MDB_APPEND` is not passed on: the store's keys are not
     /// the last of the database when a later store has some.
-    func put(_ db: Database, key: some ContiguousBytes, value: some ContiguousBytes, flags: PutFlags = []) throws {
+    func put(_ db: Database, key: some ViewBytes, value: some ViewBytes, flags: PutFlags = []) throws {
         try withScoped(key) { key in
-            try value.withUnsafeBytes { try txn.put(db, key: key, value: $0, flags: flags.subtracting(.append)) }
+            try value.withViewBytes { try txn.put(db, key: key, value: $0, flags: flags.subtracting(.append)) }
         }
     }
 
@@ -45,9 +57,9 @@ struct ScopedTransaction {
     /// page it splits full instead of moving its last entry to the new one, which left
     /// the chordsets' pages five rows full of six. Where the key is not the last (a later
     /// store has keys, or the client chose the id), as ``put(_:key:value:flags:)`` does.
-    func putAtEnd(_ db: Database, key: some ContiguousBytes, value: some ContiguousBytes) throws {
+    func putAtEnd(_ db: Database, key: some ViewBytes, value: some ViewBytes) throws {
         try withScoped(key) { key in
-            try value.withUnsafeBytes { value in
+            try value.withViewBytes { value in
                 do {
                     try txn.put(db, key: key, value: value, flags: .append)
                 } catch let error as LMDBError where error.isKeyExists {
@@ -59,7 +71,7 @@ struct ScopedTransaction {
 
     /// Deletes `key`; returns whether it was present.
     @discardableResult
-    func delete(_ db: Database, key: some ContiguousBytes) throws -> Bool {
+    func delete(_ db: Database, key: some ViewBytes) throws -> Bool {
         try withScoped(key) { try txn.delete(db, key: $0) }
     }
 
@@ -69,7 +81,7 @@ struct ScopedTransaction {
         try withCursor(db) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                doomed.append(prefix + current.key)
+                doomed.append(prefix.array + current.key)
                 entry = try cursor.next()
             }
         }
@@ -92,7 +104,7 @@ struct ScopedTransaction {
     /// Runs `body` with a cursor over the store's keys of `db`.
     func withCursor<T>(_ db: Database, _ body: (inout ScopedCursor) throws -> T) throws -> T {
         try txn.withCursor(db) { cursor in
-            var scoped = ScopedCursor(cursor: cursor, prefix: prefix)
+            var scoped = ScopedCursor(cursor: cursor, storeID: storeID)
             return try body(&scoped)
         }
     }
@@ -102,36 +114,28 @@ struct ScopedTransaction {
 /// its entries' keys come without the prefix.
 struct ScopedCursor {
     var cursor: Cursor
-    let prefix: [UInt8]
+    /// The store's id, whose 4 bytes big-endian are the prefix.
+    let storeID: UInt32
+
+    private var prefix: KeyBytes { StoreRecord.keyPrefix(storeID) }
 
     private func unscoped(_ entry: Cursor.Entry?) -> Cursor.Entry? {
-        guard let entry, entry.key.count >= prefix.count,
-              prefix.withUnsafeBytes({ $0.elementsEqual(UnsafeRawBufferPointer(rebasing: entry.key.prefix(prefix.count))) })
+        guard let entry, entry.key.count >= 4,
+              UInt32(bigEndian: entry.key.loadUnaligned(as: UInt32.self)) == storeID
         else { return nil }
-        return (UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...]), entry.value)
+        return (UnsafeRawBufferPointer(rebasing: entry.key[4...]), entry.value)
     }
 
     /// The store's first entry.
     mutating func first() throws -> Cursor.Entry? {
-        try prefix.withUnsafeBytes { p in try unscoped(cursor.seek(atLeast: p)) }
+        try prefix.withViewBytes { p in try unscoped(cursor.seek(atLeast: p)) }
     }
 
     /// The store's last entry.
     mutating func last() throws -> Cursor.Entry? {
         // The first key past the store's: the prefix plus one, as a number.
-        var after = prefix
-        var index = after.count - 1
-        while index >= 0 {
-            if after[index] == 0xFF {
-                after[index] = 0
-                index -= 1
-            } else {
-                after[index] += 1
-                break
-            }
-        }
-        if index < 0 { return try unscoped(cursor.last()) }
-        let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        guard storeID < .max else { return try unscoped(cursor.last()) }
+        let found = try StoreRecord.keyPrefix(storeID + 1).withViewBytes { try cursor.seek(atLeast: $0) }
         return try unscoped(found == nil ? cursor.last() : cursor.previous())
     }
 
@@ -140,14 +144,13 @@ struct ScopedCursor {
 
     /// The store's first entry whose key is at least `key`.
     mutating func seek(atLeast key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
-        let full = prefix + key
-        return try full.withUnsafeBytes { try unscoped(cursor.seek(atLeast: $0)) }
+        let found = try ScopedTransaction.withPrefixed(prefix, key) { try cursor.seek(atLeast: $0) }
+        return unscoped(found)
     }
 
     /// Stores `value` under `key` through the cursor (``ViewLoader``: stores are loaded in
     /// id order, so `MDB_APPEND` holds across them).
     mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
-        let full = prefix + key
-        try full.withUnsafeBytes { try cursor.put(key: $0, value: value, flags: flags) }
+        try ScopedTransaction.withPrefixed(prefix, key) { try cursor.put(key: $0, value: value, flags: flags) }
     }
 }

@@ -1,3 +1,4 @@
+import ChordStoreRecords
 import ChordStoreDomain
 
 /// A store in the registry of stores: its id and name, when it was created, and its last
@@ -62,9 +63,16 @@ struct StoreRecord: Sendable, Hashable {
     }
 
     /// The 4-byte prefix of the store's keys in every view database (big-endian id).
-    var prefix: [UInt8] { Self.prefix(id) }
+    var prefix: [UInt8] { Self.keyPrefix(id).array }
 
-    static func prefix(_ id: UInt32) -> [UInt8] { withUnsafeBytes(of: id.bigEndian) { Array($0) } }
+    static func prefix(_ id: UInt32) -> [UInt8] { keyPrefix(id).array }
+
+    /// ``prefix`` held inline.
+    static func keyPrefix(_ id: UInt32) -> KeyBytes {
+        var key = KeyBytes()
+        key.append(bigEndian: id)
+        return key
+    }
 
     /// Notes `event`, the store's next event, as its head (and `default`'s first event as
     /// its creation).

@@ -17,7 +17,7 @@ struct ViewLoader {
     static func load(_ replay: StoreSet, txn: Transaction, dbs: StoreDatabases) throws {
         var space = LMDBStoreSpace(txn: txn, logTxn: txn, dbs: dbs, logHead: .empty, storesRecords: false)
         for store in replay.liveStores.sorted(by: { $0.record.id < $1.record.id }) {
-            let loader = ViewLoader(txn: ScopedTransaction(txn, prefix: store.record.prefix), dbs: dbs)
+            let loader = ViewLoader(txn: ScopedTransaction(txn, store: store.record.id), dbs: dbs)
             try loader.load(store.state, changes: store.changes, log: store.log)
             if store.record.id != 0 || store.record.head != 0 { try space.save(store.record) }
         }

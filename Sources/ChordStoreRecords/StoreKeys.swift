@@ -5,7 +5,7 @@ package import Foundation
 /// order (and `MDB_APPEND` works on the log).
 package enum StoreKeys {
     /// A log key: the sequence number, 8 bytes big-endian.
-    package static func sequence(_ value: UInt64) -> [UInt8] { bigEndian(value) }
+    package static func sequence(_ value: UInt64) -> [UInt8] { KeyBytes.sequence(value).array }
 
     /// Reads a log key (or any 8-byte big-endian number).
     package static func sequence(_ key: UnsafeRawBufferPointer) throws(ChordStoreError) -> UInt64 {
@@ -14,7 +14,7 @@ package enum StoreKeys {
     }
 
     /// A user-order key: the index, 4 bytes big-endian.
-    package static func index(_ value: Int) -> [UInt8] { bigEndian(UInt32(value)) }
+    package static func index(_ value: Int) -> [UInt8] { KeyBytes.index(value).array }
 
     /// Reads a user-order value or key holding an index.
     package static func index(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Int {
@@ -23,9 +23,7 @@ package enum StoreKeys {
     }
 
     /// An id key: the UUID's 16 bytes.
-    package static func id(_ id: UUID) -> [UInt8] {
-        withUnsafeBytes(of: id.uuid) { Array($0) }
-    }
+    package static func id(_ id: UUID) -> [UInt8] { KeyBytes.id(id).array }
 
     /// Reads a 16-byte id (the caller checks the length; shorter input is zero-padded).
     package static func id(_ bytes: UnsafeRawBufferPointer) -> UUID {
@@ -36,18 +34,7 @@ package enum StoreKeys {
 
     /// A creation-index key: the creation time (microseconds, sign bit flipped so that
     /// negative times sort first), 8 bytes big-endian, then the id.
-    package static func creation(_ date: Instant, _ id: UUID) -> [UInt8] {
-        var key: [UInt8] = []
-        key.reserveCapacity(24)
-        appendCreation(date, id, to: &key)
-        return key
-    }
-
-    /// Appends ``creation(_:_:)``'s bytes to `key`, without arrays of its own.
-    private static func appendCreation(_ date: Instant, _ id: UUID, to key: inout [UInt8]) {
-        withUnsafeBytes(of: (UInt64(bitPattern: date.microsecondsSince1970) ^ (1 << 63)).bigEndian) { key.append(contentsOf: $0) }
-        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
-    }
+    package static func creation(_ date: Instant, _ id: UUID) -> [UInt8] { KeyBytes.creation(date, id).array }
 
     /// A title-index key: the folded title's UTF-8 bytes, a zero byte (titles hold no
     /// control characters), then the creation key; so titles sort by their folded form,
@@ -61,7 +48,7 @@ package enum StoreKeys {
         var key = titlePart(TitleKey.bytes(title))
         key.reserveCapacity(key.count + 25)
         key.append(0)
-        appendCreation(creationDate, id, to: &key)
+        KeyBytes.creation(creationDate, id).withUnsafeBytes { key.append(contentsOf: $0) }
         return key
     }
 
@@ -134,14 +121,7 @@ package enum StoreKeys {
 
     /// A revision key: 0 + the chordset id, or one byte for the controls chord (1), the
     /// collection (2) and delete-all (3).
-    package static func revision(_ key: RevisionKey) -> [UInt8] {
-        switch key {
-        case .chordset(let id): [0] + Self.id(id)
-        case .controls: [1]
-        case .collection: [2]
-        case .bulk: [3]
-        }
-    }
+    package static func revision(_ key: RevisionKey) -> [UInt8] { KeyBytes.revision(key).array }
 
     /// Reads a revision key.
     package static func revisionKey(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> RevisionKey {
@@ -176,9 +156,5 @@ package enum StoreKeys {
             last: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
             lastSession: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[16...]), as: UTF8.self),
             lastByOther: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-    }
-
-    private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 }

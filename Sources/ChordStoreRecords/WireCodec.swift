@@ -21,10 +21,30 @@ package enum WireCodec {
     }
 
     package static func write(_ w: inout ProtoWriter, _ chord: Chord) {
-        write(&w, id: 1, chord.id)
+        w.appendInline(maxBytes: maxChordBytes) { write(&$0, chord) }
+    }
+
+    /// A `Chord` message as the field `field` of the message being written.
+    package static func write(_ w: inout ProtoWriter, field: Int, _ chord: Chord) {
+        w.appendInline(maxBytes: maxChordBytes + 2) { inline in inline.shortMessage(field) { write(&$0, chord) } }
+    }
+
+    /// The most bytes a `Chord` message takes: its id (18), position (at most 11), bpm
+    /// (9) and colour (2 + 4 × 9).
+    static let maxChordBytes = 18 + 11 + 9 + 38
+
+    /// A chord's fields, on the stack (a chordset writes eight: they were most of the
+    /// cost of encoding an add).
+    private static func write(_ w: inout InlineProtoWriter, _ chord: Chord) {
+        w.id(1, chord.id)
         w.uint(2, UInt64(chord.position))
         w.double(3, chord.bpm)
-        w.message(4) { write(&$0, chord.color) }
+        w.shortMessage(4) { color in
+            color.double(1, chord.color.hue)
+            color.double(2, chord.color.purity)
+            color.double(3, chord.color.brightness)
+            color.double(4, chord.color.alpha)
+        }
     }
 
     package static func write(_ w: inout ProtoWriter, _ instant: Instant) {
@@ -40,7 +60,7 @@ package enum WireCodec {
         w.string(2, chordset.title)
         w.message(3) { write(&$0, chordset.creationDate) }
         if withIndex { w.uint(4, UInt64(chordset.index)) }
-        for chord in chordset.chords { w.message(5) { write(&$0, chord) } }
+        for chord in chordset.chords { write(&w, field: 5, chord) }
     }
 
     /// The bytes of a view record: a `Chordset` message without its index.
@@ -122,8 +142,8 @@ package enum WireCodec {
             }
         case .controlsChordSet(let chord, let previous):
             w.message(11) { inner in
-                if let chord { inner.message(1) { write(&$0, chord) } }
-                if let previous { inner.message(2) { write(&$0, previous) } }
+                if let chord { write(&inner, field: 1, chord) }
+                if let previous { write(&inner, field: 2, previous) }
             }
         case .chordsetMoved(let id, let from, let to):
             w.message(12) {

@@ -76,6 +76,53 @@ struct WireCodecTests {
         }
     }
 
+    @Test("a chord written on the stack is the generated code's bytes, zero fields left out, -0.0 kept")
+    func inlineChord() throws {
+        var g = SplitMix64(seed: 8)
+        let edges: [Double] = [0, 1, 999, 0.5, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+        for round in 0..<500 {
+            var chord = Self.randomChord(&g, position: Int(g.next() % 8))
+            if round % 5 == 0 {
+                chord.bpm = edges[Int(g.next() % UInt64(edges.count))]
+                chord.color = ChordColor(
+                    hue: edges[Int(g.next() % 6)], purity: edges[Int(g.next() % 6)], brightness: edges[Int(g.next() % 6)],
+                    alpha: edges[Int(g.next() % 6)])
+            }
+            if round == 1 { chord.position = Int(UInt32.max) }  // a varint of five bytes
+            let bytes = WireCodec.chordRecord(chord)
+            #expect(bytes == (try chord.proto.serializedBytes() as [UInt8]))
+            if round != 1 { #expect(try bytes.withUnsafeBytes { try WireCodec.readChord($0) } == chord) }  // (a reader refuses that position)
+            var w = ProtoWriter()
+            WireCodec.write(&w, field: 5, chord)
+            #expect(w.bytes == [0x2A, UInt8(bytes.count)] + bytes)
+        }
+        // SwiftProtobuf leaves out -0.0 too; this codec keeps its sign.
+        var negative = Self.randomChord(&g, position: 0)
+        negative.bpm = -0.0
+        negative.color.alpha = -0.0
+        let decoded = try WireCodec.chordRecord(negative).withUnsafeBytes { try WireCodec.readChord($0) }
+        #expect(decoded.bpm.sign == .minus && decoded.color.alpha.sign == .minus)
+    }
+
+    @Test("inline keys have the layouts of the views (big-endian numbers, the creation time's sign bit flipped)")
+    func keyLayouts() {
+        let id = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
+        let idBytes: [UInt8] = [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF]
+        #expect(KeyBytes.id(id).array == idBytes)
+        #expect(KeyBytes.sequence(0x0102_0304_0506_0708).array == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(KeyBytes.index(0x0A0B_0C0D).array == [0x0A, 0x0B, 0x0C, 0x0D])
+        #expect(KeyBytes.creation(Instant(microsecondsSince1970: 1), id).array == [0x80, 0, 0, 0, 0, 0, 0, 1] + idBytes)
+        #expect(KeyBytes.creation(Instant(microsecondsSince1970: -1), id).array == [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] + idBytes)
+        #expect(KeyBytes.history(id, 258).array == idBytes + [0, 0, 0, 0, 0, 0, 1, 2])
+        #expect(KeyBytes.revision(.chordset(id)).array == [0] + idBytes)
+        #expect(KeyBytes.revision(.controls).array == [1])
+        #expect(KeyBytes.revision(.collection).array == [2])
+        #expect(KeyBytes.revision(.bulk).array == [3])
+        #expect(StoreKeys.title("a", Instant(microsecondsSince1970: 1), id) == Array("a".utf8) + [0, 0x80, 0, 0, 0, 0, 0, 0, 1] + idBytes)
+        // What the views hand LMDB is the same bytes.
+        #expect(KeyBytes.history(id, 7).withViewBytes { Array($0) } == idBytes + [0, 0, 0, 0, 0, 0, 0, 7])
+    }
+
     @Test("a chordset message built from a view record and an index is the generated code's Chordset")
     func chordsetMessageFromRecord() throws {
         var g = SplitMix64(seed: 6)

@@ -86,7 +86,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
-        try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: StoreKeys.revision(revision))
+        try StoreKeys.withRevision(revision) { try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: $0) }
     }
 
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws {
@@ -192,7 +192,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     // MARK: Records and links
 
     private func sessionRecord(_ session: String) throws -> SessionRecord {
-        guard let bytes = try scoped.get(dbs.sessions, key: StoreKeys.session(session)) else { return SessionRecord() }
+        guard let bytes = try StoreKeys.withSession(session, { try scoped.get(dbs.sessions, key: $0) }) else { return SessionRecord() }
         guard let record = SessionRecord(bytes) else {
             throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be 40")
         }
@@ -200,7 +200,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     private func putSessionRecord(_ session: String, _ record: SessionRecord) throws {
-        try scoped.put(dbs.sessions, key: StoreKeys.session(session), value: record.bytes)
+        try StoreKeys.withSession(session) { try scoped.put(dbs.sessions, key: $0, value: record.bytes) }
     }
 
     private func link(_ sequence: UInt64) throws -> SessionLink {

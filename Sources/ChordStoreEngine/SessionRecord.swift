@@ -1,3 +1,5 @@
+import ChordStoreRecords
+
 /// What the `sessions` database keeps per session (5 × 8 bytes, big-endian): the tops
 /// of its undo and redo stacks (0: empty), how many entries the redo stack holds, and
 /// its first and last events (0: none).
@@ -9,13 +11,16 @@ struct SessionRecord: Hashable {
     var last: UInt64 = 0
 
 
-    var bytes: [UInt8] { BigEndianFields.pack([undoTop, redoTop, redoDepth, first, last]) }
+    var bytes: KeyBytes { BigEndianFields.pack(undoTop, redoTop, redoDepth, first, last) }
 
     init() {}
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let fields = BigEndianFields.unpack(bytes, count: 5) else { return nil }
-        (undoTop, redoTop, redoDepth, first, last) = (fields[0], fields[1], fields[2], fields[3], fields[4])
+        guard bytes.count == 5 * 8 else { return nil }
+        (undoTop, redoTop, redoDepth, first, last) = (
+            BigEndianFields.field(0, of: bytes), BigEndianFields.field(1, of: bytes), BigEndianFields.field(2, of: bytes),
+            BigEndianFields.field(3, of: bytes), BigEndianFields.field(4, of: bytes)
+        )
     }
 }
 
@@ -29,7 +34,7 @@ struct SessionLink: Hashable {
     var next: UInt64 = 0
 
 
-    var bytes: [UInt8] { BigEndianFields.pack([below, previous, next]) }
+    var bytes: KeyBytes { BigEndianFields.pack(below, previous, next) }
 
     init(below: UInt64 = 0, previous: UInt64 = 0, next: UInt64 = 0) {
         self.below = below
@@ -38,23 +43,22 @@ struct SessionLink: Hashable {
     }
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let fields = BigEndianFields.unpack(bytes, count: 3) else { return nil }
-        (below, previous, next) = (fields[0], fields[1], fields[2])
+        guard bytes.count == 3 * 8 else { return nil }
+        (below, previous, next) = (BigEndianFields.field(0, of: bytes), BigEndianFields.field(1, of: bytes), BigEndianFields.field(2, of: bytes))
     }
 }
 
-/// Fixed-size records of 8-byte big-endian numbers.
+/// Fixed-size records of 8-byte big-endian numbers, held inline (no array per record:
+/// a commit writes two or three per event).
 enum BigEndianFields {
-    static func pack(_ values: [UInt64]) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(values.count * 8)
-        for value in values { withUnsafeBytes(of: value.bigEndian) { result.append(contentsOf: $0) } }
-        return result
+    static func pack(_ values: UInt64...) -> KeyBytes {
+        var bytes = KeyBytes()
+        for value in values { bytes.append(bigEndian: value) }
+        return bytes
     }
 
-    /// The `count` numbers of `bytes`, or `nil` if it is not `count` × 8 bytes long.
-    static func unpack(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt64]? {
-        guard bytes.count == count * 8 else { return nil }
-        return (0..<count).map { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
+    /// The `index`th number of `bytes` (the caller checked its length).
+    static func field(_ index: Int, of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
     }
 }

@@ -1,11 +1,11 @@
 import ChordStoreRecords
 
 /// Bytes a views transaction (``ScopedTransaction``) takes as a key or a value: arrays,
-/// and the inline keys of the hot paths (``KeyBytes``). Declared here rather than
-/// Foundation's `ContiguousBytes` so that the conformances are this module's and a call
-/// is specialized and inlined: through the witness of a protocol and a type of other
-/// modules, each key cost an unspecialized generic call, more than the allocation the
-/// inline key saves.
+/// the inline keys of the hot paths (``KeyBytes``), and bytes built on the stack.
+/// Declared here rather than Foundation's `ContiguousBytes` so that the conformances are
+/// this module's and a call is specialized and inlined: through the witness of a protocol
+/// and a type of other modules, each key cost an unspecialized generic call, more than
+/// the allocation the inline key saves.
 protocol ViewBytes {
     /// Calls `body` with the bytes.
     func withViewBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
@@ -24,4 +24,9 @@ extension KeyBytes: ViewBytes {
         let count = count
         return try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
+}
+
+extension UnsafeRawBufferPointer: ViewBytes {
+    @inline(__always)
+    func withViewBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(self) }
 }

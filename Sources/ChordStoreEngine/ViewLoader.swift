@@ -215,7 +215,7 @@ struct ViewLoader {
             records[session, default: SessionRecord()].first = history.first ?? 0
             records[session, default: SessionRecord()].last = history.last ?? 0
         }
-        try appendSorted(records.map { (StoreKeys.session($0.key), $0.value.bytes) }, to: dbs.sessions)
+        try appendSorted(records.map { (StoreKeys.session($0.key), $0.value.bytes.array) }, to: dbs.sessions)
         try append(to: dbs.links) { put in
             for sequence in links.indices where linked[sequence] {
                 let link = links[sequence]

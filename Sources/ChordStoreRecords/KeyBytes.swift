@@ -1,19 +1,19 @@
 package import ChordStoreDomain
 package import Foundation
 
-/// A key or value of at most 32 bytes held inline, without a heap allocation: the fixed
+/// A key or value of at most 40 bytes held inline, without a heap allocation: the fixed
 /// layouts of ``StoreKeys`` (ids, sequence numbers, indexes, creation keys, a chordset's
 /// history key, revision keys) as the views' hot paths hand them to LMDB. A commit of one
 /// add passes a few dozen of them; as `[UInt8]` each was an allocation and a release.
 /// ``StoreKeys``' array forms are built from these, so each layout is written once.
 package struct KeyBytes: ContiguousBytes, Sendable {
     /// The bytes, the key's first (read them through ``count``).
-    package private(set) var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    /// How many of the 32 bytes are the key's.
+    package private(set) var storage: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+    /// How many of the 40 bytes are the key's.
     package private(set) var count = 0
 
     /// The most bytes a key holds inline.
-    package static let capacity = 32
+    package static let capacity = 40
 
     @inlinable package init() {}
 

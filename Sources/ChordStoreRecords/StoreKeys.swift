@@ -115,8 +115,21 @@ package enum StoreKeys {
     /// A session prefix: the name's UTF-8 length (one byte; names are at most 128 bytes)
     /// and its bytes, so that one session's keys never run into another's.
     package static func session(_ session: String) -> [UInt8] {
-        let bytes = Array(session.utf8.prefix(255))
-        return [UInt8(bytes.count)] + bytes
+        withSession(session) { Array($0) }
+    }
+
+    /// Calls `body` with ``session(_:)``'s bytes, on the stack.
+    @inlinable
+    package static func withSession<R>(_ session: String, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 256, alignment: 1) { buffer in
+            var count = 1
+            for byte in session.utf8.prefix(255) {
+                buffer[count] = byte
+                count += 1
+            }
+            buffer[0] = UInt8(count - 1)
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// A revision key: 0 + the chordset id, or one byte for the controls chord (1), the
@@ -137,9 +150,24 @@ package enum StoreKeys {
     /// A revision value: the last change and the last change by another session (8 bytes
     /// big-endian each), then the last change's session.
     package static func revision(_ revision: Revision) -> [UInt8] {
-        var bytes: [UInt8] = []
-        appendRevision(revision, to: &bytes)
-        return bytes
+        withRevision(revision) { Array($0) }
+    }
+
+    /// Calls `body` with ``revision(_:)-(Revision)``'s bytes, on the stack when the
+    /// session's name is short.
+    @inlinable
+    package static func withRevision<R>(_ revision: Revision, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let session = revision.lastSession.utf8
+        return try withUnsafeTemporaryAllocation(byteCount: 16 + session.count, alignment: 8) { buffer in
+            buffer.storeBytes(of: revision.last.bigEndian, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: revision.lastByOther.bigEndian, toByteOffset: 8, as: UInt64.self)
+            var count = 16
+            for byte in session {
+                buffer[count] = byte
+                count += 1
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// Appends the bytes of a revision value (as above) to `bytes`.

@@ -105,7 +105,7 @@ struct WireCodecTests {
     }
 
     @Test("inline keys have the layouts of the views (big-endian numbers, the creation time's sign bit flipped)")
-    func keyLayouts() {
+    func keyLayouts() throws {
         let id = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
         let idBytes: [UInt8] = [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF]
         #expect(KeyBytes.id(id).array == idBytes)
@@ -121,6 +121,30 @@ struct WireCodecTests {
         #expect(StoreKeys.title("a", Instant(microsecondsSince1970: 1), id) == Array("a".utf8) + [0, 0x80, 0, 0, 0, 0, 0, 0, 1] + idBytes)
         // What the views hand LMDB is the same bytes.
         #expect(KeyBytes.history(id, 7).withViewBytes { Array($0) } == idBytes + [0, 0, 0, 0, 0, 0, 0, 7])
+
+        // Session keys: the name's length, then its bytes (at most 255).
+        #expect(StoreKeys.session("ab") == [2, 0x61, 0x62])
+        #expect(StoreKeys.session("") == [0])
+        let long = StoreKeys.session(String(repeating: "x", count: 300))
+        #expect(long.count == 256 && long[0] == 255 && long.dropFirst().allSatisfy { $0 == 0x78 })
+        // Revision values: the last change, the last by another session, the session.
+        let revision = Revision(last: 0x0102, lastSession: "s", lastByOther: 3)
+        #expect(StoreKeys.revision(revision) == [0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0x73])
+        let encodedRevision: [UInt8] = StoreKeys.revision(revision)
+        let readBack = try encodedRevision.withUnsafeBytes { raw throws -> Revision in try StoreKeys.revision(raw) }
+        #expect(readBack == revision)
+        // A session's record and an event's link: their numbers big-endian, read back.
+        var record = SessionRecord()
+        (record.undoTop, record.redoTop, record.redoDepth, record.first, record.last) = (1, 2, 3, 0x0405, UInt64.max)
+        let recordBytes = record.bytes.array
+        #expect(recordBytes == [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 4, 5]
+            + [UInt8](repeating: 0xFF, count: 8))
+        #expect(recordBytes.withUnsafeBytes { SessionRecord($0) } == record)
+        #expect(recordBytes.dropLast().withUnsafeBytes { SessionRecord($0) } == nil)
+        let link = SessionLink(below: 7, previous: 8, next: 0x0900)
+        #expect(link.bytes.array == [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 9, 0])
+        #expect(link.bytes.array.withUnsafeBytes { SessionLink($0) } == link)
+        #expect(recordBytes.withUnsafeBytes { SessionLink($0) } == nil)
     }
 
     @Test("a chordset message built from a view record and an index is the generated code's Chordset")

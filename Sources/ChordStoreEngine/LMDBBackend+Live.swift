@@ -170,7 +170,9 @@ extension LMDBBackend {
                 let result = try logEnv.withWriteTransaction { txn in
                     let records = LogTransactionRecords(txn: txn, log: dbs.log)
                     let result = try LiveSpace.with(&set, records: records, append: { sequence, record in
-                        try txn.put(self.dbs.log, key: KeyBytes.sequence(sequence), value: record, flags: .append)
+                        try KeyBytes.sequence(sequence).withViewBytes { key in
+                            try record.withUnsafeBytes { try txn.put(self.dbs.log, key: key, value: $0, flags: .append) }
+                        }
                         appended.append(record)
                     }, change)
                     synced = .now

@@ -108,9 +108,8 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         let prefix = StoreKeys.id(chordset)
         var result: [UInt64] = []
         guard limit > 0, after < UInt64.max else { return result }
-        let start = prefix + StoreKeys.sequence(after + 1)
         try scoped.withCursor(dbs.chordsetHistory) { cursor in
-            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var entry = try KeyBytes.history(chordset, after + 1).withViewBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, current.key.count == 24, current.key.starts(with: prefix), result.count < limit {
                 result.append(try StoreKeys.sequence(UnsafeRawBufferPointer(rebasing: current.key[16...])))
                 entry = try cursor.next()

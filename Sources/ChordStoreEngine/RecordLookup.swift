@@ -37,7 +37,7 @@ struct LogTransactionRecords: RecordLookup {
     let log: Database
 
     func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
-        guard let record = try txn.get(log, key: KeyBytes.sequence(logSequence)) else { return nil }
+        guard let record = try KeyBytes.sequence(logSequence).withViewBytes({ try txn.get(log, key: $0) }) else { return nil }
         return try body(record)
     }
 }

@@ -11,7 +11,15 @@ struct SessionRecord: Hashable {
     var last: UInt64 = 0
 
 
-    var bytes: KeyBytes { BigEndianFields.pack(undoTop, redoTop, redoDepth, first, last) }
+    var bytes: KeyBytes {
+        var bytes = KeyBytes()
+        bytes.append(bigEndian: undoTop)
+        bytes.append(bigEndian: redoTop)
+        bytes.append(bigEndian: redoDepth)
+        bytes.append(bigEndian: first)
+        bytes.append(bigEndian: last)
+        return bytes
+    }
 
     init() {}
 
@@ -34,7 +42,13 @@ struct SessionLink: Hashable {
     var next: UInt64 = 0
 
 
-    var bytes: KeyBytes { BigEndianFields.pack(below, previous, next) }
+    var bytes: KeyBytes {
+        var bytes = KeyBytes()
+        bytes.append(bigEndian: below)
+        bytes.append(bigEndian: previous)
+        bytes.append(bigEndian: next)
+        return bytes
+    }
 
     init(below: UInt64 = 0, previous: UInt64 = 0, next: UInt64 = 0) {
         self.below = below
@@ -48,15 +62,9 @@ struct SessionLink: Hashable {
     }
 }
 
-/// Fixed-size records of 8-byte big-endian numbers, held inline (no array per record:
-/// a commit writes two or three per event).
+/// Reading fixed-size records of 8-byte big-endian numbers (written inline, as
+/// ``KeyBytes``: no array per record, and a commit writes two or three per event).
 enum BigEndianFields {
-    static func pack(_ values: UInt64...) -> KeyBytes {
-        var bytes = KeyBytes()
-        for value in values { bytes.append(bigEndian: value) }
-        return bytes
-    }
-
     /// The `index`th number of `bytes` (the caller checked its length).
     static func field(_ index: Int, of bytes: UnsafeRawBufferPointer) -> UInt64 {
         UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))

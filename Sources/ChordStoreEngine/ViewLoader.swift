@@ -246,18 +246,15 @@ struct ViewLoader {
     /// the controls chord's, the collection's and delete-all's (keys 1, 2, 3).
     private func loadRevisions(_ changes: InMemoryChanges) throws {
         let chordsets = changes.chordsetRevisionTable
-        var key = [UInt8](repeating: 0, count: 17)
-        var value: [UInt8] = []
         try append(to: dbs.revisions) { put in
             for index in Self.byID(chordsets) {
-                withUnsafeBytes(of: chordsets.keys[index].id.uuid) { key.replaceSubrange(1..<17, with: $0) }
-                value.removeAll(keepingCapacity: true)
-                StoreKeys.appendRevision(chordsets.values[index], to: &value)
-                try key.withUnsafeBytes { key in try value.withUnsafeBytes { try put(key, $0) } }
+                try KeyBytes.revision(.chordset(chordsets.keys[index].id)).withViewBytes { key in
+                    try StoreKeys.withRevision(chordsets.values[index]) { try put(key, $0) }
+                }
             }
             for shared in [RevisionKey.controls, .collection, .bulk] {
                 guard let revision = changes.revision(shared) else { continue }
-                try StoreKeys.revision(shared).withUnsafeBytes { key in try StoreKeys.revision(revision).withUnsafeBytes { try put(key, $0) } }
+                try KeyBytes.revision(shared).withViewBytes { key in try StoreKeys.withRevision(revision) { try put(key, $0) } }
             }
         }
     }

@@ -3,9 +3,10 @@ package import Foundation
 
 /// A key or value of at most 40 bytes held inline, without a heap allocation: the fixed
 /// layouts of ``StoreKeys`` (ids, sequence numbers, indexes, creation keys, a chordset's
-/// history key, revision keys) as the views' hot paths hand them to LMDB. A commit of one
-/// add passes a few dozen of them; as `[UInt8]` each was an allocation and a release.
-/// ``StoreKeys``' array forms are built from these, so each layout is written once.
+/// history key, revision keys), and the engine's fixed records of numbers, as the views'
+/// hot paths hand them to LMDB. A commit of one add passes a few dozen of them; as
+/// `[UInt8]` each was an allocation and a release. ``StoreKeys``' array forms of these
+/// layouts are built from them.
 package struct KeyBytes: ContiguousBytes, Sendable {
     /// The bytes, the key's first (read them through ``count``).
     package private(set) var storage: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
@@ -15,6 +16,7 @@ package struct KeyBytes: ContiguousBytes, Sendable {
     /// The most bytes a key holds inline.
     package static let capacity = 40
 
+    /// No bytes.
     @inlinable package init() {}
 
     /// Appends `value`'s 8 bytes, big-endian.
@@ -51,6 +53,8 @@ package struct KeyBytes: ContiguousBytes, Sendable {
         count += 16
     }
 
+    /// Calls `body` with the bytes. (The engine reads them through `storage` instead: a
+    /// call of this generic method from another module was left unspecialized.)
     @inlinable package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let count = count
         return try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }

@@ -1,5 +1,3 @@
-package import Foundation
-
 /// A minimal protobuf wire-format writer for the store's hot path (log records and view
 /// records). The messages it writes are those of `proto/`, field for field; the tests
 /// check that SwiftProtobuf reads them back identically. Writing by hand avoids
@@ -72,7 +70,7 @@ package struct ProtoWriter {
     /// At most `maxBytes` written by `body` into scratch memory on the stack, appended in
     /// one go: a small message of bounded size (a chord's) costs one capacity check and
     /// one copy instead of one per byte.
-    package mutating func appendInline(maxBytes: Int, _ body: (inout InlineProtoWriter) -> Void) {
+    mutating func appendInline(maxBytes: Int, _ body: (inout InlineProtoWriter) -> Void) {
         withUnsafeTemporaryAllocation(byteCount: maxBytes, alignment: 8) { buffer in
             var inline = InlineProtoWriter(buffer)
             body(&inline)
@@ -94,76 +92,5 @@ package struct ProtoWriter {
             prefix.varint(UInt64(length))
             bytes.replaceSubrange(lengthAt...lengthAt, with: prefix.bytes)
         }
-    }
-}
-
-/// ``ProtoWriter``'s field writers over a fixed buffer (``ProtoWriter/appendInline(maxBytes:_:)``):
-/// the same bytes, the same proto3 omissions. Writing past the buffer traps.
-package struct InlineProtoWriter {
-    private let buffer: UnsafeMutableRawBufferPointer
-    /// How many bytes are written.
-    package private(set) var count = 0
-
-    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-
-    @inline(__always)
-    private mutating func byte(_ value: UInt8) {
-        precondition(count < buffer.count, "an inline message overran its \(buffer.count) bytes")
-        buffer[count] = value
-        count += 1
-    }
-
-    @inline(__always)
-    package mutating func varint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            byte(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        byte(UInt8(v))
-    }
-
-    @inline(__always)
-    package mutating func tag(_ field: Int, _ wireType: UInt8) {
-        varint(UInt64(field) << 3 | UInt64(wireType))
-    }
-
-    /// A varint field, omitted when zero (proto3).
-    @inline(__always)
-    package mutating func uint(_ field: Int, _ value: UInt64) {
-        guard value != 0 else { return }
-        tag(field, 0)
-        varint(value)
-    }
-
-    /// A `double` field, omitted when +0.0 (so -0.0 keeps its sign).
-    @inline(__always)
-    package mutating func double(_ field: Int, _ value: Double) {
-        guard value.bitPattern != 0 else { return }
-        tag(field, 1)
-        precondition(count + 8 <= buffer.count, "an inline message overran its \(buffer.count) bytes")
-        buffer.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: count, as: UInt64.self)
-        count += 8
-    }
-
-    /// A `bytes` field holding a 16-byte id.
-    @inline(__always)
-    package mutating func id(_ field: Int, _ id: UUID) {
-        tag(field, 2)
-        byte(16)
-        precondition(count + 16 <= buffer.count, "an inline message overran its \(buffer.count) bytes")
-        withUnsafeBytes(of: id.uuid) { buffer.baseAddress!.advanced(by: count).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-        count += 16
-    }
-
-    /// A nested message field whose body is shorter than 128 bytes (a one-byte length).
-    package mutating func shortMessage(_ field: Int, _ body: (inout InlineProtoWriter) -> Void) {
-        tag(field, 2)
-        let lengthAt = count
-        byte(0)
-        body(&self)
-        let length = count - lengthAt - 1
-        precondition(length < 0x80, "a short message of \(length) bytes")
-        buffer[lengthAt] = UInt8(length)
     }
 }

@@ -170,13 +170,6 @@ package enum StoreKeys {
         }
     }
 
-    /// Appends the bytes of a revision value (as above) to `bytes`.
-    package static func appendRevision(_ revision: Revision, to bytes: inout [UInt8]) {
-        bytes.reserveCapacity(bytes.count + 16 + revision.lastSession.utf8.count)
-        withUnsafeBytes(of: (revision.last.bigEndian, revision.lastByOther.bigEndian)) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: revision.lastSession.utf8)
-    }
-
     /// Reads a revision value.
     package static func revision(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) -> Revision {
         guard bytes.count >= 16 else { throw ChordStoreError(.dataLoss, "a revision is \(bytes.count) bytes; at least 16") }

@@ -14,6 +14,11 @@ package enum WireCodec {
     }
 
     package static func write(_ w: inout ProtoWriter, _ color: ChordColor) {
+        w.appendInline(maxBytes: 4 * 9) { write(&$0, color) }
+    }
+
+    /// A colour's fields, on the stack.
+    private static func write(_ w: inout InlineProtoWriter, _ color: ChordColor) {
         w.double(1, color.hue)
         w.double(2, color.purity)
         w.double(3, color.brightness)
@@ -39,12 +44,7 @@ package enum WireCodec {
         w.id(1, chord.id)
         w.uint(2, UInt64(chord.position))
         w.double(3, chord.bpm)
-        w.shortMessage(4) { color in
-            color.double(1, chord.color.hue)
-            color.double(2, chord.color.purity)
-            color.double(3, chord.color.brightness)
-            color.double(4, chord.color.alpha)
-        }
+        w.shortMessage(4) { write(&$0, chord.color) }
     }
 
     package static func write(_ w: inout ProtoWriter, _ instant: Instant) {

@@ -79,14 +79,14 @@ struct WireCodecTests {
     @Test("a chord written on the stack is the generated code's bytes, zero fields left out, -0.0 kept")
     func inlineChord() throws {
         var g = SplitMix64(seed: 8)
-        let edges: [Double] = [0, 1, 999, 0.5, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+        let edges: [Double] = [0, -0.0, 1, 999, 0.5, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
         for round in 0..<500 {
             var chord = Self.randomChord(&g, position: Int(g.next() % 8))
             if round % 5 == 0 {
                 chord.bpm = edges[Int(g.next() % UInt64(edges.count))]
                 chord.color = ChordColor(
-                    hue: edges[Int(g.next() % 6)], purity: edges[Int(g.next() % 6)], brightness: edges[Int(g.next() % 6)],
-                    alpha: edges[Int(g.next() % 6)])
+                    hue: edges[Int(g.next() % 7)], purity: edges[Int(g.next() % 7)], brightness: edges[Int(g.next() % 7)],
+                    alpha: edges[Int(g.next() % 7)])
             }
             if round == 1 { chord.position = Int(UInt32.max) }  // a varint of five bytes
             let bytes = WireCodec.chordRecord(chord)
@@ -96,11 +96,14 @@ struct WireCodecTests {
             WireCodec.write(&w, field: 5, chord)
             #expect(w.bytes == [0x2A, UInt8(bytes.count)] + bytes)
         }
-        // SwiftProtobuf leaves out -0.0 too; this codec keeps its sign.
+        // -0.0 is written, as SwiftProtobuf writes it (only +0.0 is left out), and read back
+        // with its sign.
         var negative = Self.randomChord(&g, position: 0)
         negative.bpm = -0.0
         negative.color.alpha = -0.0
-        let decoded = try WireCodec.chordRecord(negative).withUnsafeBytes { try WireCodec.readChord($0) }
+        let negativeBytes = WireCodec.chordRecord(negative)
+        #expect(negativeBytes == (try negative.proto.serializedBytes() as [UInt8]))
+        let decoded = try negativeBytes.withUnsafeBytes { try WireCodec.readChord($0) }
         #expect(decoded.bpm.sign == .minus && decoded.color.alpha.sign == .minus)
     }
 

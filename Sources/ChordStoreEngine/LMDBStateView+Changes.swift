@@ -25,6 +25,7 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     func revision(_ key: RevisionKey) throws -> Revision? {
+        if let pending, PendingRevisions.holds(key), let revision = pending.revision(store: record.id, key) { return revision }
         guard let value = try scoped.get(dbs.revisions, key: KeyBytes.revision(key)) else { return nil }
         return try StoreKeys.revision(value)
     }
@@ -81,11 +82,12 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
         }
         link.previous = record.appendHistory(sequence)
         if link.previous != 0 { try updateLink(link.previous) { $0.next = sequence } }
-        try scoped.put(dbs.links, key: KeyBytes.sequence(sequence), value: link.bytes)
+        try scoped.putAtEnd(dbs.links, key: KeyBytes.sequence(sequence), value: link.bytes)
         try putSessionRecord(session, record)
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
+        if let pending, PendingRevisions.holds(key) { return pending.set(store: record.id, key, revision) }
         try StoreKeys.withRevision(revision) { try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: $0) }
     }
 

@@ -124,12 +124,21 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
     let dbs: StoreDatabases
     /// The store, as the registry had it when the view was made.
     let record: StoreRecord
+    /// The store-wide revisions a write transaction holds until its end (the writer's
+    /// views); `nil` for a reader, which reads them from the database.
+    let pending: PendingRevisions?
 
-    init(txn: Transaction, logTxn: Transaction?, dbs: StoreDatabases, store: StoreRecord) {
-        self.scoped = ScopedTransaction(txn, store: store.id)
+    /// `isLastStore`: whether no store with a larger id has views (a writer's view of it
+    /// then appends its new last keys; see ``ScopedTransaction/putAtEnd(_:key:value:)``).
+    init(
+        txn: Transaction, logTxn: Transaction?, dbs: StoreDatabases, store: StoreRecord,
+        isLastStore: Bool = false, pending: PendingRevisions? = nil
+    ) {
+        self.scoped = ScopedTransaction(txn, store: store.id, isLastStore: isLastStore)
         self.logTxn = logTxn
         self.dbs = dbs
         self.record = store
+        self.pending = pending
     }
 
     func headChecksum() throws -> UInt64 {
@@ -316,12 +325,19 @@ struct LMDBStateView: StoreSnapshot, StateWriting {
             for i in stride(from: count - 1, through: index, by: -1) { try moveOrderEntry(from: i, to: i + 1) }
             try scoped.put(dbs.order, key: KeyBytes.index(index), value: KeyBytes.id(chordset.id))
         } else {
-            try scoped.put(dbs.order, key: KeyBytes.index(index), value: KeyBytes.id(chordset.id), flags: .append)
+            try scoped.putAtEnd(dbs.order, key: KeyBytes.index(index), value: KeyBytes.id(chordset.id))
         }
         let key = KeyBytes.id(chordset.id)
-        try scoped.put(dbs.positions, key: key, value: KeyBytes.index(index))
-        try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
-        try scoped.put(dbs.created, key: KeyBytes.creation(chordset.creationDate, chordset.id), value: [UInt8]())
+        // A time-ordered id (the writer's, or a client's version 7) is likely the largest
+        // yet; a random one is not worth the try.
+        if chordset.id.isTimeOrdered {
+            try scoped.putAtEnd(dbs.positions, key: key, value: KeyBytes.index(index))
+            try scoped.putAtEnd(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
+        } else {
+            try scoped.put(dbs.positions, key: key, value: KeyBytes.index(index))
+            try scoped.put(dbs.chordsets, key: key, value: WireCodec.chordsetRecord(chordset))
+        }
+        try scoped.putAtEnd(dbs.created, key: KeyBytes.creation(chordset.creationDate, chordset.id), value: [UInt8]())
         try scoped.put(dbs.titles, key: StoreKeys.title(chordset), value: [UInt8]())
         for chord in chordset.chords where !DerivedChordIDs.isDerived(chord.id, of: chordset.id) {
             try scoped.put(dbs.chords, key: KeyBytes.id(chord.id), value: StoreKeys.location(.chordset(chordset.id, position: chord.position)))
@@ -452,7 +468,7 @@ extension LMDBStateView: LogAppending {
     /// Notes the event in the store's index and its command id (the record itself goes to
     /// the log through ``LMDBStoreSpace/appendRecord(_:_:)``).
     mutating func append(_ sequence: UInt64, logSequence: UInt64, _ record: [UInt8], commandID: String) throws {
-        try scoped.put(dbs.storeLog, key: KeyBytes.sequence(sequence), value: KeyBytes.sequence(logSequence))
+        try scoped.putAtEnd(dbs.storeLog, key: KeyBytes.sequence(sequence), value: KeyBytes.sequence(logSequence))
         if !commandID.isEmpty {
             try scoped.put(dbs.commands, key: Array(commandID.utf8), value: KeyBytes.sequence(sequence))
         }
@@ -487,6 +503,11 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         var byName: [String: StoreRecord] = [:]
         var byID: [UInt32: StoreRecord] = [:]
         var dirty: Set<UInt32> = []
+        /// ``lastStoreID()``, once read.
+        var lastStoreID: UInt32?
+        /// The store-wide revisions the transaction's events advanced, written by
+        /// ``flush()``.
+        let revisions = PendingRevisions()
 
         func note(_ record: StoreRecord) {
             byName[record.name] = record
@@ -511,9 +532,10 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         return record
     }
 
-    /// Writes the registry entries changed since the last flush (before the transaction
-    /// commits).
+    /// Writes the registry entries and the store-wide revisions changed since the last
+    /// flush (before the transaction commits).
     func flush() throws {
+        try cache.revisions.flush(txn, dbs: dbs)
         for id in cache.dirty.sorted() {
             guard let record = cache.byID[id] else { continue }
             try txn.put(dbs.stores, key: record.prefix, value: record.bytes)
@@ -553,7 +575,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
-        LMDBStateView(txn: txn, logTxn: logTxn, dbs: dbs, store: store)
+        LMDBStateView(txn: txn, logTxn: logTxn, dbs: dbs, store: store, pending: cache.revisions)
     }
 
     mutating func appendRecord(_ logSequence: UInt64, _ bytes: [UInt8]) throws {
@@ -567,10 +589,20 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     mutating func withStore<T>(
         _ store: StoreRecord, _ body: (inout LMDBStateView, inout LMDBStateView, inout LMDBStateView) throws -> T
     ) throws -> T {
-        var view = LMDBStateView(txn: txn, logTxn: logTxn, dbs: dbs, store: store)
+        var view = LMDBStateView(
+            txn: txn, logTxn: logTxn, dbs: dbs, store: store, isLastStore: try isLastStore(store.id), pending: cache.revisions)
         var changes = view
         var log = view
         return try body(&view, &changes, &log)
+    }
+
+    /// Whether the store with `id` has the largest id ever given (its keys then end every
+    /// view database: a deleted store's views go with it); read once per transaction.
+    private func isLastStore(_ id: UInt32) throws -> Bool {
+        if let last = cache.lastStoreID { return id >= last }
+        let last = try lastStoreID()
+        cache.lastStoreID = last
+        return id >= last
     }
 
     mutating func save(_ store: StoreRecord) throws {
@@ -578,7 +610,10 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         if cache.byID[store.id] == nil, try txn.get(dbs.stores, key: key) == nil {
             // A new entry: its name and the last id at once, its record below.
             try txn.put(dbs.storeNames, key: Array(store.name.utf8), value: key)
-            if store.id > (try lastStoreID()) { try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: key) }
+            if store.id > (try lastStoreID()) {
+                try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: key)
+                cache.lastStoreID = store.id
+            }
             try txn.put(dbs.stores, key: key, value: store.bytes)
         } else {
             cache.dirty.insert(store.id)
@@ -626,5 +661,6 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         cache.byName[store.name] = nil
         cache.byID[store.id] = nil
         cache.dirty.remove(store.id)
+        cache.revisions.forget(store: store.id)
     }
 }

@@ -11,10 +11,14 @@ struct ScopedTransaction {
     let txn: Transaction
     /// The store's id, whose 4 bytes big-endian are the prefix.
     let storeID: UInt32
+    /// Whether no store with a larger id has keys in the views (the store's keys end every
+    /// database): only then can ``putAtEnd(_:key:value:)`` append.
+    let isLastStore: Bool
 
-    init(_ txn: Transaction, store storeID: UInt32) {
+    init(_ txn: Transaction, store storeID: UInt32, isLastStore: Bool = false) {
         self.txn = txn
         self.storeID = storeID
+        self.isLastStore = isLastStore
     }
 
     /// The prefix, inline.
@@ -52,12 +56,15 @@ struct ScopedTransaction {
         }
     }
 
-    /// Stores `value` under a new `key` that is likely the database's last (a new
-    /// chordset's: the writer's ids increase): with `MDB_APPEND`, so that LMDB leaves the
-    /// page it splits full instead of moving its last entry to the new one, which left
-    /// the chordsets' pages five rows full of six. Where the key is not the last (a later
-    /// store has keys, or the client chose the id), as ``put(_:key:value:flags:)`` does.
+    /// Stores `value` under a new `key` that is likely the store's last in `db` (a new
+    /// chordset's id: the writer's ids increase; a sequence number; a creation time):
+    /// with `MDB_APPEND` when the store is the last (``isLastStore``), which finds the
+    /// database's last page without comparing keys on the way down and leaves the page it
+    /// splits full instead of moving its last entry to the new one (that left the
+    /// chordsets' pages five rows full of six). Where the key is not the last after all
+    /// (an earlier creation time), as ``put(_:key:value:flags:)`` does.
     func putAtEnd(_ db: Database, key: some ViewBytes, value: some ViewBytes) throws {
+        guard isLastStore else { return try put(db, key: key, value: value) }
         try withScoped(key) { key in
             try value.withViewBytes { value in
                 do {

@@ -11,6 +11,10 @@ public enum ChangeFold {
         for key in change.event.revisionKeys {
             try changes.advanceRevision(key, to: change.sequence, by: session)
         }
-        for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }
+        if case .chordsetAdded = change.event, chordsets.count == 1 {
+            try changes.noteHistory(newChordset: chordsets[0], change.sequence)
+        } else {
+            for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }
+        }
     }
 }

@@ -66,29 +66,58 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     /// `sequence` (its stack entry and its place in the history in one entry), where the
     /// steps one by one read the record three times, wrote it two or three times and
     /// wrote the new link twice.
+    /// The record is read and written back through one cursor (one search of its tree),
+    /// and so is the link it updates.
     mutating func noteSessionChange(_ session: String, _ sequence: UInt64, mark: ChangeMark?) throws {
-        var record = try sessionRecord(session)
-        var link = SessionLink()
-        switch mark {
-        case nil:
-            link.below = record.pushUndo(sequence)
-            _ = record.clearRedo()
-        case .undoes(let target):
-            try record.popUndo(target, of: session) { try self.link(target).below }
-            link.below = try record.pushRedo(sequence, of: session)
-        case .redoes(let target):
-            try record.popRedo(target, of: session) { try self.link(target).below }
-            link.below = record.pushUndo(sequence)
+        try StoreKeys.withSession(session) { key in
+            try scoped.update(dbs.sessions, key: key) { present in
+                var record = try present.map { try Self.sessionRecord($0, of: session) } ?? SessionRecord()
+                var link = SessionLink()
+                switch mark {
+                case nil:
+                    link.below = record.pushUndo(sequence)
+                    _ = record.clearRedo()
+                case .undoes(let target):
+                    try record.popUndo(target, of: session) { try self.link(target).below }
+                    link.below = try record.pushRedo(sequence, of: session)
+                case .redoes(let target):
+                    try record.popRedo(target, of: session) { try self.link(target).below }
+                    link.below = record.pushUndo(sequence)
+                }
+                link.previous = record.appendHistory(sequence)
+                if link.previous != 0 { try updateLink(link.previous) { $0.next = sequence } }
+                try scoped.putAtEnd(dbs.links, key: KeyBytes.sequence(sequence), value: link.bytes)
+                return record.bytes
+            }
         }
-        link.previous = record.appendHistory(sequence)
-        if link.previous != 0 { try updateLink(link.previous) { $0.next = sequence } }
-        try scoped.putAtEnd(dbs.links, key: KeyBytes.sequence(sequence), value: link.bytes)
-        try putSessionRecord(session, record)
+    }
+
+    /// Reads the revision and writes the next in one search of the tree (a new key, a new
+    /// chordset's, is the more common); the store-wide ones go to the transaction's
+    /// ``PendingRevisions``.
+    mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws {
+        if pending != nil, PendingRevisions.holds(key) {
+            return try setRevision(key, Revision.advancing(try revision(key), to: sequence, by: session))
+        }
+        try scoped.upsert(
+            dbs.revisions, key: KeyBytes.revision(key),
+            absent: { write in try StoreKeys.withRevision(Revision.advancing(nil, to: sequence, by: session), write) },
+            present: { bytes, write in
+                let advanced = Revision.advancing(try StoreKeys.revision(bytes), to: sequence, by: session)
+                try StoreKeys.withRevision(advanced, write)
+            })
     }
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
         if let pending, PendingRevisions.holds(key) { return pending.set(store: record.id, key, revision) }
         try StoreKeys.withRevision(revision) { try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: $0) }
+    }
+
+    /// A new chordset's first history key: likely the store's last where its id is
+    /// time-ordered (the writer's are).
+    mutating func noteHistory(newChordset: UUID, _ sequence: UInt64) throws {
+        guard newChordset.isTimeOrdered else { return try noteHistory(chordset: newChordset, sequence) }
+        try scoped.putAtEnd(dbs.chordsetHistory, key: KeyBytes.history(newChordset, sequence), value: [UInt8]())
     }
 
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws {
@@ -194,6 +223,11 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     private func sessionRecord(_ session: String) throws -> SessionRecord {
         guard let bytes = try StoreKeys.withSession(session, { try scoped.get(dbs.sessions, key: $0) }) else { return SessionRecord() }
+        return try Self.sessionRecord(bytes, of: session)
+    }
+
+    /// The record `bytes` hold, or the refusal of a damaged one.
+    private static func sessionRecord(_ bytes: UnsafeRawBufferPointer, of session: String) throws -> SessionRecord {
         guard let record = SessionRecord(bytes) else {
             throw ChordStoreError(.dataLoss, "the record of session \(session) is \(bytes.count) bytes; it should be 40")
         }
@@ -215,10 +249,11 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
     }
 
     private func updateLink(_ sequence: UInt64, _ change: (inout SessionLink) -> Void) throws {
-        let key = KeyBytes.sequence(sequence)
-        var link = try scoped.get(dbs.links, key: key).flatMap(SessionLink.init) ?? SessionLink()
-        change(&link)
-        try scoped.put(dbs.links, key: key, value: link.bytes)
+        try scoped.update(dbs.links, key: KeyBytes.sequence(sequence)) { present in
+            var link = present.flatMap(SessionLink.init) ?? SessionLink()
+            change(&link)
+            return link.bytes
+        }
     }
 
     /// The sequence numbers reached from `start` by following `step` (at most the log's

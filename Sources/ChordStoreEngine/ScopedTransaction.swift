@@ -76,6 +76,42 @@ struct ScopedTransaction {
         }
     }
 
+    /// Replaces the value under `key` with what `change` makes of it (`nil`: the key is
+    /// absent): one search of the tree where `key` is present (the value is written at
+    /// the cursor, in place), two where it is not.
+    func update<Value: ViewBytes>(_ db: Database, key: some ViewBytes, _ change: (UnsafeRawBufferPointer?) throws -> Value) throws {
+        try withScoped(key) { key in
+            try txn.withCursor(db) { cursor in
+                if let present = try cursor.find(key) {
+                    let value = try change(present)
+                    try value.withViewBytes { try cursor.replaceCurrent(key: key, value: $0) }
+                } else {
+                    let value = try change(nil)
+                    try value.withViewBytes { try cursor.put(key: key, value: $0) }
+                }
+            }
+        }
+    }
+
+    /// Stores under `key` the bytes `absent` gives, or, if `key` is present, those
+    /// `present` makes of its value: one search of the tree either way (a put that does
+    /// not overwrite, then, where the key was present, a write at the cursor). For a key
+    /// more often new than not; ``update(_:key:_:)`` is the other way round.
+    func upsert(
+        _ db: Database, key: some ViewBytes,
+        absent: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void,
+        present: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
+        try withScoped(key) { key in
+            try txn.withCursor(db) { cursor in
+                var existing: UnsafeRawBufferPointer?
+                try absent { existing = try cursor.putIfAbsent(key: key, value: $0) }
+                guard let existing else { return }
+                try present(existing) { try cursor.replaceCurrent(key: key, value: $0) }
+            }
+        }
+    }
+
     /// Deletes `key`; returns whether it was present.
     @discardableResult
     func delete(_ db: Database, key: some ViewBytes) throws -> Bool {

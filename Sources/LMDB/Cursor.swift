@@ -29,6 +29,38 @@ public struct Cursor {
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// The value stored under exactly `key`, the cursor left on it; `nil` (the cursor's
+    /// position then undefined) if there is none.
+    public mutating func find(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_SET_KEY)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get(\(name), SET_KEY)")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    /// Replaces the value of the entry the cursor is on (`key` must be its key) without
+    /// searching the tree again (write transactions only); a value of the same size is
+    /// written in place.
+    public mutating func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put(\(name), CURRENT)")
+    }
+
+    /// Stores `value` under `key` unless the key is present: returns `nil` when stored,
+    /// else the present value, with the cursor left on its entry (so that
+    /// ``replaceCurrent(key:value:)`` can change it without a second search).
+    public mutating func putIfAbsent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
+        if rc == MDB_KEYEXIST { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        try check(rc, "mdb_cursor_put(\(name), NOOVERWRITE)")
+        return nil
+    }
+
     /// Stores `value` under `key` through the cursor, which is left on the new entry
     /// (write transactions only). With ``PutFlags/append`` in a loop this is the fastest
     /// way to load sorted data: the cursor stays on the last page.

@@ -36,9 +36,10 @@ public protocol ChangeWriting: ChangeReading {
     mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) throws
     /// Notes that event `sequence` is part of the chordset's history.
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws
-    /// ``noteHistory(chordset:_:)`` for the event that added the chordset, its history's
-    /// first (a store whose history keys are ordered by chordset can append it).
-    mutating func noteHistory(newChordset: UUID, _ sequence: UInt64) throws
+    /// ``noteHistory(chordset:_:)`` for an event that added the chordset (new, or
+    /// restored by an undo): usually its history's first key, and the largest yet where
+    /// ids grow (a store whose history keys are ordered by chordset may append it).
+    mutating func noteHistory(addedChordset: UUID, _ sequence: UInt64) throws
     /// Notes that event `sequence` is part of the session's history.
     mutating func noteHistory(session: String, _ sequence: UInt64) throws
     /// What event `sequence` of `session` does to the session's stacks and history, all
@@ -70,8 +71,8 @@ extension ChangeWriting {
     }
 
     /// ``noteHistory(chordset:_:)`` (what a store without a faster way does).
-    public mutating func noteHistory(newChordset: UUID, _ sequence: UInt64) throws {
-        try noteHistory(chordset: newChordset, sequence)
+    public mutating func noteHistory(addedChordset: UUID, _ sequence: UInt64) throws {
+        try noteHistory(chordset: addedChordset, sequence)
     }
 
     /// Reads the revision of `key`, then stores the next (what a store without a faster

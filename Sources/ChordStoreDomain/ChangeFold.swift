@@ -12,7 +12,7 @@ public enum ChangeFold {
             try changes.advanceRevision(key, to: change.sequence, by: session)
         }
         if case .chordsetAdded = change.event, chordsets.count == 1 {
-            try changes.noteHistory(newChordset: chordsets[0], change.sequence)
+            try changes.noteHistory(addedChordset: chordsets[0], change.sequence)
         } else {
             for id in chordsets { try changes.noteHistory(chordset: id, change.sequence) }
         }

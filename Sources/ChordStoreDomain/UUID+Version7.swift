@@ -20,7 +20,7 @@ extension UUID {
 
     /// Whether the id is a version-7 one (its version nibble is 7): the writer's, or a
     /// client's that orders its ids by time. Such ids are likely each larger than the last.
-    public var isTimeOrdered: Bool { uuid.6 >> 4 == 7 }
+    package var isTimeOrdered: Bool { uuid.6 >> 4 == 7 }
 
     /// The 74 random bits' mask.
     static let version7RandomMask: UInt128 = (1 << 74) - 1

@@ -110,14 +110,15 @@ extension LMDBStateView: ChangeWriting, ChangeLogReading {
 
     mutating func setRevision(_ key: RevisionKey, _ revision: Revision) throws {
         if let pending, PendingRevisions.holds(key) { return pending.set(store: record.id, key, revision) }
-        try StoreKeys.withRevision(revision) { try scoped.put(dbs.revisions, key: KeyBytes.revision(key), value: $0) }
+        try scoped.putRevision(dbs.revisions, key, revision)
     }
 
-    /// A new chordset's first history key: likely the store's last where its id is
-    /// time-ordered (the writer's are).
-    mutating func noteHistory(newChordset: UUID, _ sequence: UInt64) throws {
-        guard newChordset.isTimeOrdered else { return try noteHistory(chordset: newChordset, sequence) }
-        try scoped.putAtEnd(dbs.chordsetHistory, key: KeyBytes.history(newChordset, sequence), value: [UInt8]())
+    /// An added chordset's history key: likely the store's last where its id is
+    /// time-ordered (the writer's are); a restored one's is not, and is put after the
+    /// append is refused.
+    mutating func noteHistory(addedChordset: UUID, _ sequence: UInt64) throws {
+        guard addedChordset.isTimeOrdered else { return try noteHistory(chordset: addedChordset, sequence) }
+        try scoped.putAtEnd(dbs.chordsetHistory, key: KeyBytes.history(addedChordset, sequence), value: [UInt8]())
     }
 
     mutating func noteHistory(chordset: UUID, _ sequence: UInt64) throws {

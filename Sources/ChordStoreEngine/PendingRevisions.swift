@@ -37,8 +37,7 @@ final class PendingRevisions {
     /// Writes what is held to `txn`'s revisions database and empties it.
     func flush(_ txn: Transaction, dbs: StoreDatabases) throws {
         for (key, revision) in values {
-            let scoped = ScopedTransaction(txn, store: key.store)
-            try StoreKeys.withRevision(revision) { try scoped.put(dbs.revisions, key: KeyBytes.revision(key.key), value: $0) }
+            try ScopedTransaction(txn, store: key.store).putRevision(dbs.revisions, key.key, revision)
         }
         values.removeAll(keepingCapacity: true)
     }

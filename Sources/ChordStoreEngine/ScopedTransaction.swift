@@ -11,8 +11,9 @@ struct ScopedTransaction {
     let txn: Transaction
     /// The store's id, whose 4 bytes big-endian are the prefix.
     let storeID: UInt32
-    /// Whether no store with a larger id has keys in the views (the store's keys end every
-    /// database): only then can ``putAtEnd(_:key:value:)`` append.
+    /// Whether no store with a larger id has keys in the views (the store's keys then end
+    /// every database of store-prefixed keys; `meta` also holds keys of no store): only
+    /// then does ``putAtEnd(_:key:value:)`` try to append.
     let isLastStore: Bool
 
     init(_ txn: Transaction, store storeID: UInt32, isLastStore: Bool = false) {
@@ -78,7 +79,8 @@ struct ScopedTransaction {
 
     /// Replaces the value under `key` with what `change` makes of it (`nil`: the key is
     /// absent): one search of the tree where `key` is present (the value is written at
-    /// the cursor, in place), two where it is not.
+    /// the cursor, in place), two where it is not. `change` may write other databases,
+    /// not `db` (the bytes it is given, and the cursor, would no longer be valid).
     func update<Value: ViewBytes>(_ db: Database, key: some ViewBytes, _ change: (UnsafeRawBufferPointer?) throws -> Value) throws {
         try withScoped(key) { key in
             try txn.withCursor(db) { cursor in
@@ -96,7 +98,8 @@ struct ScopedTransaction {
     /// Stores under `key` the bytes `absent` gives, or, if `key` is present, those
     /// `present` makes of its value: one search of the tree either way (a put that does
     /// not overwrite, then, where the key was present, a write at the cursor). For a key
-    /// more often new than not; ``update(_:key:_:)`` is the other way round.
+    /// more often new than not; ``update(_:key:_:)`` is the other way round. `present`
+    /// reads its bytes before it writes (they are not valid after).
     func upsert(
         _ db: Database, key: some ViewBytes,
         absent: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void,
@@ -110,6 +113,12 @@ struct ScopedTransaction {
                 try present(existing) { try cursor.replaceCurrent(key: key, value: $0) }
             }
         }
+    }
+
+    /// Stores the revision of `key` in the revisions database `db` (its layouts:
+    /// ``KeyBytes/revision(_:)``, ``StoreKeys/withRevision(_:_:)``).
+    func putRevision(_ db: Database, _ key: RevisionKey, _ revision: Revision) throws {
+        try StoreKeys.withRevision(revision) { try put(db, key: KeyBytes.revision(key), value: $0) }
     }
 
     /// Deletes `key`; returns whether it was present.

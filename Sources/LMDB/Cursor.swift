@@ -1,7 +1,8 @@
 internal import CLMDB
 
 /// A position in a database, valid only inside ``Transaction/withCursor(_:_:)``.
-/// Returned buffers point into the map and live as long as the transaction.
+/// Returned buffers point into the map and live as long as a read transaction; in a write
+/// transaction, until the next write to their database.
 public struct Cursor {
     /// One key/value pair.
     public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
@@ -30,7 +31,8 @@ public struct Cursor {
     }
 
     /// The value stored under exactly `key`, the cursor left on it; `nil` (the cursor's
-    /// position then undefined) if there is none.
+    /// position then undefined) if there is none. In a write transaction the bytes are
+    /// valid only until the next write to the database.
     public mutating func find(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
@@ -50,8 +52,9 @@ public struct Cursor {
     }
 
     /// Stores `value` under `key` unless the key is present: returns `nil` when stored,
-    /// else the present value, with the cursor left on its entry (so that
-    /// ``replaceCurrent(key:value:)`` can change it without a second search).
+    /// else the present value (valid until the next write to the database), with the
+    /// cursor left on its entry (so that ``replaceCurrent(key:value:)`` can change it
+    /// without a second search).
     public mutating func putIfAbsent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))

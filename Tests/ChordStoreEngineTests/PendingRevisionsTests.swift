@@ -68,9 +68,10 @@ struct PendingRevisionsTests {
     func appendFallsBack() throws {
         try withEnvironments { _, viewsEnv, dbs in
             let db = dbs.storeLog
-            func put(_ store: UInt32, _ key: String, last: Bool) throws {
+            func put(_ store: UInt32, _ key: String, _ value: String? = nil, last: Bool) throws {
                 try viewsEnv.withWriteTransaction { txn in
-                    try ScopedTransaction(txn, store: store, isLastStore: last).putAtEnd(db, key: Array(key.utf8), value: Array(key.utf8))
+                    try ScopedTransaction(txn, store: store, isLastStore: last)
+                        .putAtEnd(db, key: Array(key.utf8), value: Array((value ?? key).utf8))
                 }
             }
             try put(2, "m", last: true)
@@ -79,7 +80,7 @@ struct PendingRevisionsTests {
             try put(1, "q", last: true)  // wrongly thought last: store 2 has keys after it
             try put(1, "b", last: false)
             try put(2, "zz", last: true)  // an append
-            try put(2, "z", last: true)  // the last key again: replaced
+            try put(2, "zz", "again", last: true)  // the last key again: the append is refused, the value replaced
             let (first, second) = try viewsEnv.withReadTransaction { txn in
                 func keys(_ store: UInt32) throws -> [String] {
                     try ScopedTransaction(txn, store: store).withCursor(db) { cursor in
@@ -96,6 +97,10 @@ struct PendingRevisionsTests {
             }
             #expect(first == ["b", "q"])
             #expect(second == ["c", "m", "z", "zz"])
+            let replaced = try viewsEnv.withReadTransaction { txn in
+                try ScopedTransaction(txn, store: 2).get(db, key: Array("zz".utf8)).map { String(decoding: $0, as: UTF8.self) }
+            }
+            #expect(replaced == "again")
         }
     }
 

@@ -44,6 +44,7 @@ struct ScopedTransactionTests {
             }
         }
     }
+
     @Test("update and upsert change a present key's value at the cursor, whatever its new size, and put an absent one; neighbours untouched")
     func updateAndUpsert() throws {
         try withDatabase { env, db in
@@ -81,6 +82,7 @@ struct ScopedTransactionTests {
             #expect(stored == [["v1", "was a longer value", "v3"], [nil, "n", nil], [nil, "absent", nil]])
         }
     }
+
     /// An environment with one database, removed after `body`.
     private func withDatabase(_ body: (Environment, Database) throws -> Void) throws {
         let directory = temporaryDirectory()

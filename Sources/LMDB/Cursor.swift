@@ -21,33 +21,32 @@ public struct Cursor {
 
     /// The first entry whose key is at least `key`.
     public mutating func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var k = MDB_val(key)
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, MDB_SET_RANGE)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_cursor_get(\(name), SET_RANGE)")
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        return (k.bytes, v.bytes)
     }
 
     /// The value stored under exactly `key`, the cursor left on it; `nil` (the cursor's
     /// position then undefined) if there is none. In a write transaction the bytes are
     /// valid only until the next write to the database.
     public mutating func find(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var k = MDB_val(key)
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, MDB_SET_KEY)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_cursor_get(\(name), SET_KEY)")
-        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        return v.bytes
     }
 
     /// Replaces the value of the entry the cursor is on (`key` must be its key) without
     /// searching the tree again (write transactions only); a value of the same size is
     /// written in place.
     public mutating func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var k = MDB_val(key)
+        var v = MDB_val(value)
         try check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put(\(name), CURRENT)")
     }
 
@@ -56,10 +55,10 @@ public struct Cursor {
     /// cursor left on its entry (so that ``replaceCurrent(key:value:)`` can change it
     /// without a second search).
     public mutating func putIfAbsent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var k = MDB_val(key)
+        var v = MDB_val(value)
         let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
-        if rc == MDB_KEYEXIST { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        if rc == MDB_KEYEXIST { return v.bytes }
         try check(rc, "mdb_cursor_put(\(name), NOOVERWRITE)")
         return nil
     }
@@ -68,8 +67,8 @@ public struct Cursor {
     /// (write transactions only). With ``PutFlags/append`` in a loop this is the fastest
     /// way to load sorted data: the cursor stays on the last page.
     public mutating func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws(LMDBError) {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var k = MDB_val(key)
+        var v = MDB_val(value)
         try check(mdb_cursor_put(handle, &k, &v, flags.rawValue), "mdb_cursor_put(\(name))")
     }
 
@@ -79,7 +78,6 @@ public struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_cursor_get(\(name))")
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        return (k.bytes, v.bytes)
     }
 }

@@ -19,12 +19,12 @@ public struct Transaction {
 
     /// The value stored under `key`, or `nil`.
     public func get(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var k = MDB_val(key)
         var v = MDB_val()
         let rc = mdb_get(handle, db.handle, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get(\(db.name))")
-        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        return v.bytes
     }
 
     /// The value stored under `key`, or `nil`.
@@ -36,8 +36,8 @@ public struct Transaction {
     public func put(
         _ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []
     ) throws(LMDBError) {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var k = MDB_val(key)
+        var v = MDB_val(value)
         try check(mdb_put(handle, db.handle, &k, &v, flags.rawValue), "mdb_put(\(db.name))")
     }
 
@@ -52,7 +52,7 @@ public struct Transaction {
     @discardableResult
     public func delete(_ db: Database, key: some ContiguousBytes) throws -> Bool {
         try key.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(LMDBError) -> Bool in
-            var k = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            var k = MDB_val(raw)
             let rc = mdb_del(handle, db.handle, &k, nil)
             if rc == MDB_NOTFOUND { return false }
             try check(rc, "mdb_del(\(db.name))")

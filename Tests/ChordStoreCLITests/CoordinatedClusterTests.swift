@@ -82,23 +82,38 @@ struct CoordinatedClusterTests {
     }
 
     func status(_ servers: String) async throws -> Status? {
-        let result = try await runChordstore(["--server", servers, "--json", "cluster", "status"], timeout: 30)
-        guard result.status == 0, let data = result.stdout.data(using: .utf8) else { return nil }
-        return try JSONDecoder().decode(Status.self, from: data)
+        try await statusOrError(servers).status
     }
 
-    /// Polls `cluster status` until `done` holds (at most `seconds`).
-    func waitFor(_ servers: String, seconds: Double = 60, _ what: String, _ done: (Status) -> Bool) async throws -> Status {
+    /// What `cluster status --json` says, or the CLI's complaint when it fails.
+    func statusOrError(_ servers: String) async throws -> (status: Status?, error: String?) {
+        let result = try await runChordstore(["--server", servers, "--json", "cluster", "status"], timeout: 30)
+        guard result.status == 0, let data = result.stdout.data(using: .utf8) else { return (nil, "exit \(result.status): \(result.stderr)") }
+        return (try JSONDecoder().decode(Status.self, from: data), nil)
+    }
+
+    /// Polls `cluster status` until `done` holds (at most `seconds`); on timeout the error
+    /// carries the last status and the tail of each member's log.
+    func waitFor(_ cluster: Cluster, seconds: Double = 60, _ what: String, _ done: (Status) -> Bool) async throws -> Status {
         let deadline = Date().addingTimeInterval(seconds)
         var last: Status?
+        var failures = 0
+        var lastFailure: String?
         while Date() < deadline {
-            if let status = try await status(servers) {
+            let answer = try await statusOrError(cluster.servers)
+            if let status = answer.status {
                 last = status
                 if done(status) { return status }
+            } else {
+                failures += 1
+                lastFailure = answer.error
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw ChildProcessError(message: "no \(what) within \(seconds) s; last status: \(String(describing: last))")
+        throw ChildProcessError(message: """
+            no \(what) within \(seconds) s; last status: \(String(describing: last)); \(failures) calls failed, the last with \(lastFailure ?? "-")
+            \(cluster.logs)
+            """)
     }
 
     /// One member leads (the key's holder, done with its takeover), and every member
@@ -114,7 +129,7 @@ struct CoordinatedClusterTests {
     func killTheLeader() async throws {
         let cluster = try await Cluster.start()
         defer { Task { await cluster.stop() } }
-        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        let first = try await waitFor(cluster, "leader of a whole cluster", wholeWithLeader)
         #expect(first.coordinated == true)
         #expect(first.members?.filter { $0.status?.role == "leader" }.count == 1)
         for title in ["Verse", "Chorus", "Bridge"] {
@@ -129,10 +144,10 @@ struct CoordinatedClusterTests {
         #expect(after.status == 0, "\(after.stderr)\n\(cluster.logs)")
         let failover = Date().timeIntervalSince(began)
         #expect(failover < 30)
-        let second = try await waitFor(cluster.servers, "new leader") { ($0.leader ?? "").isEmpty == false && $0.leader != first.leader }
+        let second = try await waitFor(cluster, "new leader") { ($0.leader ?? "").isEmpty == false && $0.leader != first.leader }
         #expect(second.epochNumber > first.epochNumber)
         try await offPool { try cluster.processes.start(leader) }
-        _ = try await waitFor(cluster.servers, "whole cluster again", wholeWithLeader)
+        _ = try await waitFor(cluster, "whole cluster again", wholeWithLeader)
         let list = try await runChordstore(["--server", leaderAddress, "list"], timeout: 30)
         for title in ["Verse", "Chorus", "Bridge", "After the kill"] { #expect(list.stdout.contains(title), "\(list.stdout)") }
         #expect(cluster.log(leader).contains("following"))
@@ -143,10 +158,10 @@ struct CoordinatedClusterTests {
         let cluster = try await Cluster.start(count: 3, extra: 1)
         defer { Task { await cluster.stop() } }
         let fourth = try #require(cluster.processes.address("n4"))
-        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        let first = try await waitFor(cluster, "leader of a whole cluster", wholeWithLeader)
         #expect(first.members?.count == 3)
         try await offPool { try cluster.processes.start("n4") }
-        _ = try await waitFor(cluster.servers, "the fourth node as a learner") { ($0.learners ?? []).contains(fourth) }
+        _ = try await waitFor(cluster, "the fourth node as a learner") { ($0.learners ?? []).contains(fourth) }
         // A node that is not running is refused at once, and so is another name of a member.
         let absent = try await runChordstore(["--server", cluster.servers, "cluster", "add", "127.0.0.1:9"], timeout: 60)
         #expect(absent.status != 0 && absent.stderr.contains("is not following this leader"), "\(absent.stderr)")
@@ -155,11 +170,11 @@ struct CoordinatedClusterTests {
         let added = try await runChordstore(["--server", cluster.servers, "cluster", "add", fourth], timeout: 60)
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("4 members, a quorum is 3"), "\(added.stdout)")
-        let bigger = try await waitFor(cluster.servers, "four members") { ($0.members ?? []).count == 4 && wholeWithLeader($0) }
+        let bigger = try await waitFor(cluster, "four members") { ($0.members ?? []).count == 4 && wholeWithLeader($0) }
         let leader = try #require(bigger.leader)
         let removed = try await runChordstore(["--server", cluster.servers, "cluster", "remove", leader], timeout: 60)
         #expect(removed.status == 0, "\(removed.stderr)\n\(cluster.logs)")
-        let handed = try await waitFor(cluster.servers, "a new leader after the handover") {
+        let handed = try await waitFor(cluster, "a new leader after the handover") {
             ($0.members ?? []).count == 3 && ($0.leader ?? "").isEmpty == false && $0.leader != leader && wholeWithLeader($0)
         }
         #expect(!(handed.members ?? []).contains { $0.address == leader })
@@ -173,7 +188,7 @@ struct CoordinatedClusterTests {
     func wipedMemberDoesNotVouch() async throws {
         let cluster = try await Cluster.start()
         defer { Task { await cluster.stop() } }
-        let first = try await waitFor(cluster.servers, "leader of a whole cluster", wholeWithLeader)
+        let first = try await waitFor(cluster, "leader of a whole cluster", wholeWithLeader)
         let leader = try #require(cluster.processes.name(at: first.leader ?? ""))
         let names = cluster.processes.names.prefix(3)
         let stale = try #require(names.first { $0 != leader })
@@ -200,7 +215,7 @@ struct CoordinatedClusterTests {
         let leading = leaderless?.members?.filter { $0.status?.role == "leader" }.map(\.address) ?? []
         #expect(leading.isEmpty, "\(String(describing: leaderless))\n\(cluster.logs)")
         try await offPool { try cluster.processes.start(leader) }
-        _ = try await waitFor(cluster.servers, "whole cluster again", wholeWithLeader)
+        _ = try await waitFor(cluster, "whole cluster again", wholeWithLeader)
         for name in names {
             let address = try #require(cluster.processes.address(name))
             let list = try await runChordstore(["--server", address, "list"], timeout: 30)

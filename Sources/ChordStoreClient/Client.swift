@@ -7,7 +7,8 @@ public import SwiftProtobuf
 import Synchronization
 
 /// A client that reconnects: calls go over one ``Connection`` to `host:port`, opened on
-/// first use and reopened when it is lost. A call that fails because the connection was
+/// first use and reopened when it is lost, or after a call got no reply at all past its
+/// deadline (and ``deadlineGrace``): a stopped server or a wedged connection. A call that fails because the connection was
 /// lost is retried on a new one when retrying is safe: reads always, and commands because
 /// the client gives every command a command id (unless the caller set one), so the server
 /// applies a retried command once and answers it with the original event.
@@ -176,7 +177,11 @@ public final class Client: Sendable {
                 let unreachable = error.code == .unavailable && !error.isServerReply
                 let lost = unreachable || (error.code == .failedPrecondition && named == nil && Self.isNotLeader(error))
                 // A frame over the server's limit closed the connection (after its GoAway).
-                if unreachable || error.reason == .frameTooLarge { drop(used) }
+                // No reply past the deadline and its grace (the server enforces deadlines,
+                // so it is stopped, or this connection is wedged): the next call opens a
+                // new connection instead of waiting on this one again.
+                let silent = error.code == .deadlineExceeded && !error.isServerReply
+                if unreachable || silent || error.reason == .frameTooLarge { drop(used) }
                 guard retryable else { throw error }
                 if let leader = named, redirects < retry.redirects {
                     redirects += 1

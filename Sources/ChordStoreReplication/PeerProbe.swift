@@ -8,7 +8,8 @@ import SwiftProtobuf
 /// Reaches the other members: one client per member, kept for the node's life, so a
 /// leader's periodic look at its peers and an election's poll reuse their connections
 /// (a lost one, or one that stayed silent past a call's deadline, is opened again on the
-/// next call). Calls show the member credentials and neither retry nor follow redirects.
+/// next call: ``Client`` drops it). Calls show the member credentials and
+/// neither retry nor follow redirects.
 final class PeerProbe: Sendable {
     private let credentials: ClientCredentials
     private let clients = Mutex<[String: Client]>([:])
@@ -31,16 +32,6 @@ final class PeerProbe: Sendable {
     /// `source` (an address of this machine) when given: the follower's streams.
     func dedicatedClient(_ address: String, from source: String?) -> Client? {
         Client(address: address, retry: .once, localAddress: source, credentials: credentials)
-    }
-
-    /// Stops keeping `client` for `address` (if it is still the kept one) and closes it.
-    private func forget(_ client: Client, at address: String) {
-        let kept = clients.withLock { clients in
-            guard clients[address] === client else { return false }
-            clients[address] = nil
-            return true
-        }
-        if kept { Task { await client.close() } }
     }
 
     /// Closes every kept connection.
@@ -84,16 +75,7 @@ final class PeerProbe: Sendable {
         for address in addresses {
             guard let client = client(address) else { continue }
             asked += 1
-            Task { [self] in
-                do {
-                    arriving.yield(try await call(client))
-                } catch {
-                    // No answer at all (the connection lost, or silent past the deadline):
-                    // the next call opens a new connection instead of waiting on this one.
-                    if (error as? ClientError)?.isServerReply != true { forget(client, at: address) }
-                    arriving.yield(nil)
-                }
-            }
+            Task { arriving.yield(try? await call(client)) }
         }
         // Time up ends the gathering: a frozen member never answers.
         let timer = Task {

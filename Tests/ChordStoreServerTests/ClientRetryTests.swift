@@ -30,6 +30,28 @@ struct ClientRetryTests {
         await client.close()
     }
 
+    @Test("a call that got no reply past its deadline leaves its connection behind: the next call opens a new one and is answered")
+    func silentConnectionReplaced() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        // The proxy holds its first connection silent, as a wedged one would be (the
+        // members' kept clients, `PeerProbe`, saw a peer unreachable for as long as one
+        // connection stayed so).
+        let proxy = try RelayProxy(targetPort: server.port, silentConnections: 1)
+        defer { proxy.stop() }
+        let client = Client(host: "127.0.0.1", port: proxy.port, retry: .once)
+        defer { Task { await client.close() } }
+        do {
+            let _: Chordstore_V1_Profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .milliseconds(200))
+            Issue.record("a call on a silent connection was answered")
+        } catch {
+            #expect(error.code == .deadlineExceeded && !error.isServerReply, "\(error)")
+        }
+        let profile: Chordstore_V1_Profile = try await client.call(.getProfile, Chordstore_V1_GetProfileRequest(), timeout: .seconds(10))
+        #expect(profile.lastSequence == 0)
+        #expect(proxy.accepted == 2, "one new connection, after the silent one")
+    }
+
     @Test("a read fails with UNAVAILABLE after the attempts run out when nothing listens")
     func givesUp() async throws {
         var policy = Client.RetryPolicy()

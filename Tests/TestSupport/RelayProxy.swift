@@ -18,7 +18,11 @@ public final class RelayProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var count = 0
-    private var sockets: [Int32] = []
+    /// The accepted sockets and the connections to the server, for ``cut()``. Each is
+    /// closed once the proxy and the pumps using it have let it go, so its descriptor is
+    /// never reused while a pump may still use it.
+    private var clients: [AcceptedSocket] = []
+    private var upstreams: [RawClient] = []
 
     /// How many connections the proxy accepted.
     public var accepted: Int { lock.withLock { count } }
@@ -33,36 +37,49 @@ public final class RelayProxy: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting and cuts every connection it holds.
+    /// Cuts every connection relayed or held so far (both ways, at once: bytes the proxy
+    /// has not passed on yet are dropped); later connections are relayed as before.
+    public func cut() {
+        let sockets = lock.withLock { clients.map(\.fd) + upstreams.map(\.fd) }
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    /// Stops accepting and cuts every connection.
     public func stop() {
-        let held = lock.withLock {
-            stopped = true
-            return sockets
-        }
+        lock.withLock { stopped = true }
         listener.shutDown()
-        for socket in held { shutdown(socket, Int32(SHUT_RDWR)) }
+        cut()
     }
 
     private func acceptLoop(targetPort: Int, silent: Int, slice: Int, pause: Double) {
         while true {
-            let client = accept(listener.fd, nil, nil)
-            if client < 0 { return }
+            let fd = accept(listener.fd, nil, nil)
+            if fd < 0 { return }
+            let client = AcceptedSocket(fd: fd)
             let (number, refused) = lock.withLock {
                 count += 1
-                sockets.append(client)
+                clients.append(client)
                 return (count, stopped)
             }
-            if refused { return }
+            if refused {
+                shutdown(fd, Int32(SHUT_RDWR))
+                return
+            }
             if number <= silent { continue }  // held open, never read, never answered
             guard let upstream = try? RawClient(port: targetPort) else {
-                shutdown(client, Int32(SHUT_RDWR))
+                shutdown(fd, Int32(SHUT_RDWR))
                 continue
             }
-            lock.withLock { sockets.append(upstream.fd) }
-            Thread.detachNewThread { Self.pump(from: client, to: upstream.fd, slice: slice, pause: pause) }
+            var forever = timeval()  // RawClient's reads time out; a relay waits as long as the server
+            setsockopt(upstream.fd, SOL_SOCKET, SO_RCVTIMEO, &forever, socklen_t(MemoryLayout<timeval>.size))
+            lock.withLock { upstreams.append(upstream) }
             Thread.detachNewThread {
-                Self.pump(from: upstream.fd, to: client, slice: 65_536, pause: 0)
-                _ = upstream
+                Self.pump(from: client.fd, to: upstream.fd, slice: slice, pause: pause)
+                withExtendedLifetime((client, upstream)) {}
+            }
+            Thread.detachNewThread {
+                Self.pump(from: upstream.fd, to: client.fd, slice: 65_536, pause: 0)
+                withExtendedLifetime((client, upstream)) {}
             }
         }
     }
@@ -80,4 +97,11 @@ public final class RelayProxy: @unchecked Sendable {
         }
         shutdown(destination, Int32(SHUT_WR))
     }
+}
+
+/// A socket `accept` returned, closed when the last holder lets it go.
+private final class AcceptedSocket: @unchecked Sendable {
+    let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { close(fd) }
 }

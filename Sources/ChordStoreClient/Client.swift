@@ -8,10 +8,11 @@ import Synchronization
 
 /// A client that reconnects: calls go over one ``Connection`` to `host:port`, opened on
 /// first use and reopened when it is lost, or after a call got no reply at all past its
-/// deadline (and ``deadlineGrace``): a stopped server or a wedged connection. A call that fails because the connection was
-/// lost is retried on a new one when retrying is safe: reads always, and commands because
-/// the client gives every command a command id (unless the caller set one), so the server
-/// applies a retried command once and answers it with the original event.
+/// deadline (and ``deadlineGrace``): a stopped server or a wedged connection. A call that
+/// fails because the connection was lost is retried on a new one when retrying is safe:
+/// reads always, and commands because the client gives every command a command id (unless
+/// the caller set one), so the server applies a retried command once and answers it with
+/// the original event.
 ///
 /// A write sent to a follower of a replicated cluster is refused with the leader's
 /// address; the client then moves to the leader and sends it there (at most

@@ -147,7 +147,7 @@ struct ReplicaCommandTests {
         defer { proxy.stop() }
         var interrupted = 0
         for _ in 0..<3 {
-            let before = try await client.chordsets(limit: 5_000).count
+            let before = try await client.profile().chordsets
             let process = Process()
             process.executableURL = try chordstoreExecutable()
             process.arguments = ["replica", "--dir", directory.path, "sync", "--server", "127.0.0.1:\(proxy.port)"]
@@ -155,7 +155,7 @@ struct ReplicaCommandTests {
             process.standardError = FileHandle.nullDevice
             try process.run()
             let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, process.isRunning, try await client.chordsets(limit: 5_000).count == before {
+            while Date() < deadline, process.isRunning, try await client.profile().chordsets == before {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let exited = !process.isRunning

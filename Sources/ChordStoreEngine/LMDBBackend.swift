@@ -80,6 +80,16 @@ final class LMDBBackend: StorageBackend {
     let liveFailure = Mutex<ChordStoreError?>(nil)
     /// With live state, the most events the views may lag behind the log.
     let maxViewsLag: UInt64
+    /// The views' state the last checkpoint recorded, held (see
+    /// `LMDBBackend+ViewsCheckpoint.swift`); its lock serializes checkpoints.
+    let heldViews = Mutex<HeldSnapshot?>(nil)
+    /// The thread that takes the views' checkpoints, if it runs.
+    let viewsSyncer = Mutex<ViewsSyncer?>(nil)
+    /// Checkpoints of the views taken since the store opened (for tests).
+    let viewsCheckpoints = Atomic(0)
+    /// What the views' checkpoint did when the store opened after a machine crash, or
+    /// `nil` if the views could be trusted as they were.
+    let viewsRecovery: ViewsRecovery?
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does
@@ -111,15 +121,11 @@ final class LMDBBackend: StorageBackend {
         viewsOptions.writeMap = Environment.reservesBlocks(in: viewsDirectory)
         viewsOptions.maxDatabases = 32
         var markFailure: ChordStoreError?
+        var recovery: ViewsRecovery?
         do {
             logEnv = try Environment(directory: directory, options: logOptions)
             try Self.checkFormat(logEnv)
-            if !marker.viewsTrusted {
-                for file in ["data.mdb", "lock.mdb"] {
-                    let url = viewsDirectory.appendingPathComponent(file)
-                    if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-                }
-            }
+            if !marker.viewsTrusted { recovery = try Self.recoverViews(in: viewsDirectory, marker: marker) }
             markFailure = try Self.markOpen(marker, viewsExist: FileManager.default.fileExists(
                 atPath: viewsDirectory.appendingPathComponent("data.mdb").path))
             viewsEnv = try Environment(directory: viewsDirectory, options: viewsOptions)
@@ -129,6 +135,11 @@ final class LMDBBackend: StorageBackend {
             committedHead = Mutex(head)
         } catch {
             throw Self.openError(error, directory: directory)
+        }
+        if case .restored(let applied, _)? = recovery {
+            viewsRecovery = .restored(applied: applied, logHead: committedHead.withLock { $0 }.sequence)
+        } else {
+            viewsRecovery = recovery
         }
         markedOpen.store(markFailure == nil, ordering: .releasing)
         try openViews(markFailure: markFailure, progress: progress)
@@ -141,6 +152,7 @@ final class LMDBBackend: StorageBackend {
             }
         }
         if options.liveState { startLive(progress: progress) }
+        if let interval = options.viewsSyncInterval { startViewsSyncer(interval: interval, events: options.viewsSyncEvents) }
     }
 
     /// Why commits are refused now, if they are: a full disk (until space is freed), a
@@ -278,6 +290,7 @@ final class LMDBBackend: StorageBackend {
     /// Records `head` as the log's last committed record, and that a commit succeeded.
     func committed(_ head: LogHead) {
         committedHead.withLock { $0 = head }
+        viewsSyncer.withLock { $0 }?.note(head.sequence)
         if hasMapLimitRefusal.load(ordering: .relaxed) {
             mapLimitRefusal.withLock { $0 = nil }
             hasMapLimitRefusal.store(false, ordering: .releasing)
@@ -425,6 +438,7 @@ final class LMDBBackend: StorageBackend {
             checkpointer.stop()
             checkpointViews()
         }
+        stopViewsSyncer()
         if !viewsEnv.isClosed {
             if (try? viewsEnv.sync()) != nil { marker.markClosed() } else { marker.markUnsynced() }
         }

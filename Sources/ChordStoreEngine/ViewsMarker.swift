@@ -7,13 +7,17 @@ import Glibc
 /// Tells whether the views environment, which commits without fsync, can be trusted when
 /// a store opens.
 ///
-/// `views/open` holds the machine's boot id while a store is open; a clean close syncs
-/// the views to disk and then writes `closed` over it. Found at open:
+/// `views/open` holds the machine's boot id while a store is open, and after it the
+/// opening's own id (``opening``, which names the views' durable checkpoint, see
+/// ``ViewsCheckpoint``); a clean close syncs the views to disk and then writes `closed`
+/// over it. Found at open:
 /// - `closed`, or no file (an earlier version removed it at a clean close): the last close was clean;
 /// - the same boot id: only the process died; the kernel still holds every page it wrote
 ///   through the map, so the views are whole (at most a commit behind the log);
 /// - another boot id (or anything else): the machine went down with the views open, and
-///   pages the kernel never wrote may be missing, so the views are rebuilt from the log.
+///   pages the kernel never wrote may be missing, so the views go back to the checkpoint
+///   that opening left (``openingLeftOpen``) and catch up from there, or are rebuilt from
+///   the log when there is none.
 ///
 /// The file keeps one fixed length and is rewritten in place, never truncated or
 /// removed: once it exists, recording an open or a close needs no new block of the disk,
@@ -24,8 +28,12 @@ struct ViewsMarker {
     static let length = 64
     static let closedText = "closed"
 
+    /// This opening's id: 16 hex digits, drawn at random.
+    let opening: String
+
     init(viewsDirectory: URL) {
         file = viewsDirectory.appendingPathComponent("open")
+        opening = String(UInt64.random(in: .min ... .max) | 1 << 63, radix: 16)
     }
 
     /// This boot's id (Linux), or `nil` where the system has none.
@@ -38,15 +46,26 @@ struct ViewsMarker {
     /// Whether views left by the last opening may be used.
     var viewsTrusted: Bool {
         guard FileManager.default.fileExists(atPath: file.path) else { return true }
-        guard let found = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) else {
-            return false
-        }
-        return found == Self.closedText || (Self.bootID != nil && found == Self.bootID)
+        guard let found = recorded else { return false }
+        return found == [Self.closedText] || (Self.bootID != nil && found.first == Self.bootID)
     }
 
-    /// Records that the views are open on this boot, durably.
+    /// The id of the opening that left the views open (the second word of the file), if
+    /// the file names one.
+    var openingLeftOpen: String? {
+        guard let found = recorded, found.count == 2 else { return nil }
+        return found[1]
+    }
+
+    /// The file's words, or `nil` if it cannot be read.
+    private var recorded: [String]? {
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+        return text.split(whereSeparator: \.isWhitespace).map(String.init)
+    }
+
+    /// Records that the views are open on this boot, by this opening, durably.
     func markOpen() throws(ChordStoreError) {
-        try write(Self.bootID ?? "unknown")
+        try write("\(Self.bootID ?? "unknown") \(opening)")
     }
 
     /// Records that the views may not be on disk although this boot closed them (their
@@ -76,14 +95,14 @@ struct ViewsMarker {
         if !existed { try Self.syncDirectory(file.deletingLastPathComponent()) }
     }
 
-    private static func syncDirectory(_ directory: URL) throws(ChordStoreError) {
+    static func syncDirectory(_ directory: URL) throws(ChordStoreError) {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("open", directory.path) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw failure("sync", directory.path) }
     }
 
-    private static func failure(_ action: String, _ path: String) -> ChordStoreError {
+    static func failure(_ action: String, _ path: String) -> ChordStoreError {
         let code = errno
         let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
         if code == ENOSPC || code == EDQUOT {

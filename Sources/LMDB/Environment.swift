@@ -47,7 +47,7 @@ public final class Environment: @unchecked Sendable {
 
     let handle: OpaquePointer
     private let writeMap: Bool
-    private let resizeLock = ReadWriteLock()
+    let resizeLock = ReadWriteLock()
     /// Copies running (``copy(to:compact:)``), which a resize waits for without holding
     /// the lock: a copy goes at its reader's pace, and a resize queued on the lock would
     /// hold up every transaction behind it meanwhile.
@@ -190,7 +190,7 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    private func checkUsable() throws(LMDBError) {
+    func checkUsable() throws(LMDBError) {
         if broken.load(ordering: .acquiring) {
             throw LMDBError(code: EIO, operation: "\(directory.path): a map resize failed earlier; reopen the environment")
         }
@@ -422,7 +422,7 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    private func begin(flags: UInt32) throws(LMDBError) -> Transaction {
+    func begin(flags: UInt32) throws(LMDBError) -> Transaction {
         if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
         try checkUsable()
         var txn: OpaquePointer?

@@ -19,41 +19,48 @@ struct ServerCrashTests {
         return (served.process, served.port, served.log)
     }
 
+    /// Serves `directory` with `arguments` while 4 clients add chordsets, and kills the
+    /// server with SIGKILL once they write (a moment later each `round`); the adds it
+    /// acknowledged go to `acknowledged`.
+    static func writeAndKill(_ directory: URL, _ arguments: [String], round: Int, _ acknowledged: AcknowledgedWrites) async throws {
+        let (process, port, _) = try await Self.serve(directory, arguments)
+        let writers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for client in 0..<4 {
+                    group.addTask {
+                        guard let connection = try? await Connection.connect(host: "127.0.0.1", port: port) else { return }
+                        for i in 0..<10_000 {
+                            let request = Chordstore_V1_AddChordsetRequest.with {
+                                $0.title = "r\(round)-c\(client)-\(i)"
+                                $0.context.commandID = "r\(round)-c\(client)-\(i)"
+                            }
+                            guard let reply = try? await connection.call(.addChordset, request, as: Chordstore_V1_CommandReply.self) else { return }
+                            acknowledged.add(reply.event.chordsetAdded.chordset.id)
+                        }
+                    }
+                }
+            }
+        }
+        // Kill once the clients are writing (at least 20 more acknowledgements),
+        // at a moment that differs per round.
+        let before = acknowledged.all.count
+        let start = Date()
+        while acknowledged.all.count < before + 20, Date().timeIntervalSince(start) < 20 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(50 * round))
+        kill(process.processIdentifier, SIGKILL)
+        try await offPool { process.waitUntilExit() }
+        await writers.value
+    }
+
     @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write (views, then --live-state)", arguments: [false, true])
     func killServer(live: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let acknowledged = AcknowledgedWrites()
         for round in 0..<3 {
-            let (process, port, _) = try await Self.serve(directory, ["--auth", "none"] + (live ? ["--live-state"] : []))
-            let writers = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for client in 0..<4 {
-                        group.addTask {
-                            guard let connection = try? await Connection.connect(host: "127.0.0.1", port: port) else { return }
-                            for i in 0..<10_000 {
-                                let request = Chordstore_V1_AddChordsetRequest.with {
-                                    $0.title = "r\(round)-c\(client)-\(i)"
-                                    $0.context.commandID = "r\(round)-c\(client)-\(i)"
-                                }
-                                guard let reply = try? await connection.call(.addChordset, request, as: Chordstore_V1_CommandReply.self) else { return }
-                                acknowledged.add(reply.event.chordsetAdded.chordset.id)
-                            }
-                        }
-                    }
-                }
-            }
-            // Kill once the clients are writing (at least 20 more acknowledgements),
-            // at a moment that differs per round.
-            let before = acknowledged.all.count
-            let start = Date()
-            while acknowledged.all.count < before + 20, Date().timeIntervalSince(start) < 20 {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            try await Task.sleep(for: .milliseconds(50 * round))
-            kill(process.processIdentifier, SIGKILL)
-            try await offPool { process.waitUntilExit() }
-            await writers.value
+            try await Self.writeAndKill(directory, ["--auth", "none"] + (live ? ["--live-state"] : []), round: round, acknowledged)
         }
         let ids = acknowledged.all
         #expect(ids.count > 50, "the clients should have written before the kills")
@@ -66,6 +73,33 @@ struct ServerCrashTests {
                 Issue.record("an acknowledged chordset is missing")
                 return
             }
+        }
+        let report = try store.verify()
+        #expect(report.isSound, "\(String(describing: report.problem))")
+    }
+
+    @Test("SIGKILL during writes, then views/open naming another boot (a machine crash): with --views-checkpoint-interval the views go back to their checkpoint and catch up; nothing acknowledged is lost")
+    func machineCrashWithCheckpoint() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = ["--auth", "none", "--views-checkpoint-interval", "0.05"]
+        let acknowledged = AcknowledgedWrites()
+        try await Self.writeAndKill(directory, arguments, round: 2, acknowledged)
+        let marker = directory.appendingPathComponent("views/open")
+        let words = try String(contentsOf: marker, encoding: .utf8).split(whereSeparator: \.isWhitespace)
+        #expect(words.count == 2, "views/open names the boot and the opening")
+        try "another-boot \(words.last ?? "")".write(to: marker, atomically: true, encoding: .utf8)
+        let (process, _, log) = try await Self.serve(directory, arguments)
+        #expect(log.text.contains("went back to their checkpoint at event"), "\(log.text)")
+        kill(process.processIdentifier, SIGINT)
+        try await offPool { process.waitUntilExit() }
+        let ids = acknowledged.all
+        #expect(ids.count > 20)
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        for id in ids where try store.chordset(try UUID(protoBytes: id)) == nil {
+            Issue.record("an acknowledged chordset is missing")
+            return
         }
         let report = try store.verify()
         #expect(report.isSound, "\(String(describing: report.problem))")

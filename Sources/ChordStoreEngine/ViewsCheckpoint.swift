@@ -1,0 +1,97 @@
+import ChordStoreDomain
+import ChordStoreRecords
+import Foundation
+import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The views' durable checkpoint, `views/checkpoint`: a state of the views (written
+/// without fsync) that a machine crash cannot have damaged, so that a store opening after
+/// one catches the views up from there instead of rebuilding them from the whole log.
+///
+/// ``ViewsSyncer`` makes one every ``ChordStore/Options/viewsSyncInterval`` or
+/// ``LMDBBackend/viewsSyncEvents`` events: it holds the views' last committed state (no
+/// later commit overwrites its pages, see `HeldSnapshot`), syncs the views' file, and
+/// writes this file with that state's meta page. After a crash, the meta page written
+/// back over the views' two makes them that state again (`Environment.rollBack`).
+///
+/// The file names the opening that made it (``ViewsMarker/opening``): only that
+/// opening's held state is known to be whole, so a checkpoint is used only when
+/// `views/open` says that opening was the one the machine went down in.
+///
+/// Layout: `CSVIEWS1`, the opening's 16 hex digits, the views' applied event (8 bytes),
+/// the page size (4), the meta page's first bytes (152), then the XXH64 of all that
+/// (8 bytes; integers big-endian).
+struct ViewsCheckpoint: Equatable {
+    /// The opening that made it.
+    let opening: String
+    /// The last event the views held then.
+    let applied: UInt64
+    /// The views' state then.
+    let meta: SnapshotMeta
+
+    static let magic = Array("CSVIEWS1".utf8)
+    static let encodedLength = 8 + 16 + 8 + 4 + SnapshotMeta.length + 8
+
+    var encoded: [UInt8] {
+        var bytes = Self.magic + Array(opening.utf8)
+        bytes += withUnsafeBytes(of: applied.bigEndian) { Array($0) }
+        bytes += withUnsafeBytes(of: UInt32(meta.pageSize).bigEndian) { Array($0) }
+        bytes += meta.bytes
+        bytes += withUnsafeBytes(of: XXHash64.hash(bytes).bigEndian) { Array($0) }
+        return bytes
+    }
+
+    init(opening: String, applied: UInt64, meta: SnapshotMeta) {
+        self.opening = opening
+        self.applied = applied
+        self.meta = meta
+    }
+
+    /// Decodes ``encoded``; `nil` for anything else (damaged, truncated, another layout).
+    init?(bytes: [UInt8]) {
+        guard bytes.count == Self.encodedLength, Array(bytes[0..<8]) == Self.magic else { return nil }
+        func integer<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            bytes.withUnsafeBytes { T(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        }
+        let end = Self.encodedLength - 8
+        guard XXHash64.hash(bytes[0..<end]) == integer(end, UInt64.self),
+            let opening = String(validating: bytes[8..<24], as: UTF8.self),
+            let meta = SnapshotMeta(bytes: Array(bytes[36..<(36 + SnapshotMeta.length)]), pageSize: Int(integer(32, UInt32.self)))
+        else { return nil }
+        self.init(opening: opening, applied: integer(24, UInt64.self), meta: meta)
+    }
+
+    /// The checkpoint in `viewsDirectory`, or `nil` if there is none it can read.
+    static func read(in viewsDirectory: URL) -> ViewsCheckpoint? {
+        guard let data = try? Data(contentsOf: file(in: viewsDirectory)) else { return nil }
+        return ViewsCheckpoint(bytes: Array(data))
+    }
+
+    static func file(in viewsDirectory: URL) -> URL { viewsDirectory.appendingPathComponent("checkpoint") }
+
+    /// Replaces the checkpoint in `viewsDirectory` with this one, durably: a new file,
+    /// synced, renamed over the old, the directory synced. A crash leaves the old or the new.
+    func write(in viewsDirectory: URL) throws(ChordStoreError) {
+        let target = Self.file(in: viewsDirectory)
+        let temporary = viewsDirectory.appendingPathComponent("checkpoint.new")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ViewsMarker.failure("open", temporary.path) }
+        let bytes = encoded
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let synced = written == bytes.count && fsync(fd) == 0
+        close(fd)
+        guard synced else { throw ViewsMarker.failure("write", temporary.path) }
+        guard rename(temporary.path, target.path) == 0 else { throw ViewsMarker.failure("rename", temporary.path) }
+        try ViewsMarker.syncDirectory(viewsDirectory)
+    }
+
+    /// Removes the checkpoint in `viewsDirectory`, durably (before the state it names may
+    /// be overwritten).
+    static func remove(in viewsDirectory: URL) throws(ChordStoreError) {
+        let target = file(in: viewsDirectory)
+        guard unlink(target.path) == 0 || errno == ENOENT else { throw ViewsMarker.failure("remove", target.path) }
+        try ViewsMarker.syncDirectory(viewsDirectory)
+    }
+}

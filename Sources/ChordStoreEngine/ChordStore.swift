@@ -74,18 +74,18 @@ public final class ChordStore: Sendable {
         /// With live state, the most events the views may lag behind the log: past it, a
         /// commit waits for them to catch up first (tests lower it).
         var maxViewsLag: UInt64 = 8_192
-        /// How often, at most, the views' durable checkpoint is taken while commits come
-        /// (a sync of the views' file; see `ViewsCheckpoint`): a store opening after a
-        /// machine crash then catches its views up from there instead of rebuilding them
-        /// from the whole log. `nil` (the default): none is taken, and such a store
-        /// rebuilds its views. The price is in every write: while a checkpoint is held,
-        /// the views' commits cannot reuse its pages, so each writes fresh pages, which
-        /// the next checkpoint writes to disk (docs/PERFORMANCE.md has the figures).
-        public var viewsSyncInterval: Duration?
-        /// A checkpoint is taken at once, whatever the interval, after this many events:
-        /// what a store opening after a machine crash folds one by one stays well under
-        /// the catch-up limit (10,000 events).
-        var viewsSyncEvents: UInt64 = 4_096
+        /// How often, at most, the views' restore point is taken while commits come (their
+        /// last commit pinned, their file synced; see `ViewsRestorePoint`): a store opening
+        /// after a machine crash then catches its views up from there instead of rebuilding
+        /// them from the whole log. `nil` (the default): none is taken, and such a store
+        /// rebuilds its views. The price is in every write: while a commit is pinned, the
+        /// views' commits cannot reuse its pages, so each writes fresh pages, which the next
+        /// restore point writes to disk (docs/PERFORMANCE.md has the figures).
+        public var restorePointInterval: Duration?
+        /// A restore point is taken at once, whatever the interval, after this many events,
+        /// so that what a store opening after a machine crash folds one by one stays under
+        /// the catch-up limit (10,000 events) while the disk keeps up.
+        var restorePointEvents: UInt64 = 4_096
 
         /// The default options.
         public init() {}
@@ -154,15 +154,15 @@ public final class ChordStore: Sendable {
     /// could not be replayed into memory), or `nil`.
     public var liveStateFailure: ChordStoreError? { (backend as? LMDBBackend)?.liveFailure.withLock { $0 } }
 
-    /// What the store did with its views when it opened after a machine crash (they may
-    /// have lost pages): went back to their checkpoint and caught up, or were rebuilt
-    /// from the log, and why; `nil` when they could be used as they were.
+    /// What the store did with its views' restore point when it opened after a machine
+    /// crash (see ``Options/restorePointInterval``): went back to it and caught up with the
+    /// log, or could not use it (why) and rebuilt them; `nil` when there was none to use.
     public var viewsRecovery: String? {
-        switch (backend as? LMDBBackend)?.viewsRecovery {
+        switch (backend as? LMDBBackend)?.viewsRecovery.withLock({ $0 }) {
         case .restored(let applied, let logHead)?:
-            "the machine went down with the views open: they went back to their checkpoint at event \(applied) and caught up with the log's \(logHead > applied ? logHead - applied : 0) later events"
+            "the machine went down with the views open: they went back to their restore point at event \(applied) and caught up with the log's \(logHead > applied ? logHead - applied : 0) later events"
         case .unusable(let why)?:
-            "the machine went down with the views open and their checkpoint could not be used (\(why)): they were rebuilt from the log"
+            "the machine went down with the views open, and their restore point could not be used (\(why)): they were rebuilt from the log"
         case nil: nil
         }
     }

@@ -79,6 +79,7 @@ extension LMDBBackend {
                 try withGrowingMap(only: viewsEnv) { try foldMissingEvents() }
                 viewsApplied.store(try viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence, ordering: .releasing)
                 viewsFault.withLock { fault in if case .behind? = fault { fault = nil } }
+                noteViewsCommitted()
             } catch {
                 let wrapped = ChordStoreError.wrapping(error)
                 viewsFault.withLock { fault in

@@ -212,7 +212,8 @@ extension LMDBBackend {
     /// index in key order with `MDB_APPEND`. Atomic: a crash leaves the old views.
     func rebuildViews(through last: UInt64?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         try ensureMarkedOpen()
-        dropViewsCheckpoint()
+        try suspendRestorePoints()
+        defer { resumeRestorePoints() }
         let logHead = committedHead.withLock { $0 }
         let total = min(last ?? .max, logHead.sequence)
         do {

@@ -80,16 +80,16 @@ final class LMDBBackend: StorageBackend {
     let liveFailure = Mutex<ChordStoreError?>(nil)
     /// With live state, the most events the views may lag behind the log.
     let maxViewsLag: UInt64
-    /// The views' state the last checkpoint recorded, held (see
-    /// `LMDBBackend+ViewsCheckpoint.swift`); its lock serializes checkpoints.
-    let heldViews = Mutex<HeldSnapshot?>(nil)
-    /// The thread that takes the views' checkpoints, if it runs.
+    /// The views' commit the last restore point names, pinned (see
+    /// `LMDBBackend+RestorePoint.swift`); its lock serializes restore points.
+    let pinnedViews = Mutex(PinnedViews())
+    /// The thread that takes the views' restore points, if it runs.
     let viewsSyncer = Mutex<ViewsSyncer?>(nil)
-    /// Checkpoints of the views taken since the store opened (for tests).
-    let viewsCheckpoints = Atomic(0)
-    /// What the views' checkpoint did when the store opened after a machine crash, or
-    /// `nil` if the views could be trusted as they were.
-    let viewsRecovery: ViewsRecovery?
+    /// Restore points taken since the store opened (for tests).
+    let restorePoints = Atomic(0)
+    /// What the views' restore point did when the store opened after a machine crash, or
+    /// `nil` if there was none to use.
+    let viewsRecovery = Mutex<ViewsRecovery?>(nil)
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does
@@ -136,13 +136,15 @@ final class LMDBBackend: StorageBackend {
         } catch {
             throw Self.openError(error, directory: directory)
         }
-        if case .restored(let applied, _)? = recovery {
-            viewsRecovery = .restored(applied: applied, logHead: committedHead.withLock { $0 }.sequence)
-        } else {
-            viewsRecovery = recovery
-        }
         markedOpen.store(markFailure == nil, ordering: .releasing)
         try openViews(markFailure: markFailure, progress: progress)
+        if case .restored(let applied, _)? = recovery {
+            // Restored views that were still too far behind the log, or not this log's, were rebuilt.
+            recovery = viewLoads.load(ordering: .relaxed) > 0
+                ? .unusable(why: "the views' state there was too far behind the log, or not this log's")
+                : .restored(applied: applied, logHead: committedHead.withLock { $0 }.sequence)
+        }
+        viewsRecovery.withLock { $0 = recovery }
         if let damage = checkLogTail() {
             viewsFault.withLock {
                 $0 = .damaged(ChordStoreError(
@@ -152,7 +154,7 @@ final class LMDBBackend: StorageBackend {
             }
         }
         if options.liveState { startLive(progress: progress) }
-        if let interval = options.viewsSyncInterval { startViewsSyncer(interval: interval, events: options.viewsSyncEvents) }
+        if let interval = options.restorePointInterval { startViewsSyncer(interval: interval, events: options.restorePointEvents) }
     }
 
     /// Why commits are refused now, if they are: a full disk (until space is freed), a
@@ -290,7 +292,7 @@ final class LMDBBackend: StorageBackend {
     /// Records `head` as the log's last committed record, and that a commit succeeded.
     func committed(_ head: LogHead) {
         committedHead.withLock { $0 = head }
-        viewsSyncer.withLock { $0 }?.note(head.sequence)
+        noteViewsCommitted()
         if hasMapLimitRefusal.load(ordering: .relaxed) {
             mapLimitRefusal.withLock { $0 = nil }
             hasMapLimitRefusal.store(false, ordering: .releasing)

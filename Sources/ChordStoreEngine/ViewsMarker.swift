@@ -8,14 +8,14 @@ import Glibc
 /// a store opens.
 ///
 /// `views/open` holds the machine's boot id while a store is open, and after it the
-/// opening's own id (``opening``, which names the views' durable checkpoint, see
-/// ``ViewsCheckpoint``); a clean close syncs the views to disk and then writes `closed`
+/// opening's own id (``opening``, which names the views' restore point, see
+/// ``ViewsRestorePoint``); a clean close syncs the views to disk and then writes `closed`
 /// over it. Found at open:
 /// - `closed`, or no file (an earlier version removed it at a clean close): the last close was clean;
 /// - the same boot id: only the process died; the kernel still holds every page it wrote
 ///   through the map, so the views are whole (at most a commit behind the log);
 /// - another boot id (or anything else): the machine went down with the views open, and
-///   pages the kernel never wrote may be missing, so the views go back to the checkpoint
+///   pages the kernel never wrote may be missing, so the views go back to the restore point
 ///   that opening left (``openingLeftOpen``) and catch up from there, or are rebuilt from
 ///   the log when there is none.
 ///
@@ -95,6 +95,7 @@ struct ViewsMarker {
         if !existed { try Self.syncDirectory(file.deletingLastPathComponent()) }
     }
 
+    /// Syncs `directory` (after a file in it was created, renamed or removed).
     static func syncDirectory(_ directory: URL) throws(ChordStoreError) {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("open", directory.path) }
@@ -102,6 +103,7 @@ struct ViewsMarker {
         guard fsync(fd) == 0 else { throw failure("sync", directory.path) }
     }
 
+    /// The error of a failed `action` on `path`, from `errno`: a full disk as such.
     static func failure(_ action: String, _ path: String) -> ChordStoreError {
         let code = errno
         let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"

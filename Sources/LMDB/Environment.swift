@@ -48,9 +48,9 @@ public final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     private let writeMap: Bool
     let resizeLock = ReadWriteLock()
-    /// Copies running (``copy(to:compact:)``), which a resize waits for without holding
-    /// the lock: a copy goes at its reader's pace, and a resize queued on the lock would
-    /// hold up every transaction behind it meanwhile.
+    /// Copies and syncs running (``copy(to:compact:)``, ``sync()``), which a resize waits
+    /// for without holding the lock: they take as long as the disk does, and a resize
+    /// queued on the lock would hold up every transaction behind it meanwhile.
     private let copies = NSCondition()
     private var copiesRunning = 0
     private let closed = Atomic(false)
@@ -290,6 +290,27 @@ public final class Environment: @unchecked Sendable {
     /// (``setMapSize(_:)``) waits for every copy to end before it takes the lock, so that
     /// transactions never wait behind it meanwhile.
     public func copy(to fd: Int32, compact: Bool) throws(LMDBError) {
+        try whileResizesWait { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_copyfd2 on a closed environment") }
+            try checkUsable()
+            try check(mdb_env_copyfd2(handle, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
+        }
+    }
+
+    /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened
+    /// with ``Options/noSync`` needs before its files may be trusted after a power loss.
+    /// A resize waits for it without holding up transactions (as for a copy).
+    public func sync() throws(LMDBError) {
+        try whileResizesWait { () throws(LMDBError) in
+            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
+            try checkUsable()
+            try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+        }
+    }
+
+    /// Runs `body` under the resize lock, shared, counted among the copies a resize waits
+    /// for before it asks for the lock.
+    private func whileResizesWait<T>(_ body: () throws(LMDBError) -> T) throws(LMDBError) -> T {
         copies.lock()
         copiesRunning += 1
         copies.unlock()
@@ -299,21 +320,7 @@ public final class Environment: @unchecked Sendable {
             copies.broadcast()
             copies.unlock()
         }
-        try resizeLock.withShared { () throws(LMDBError) in
-            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_copyfd2 on a closed environment") }
-            try checkUsable()
-            try check(mdb_env_copyfd2(handle, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
-        }
-    }
-
-    /// Flushes every commit to disk (`mdb_env_sync` with force): what an environment opened
-    /// with ``Options/noSync`` needs before its files may be trusted after a power loss.
-    public func sync() throws(LMDBError) {
-        try resizeLock.withShared { () throws(LMDBError) in
-            if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_env_sync on a closed environment") }
-            try checkUsable()
-            try check(mdb_env_sync(handle, 1), "mdb_env_sync")
-        }
+        return try resizeLock.withShared(body)
     }
 
     /// Runs `body` in a read-only snapshot. The transaction and every buffer it returned

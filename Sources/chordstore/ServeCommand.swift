@@ -132,9 +132,9 @@ struct ServeCommand: AsyncParsableCommand {
         "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). Opening replays the whole log into memory, and memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
     var liveState = false
     @Option(help: ArgumentHelp(
-        "Keep a durable checkpoint of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it instead of rebuilding them from the whole log (seconds instead of a fraction of one per million events). It costs every write: views' pages written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Default: none.",
+        "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Default: none.",
         valueName: "SECONDS"))
-    var viewsCheckpointInterval: Double?
+    var restorePointInterval: Double?
     @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
     var maxStores = ChordStore.Options().maxStores
     @Option(help: "Most tokens the server holds; creating one more is refused with RESOURCE_EXHAUSTED.")
@@ -185,8 +185,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-streams-per-token, --max-streams-per-store, --max-live-queries, --max-live-queries-per-token and --max-live-queries-per-store must be positive")
         }
         guard maxStreamResets >= 0 else { throw ValidationError("--max-stream-resets must not be negative") }
-        if let seconds = viewsCheckpointInterval, !(0.01...3_600).contains(seconds) {
-            throw ValidationError("--views-checkpoint-interval must be 0.01...3600 seconds")
+        if let seconds = restorePointInterval, !(0.01...3_600).contains(seconds) {
+            throw ValidationError("--restore-point-interval must be 0.01...3600 seconds")
         }
         guard (1...3_600).contains(handshakeTimeout), (1...3_600).contains(frameTimeout) else {
             throw ValidationError("--handshake-timeout and --frame-timeout must be 1...3600")
@@ -404,7 +404,7 @@ struct ServeCommand: AsyncParsableCommand {
             options.maxStores = maxStores
             options.maxTokens = maxTokens
             options.liveState = liveState
-            options.viewsSyncInterval = viewsCheckpointInterval.map { .milliseconds(Int($0 * 1_000)) }
+            options.restorePointInterval = restorePointInterval.map { .milliseconds(Int($0 * 1_000)) }
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)

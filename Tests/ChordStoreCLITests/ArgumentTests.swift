@@ -27,7 +27,7 @@ struct ArgumentTests {
             (["--max-connections-per-address", "0"], "--max-connections-per-address must be positive"),
             (["--handshake-timeout", "0"], "--handshake-timeout and --frame-timeout must be 1...3600"),
             (["--frame-timeout", "4000"], "--handshake-timeout and --frame-timeout must be 1...3600"),
-            (["--views-checkpoint-interval", "0"], "--views-checkpoint-interval must be 0.01...3600 seconds"),
+            (["--restore-point-interval", "0"], "--restore-point-interval must be 0.01...3600 seconds"),
             (["--max-buffered-bytes", "1000"], "--max-buffered-bytes must be at least --max-frame-size"),
             (["--node", ""], "--node must be 1...255 bytes with no control characters"),
             (["--node", "a\nb"], "--node must be 1...255 bytes with no control characters"),

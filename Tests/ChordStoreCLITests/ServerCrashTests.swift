@@ -78,11 +78,11 @@ struct ServerCrashTests {
         #expect(report.isSound, "\(String(describing: report.problem))")
     }
 
-    @Test("SIGKILL during writes, then views/open naming another boot (a machine crash): with --views-checkpoint-interval the views go back to their checkpoint and catch up; nothing acknowledged is lost")
-    func machineCrashWithCheckpoint() async throws {
+    @Test("SIGKILL during writes, then views/open naming another boot (a machine crash): with --restore-point-interval the views go back to their restore point and catch up; nothing acknowledged is lost")
+    func machineCrashWithRestorePoint() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = ["--auth", "none", "--views-checkpoint-interval", "0.05"]
+        let arguments = ["--auth", "none", "--restore-point-interval", "0.05"]
         let acknowledged = AcknowledgedWrites()
         try await Self.writeAndKill(directory, arguments, round: 2, acknowledged)
         let marker = directory.appendingPathComponent("views/open")
@@ -90,7 +90,7 @@ struct ServerCrashTests {
         #expect(words.count == 2, "views/open names the boot and the opening")
         try "another-boot \(words.last ?? "")".write(to: marker, atomically: true, encoding: .utf8)
         let (process, _, log) = try await Self.serve(directory, arguments)
-        #expect(log.text.contains("went back to their checkpoint at event"), "\(log.text)")
+        #expect(log.text.contains("went back to their restore point at event"), "\(log.text)")
         kill(process.processIdentifier, SIGINT)
         try await offPool { process.waitUntilExit() }
         let ids = acknowledged.all

@@ -5,11 +5,11 @@ import LMDB
 import Synchronization
 import Testing
 
-/// The views' durable checkpoint: after a machine crash, a store's views go back to the
-/// checkpoint the crashed opening took and catch up with the log from there, instead of
+/// The views' restore point: after a machine crash, a store's views go back to the
+/// restore point the crashed opening took and catch up with the log from there, instead of
 /// being rebuilt from the whole log.
-@Suite("Views checkpoint")
-struct ViewsCheckpointTests {
+@Suite("Views restore point")
+struct ViewsRestorePointTests {
     private static func backend(_ store: ChordStore) throws -> LMDBBackend {
         try #require(store.backend as? LMDBBackend)
     }
@@ -18,7 +18,7 @@ struct ViewsCheckpointTests {
 
     /// What a machine crash leaves of a store that was open in `original`: its files as
     /// they are (the store still open), copied to a new directory; then every page of the
-    /// views past the last one of their checkpoint's state overwritten (pages the disk
+    /// views past the last one of their restore point's state overwritten (pages the disk
     /// never got), and `views/open` naming another boot (the opening's id kept).
     private static func crashImage(of original: URL, lastPage: UInt64?, pageSize: Int) throws -> URL {
         let image = temporaryDirectory()
@@ -54,27 +54,27 @@ struct ViewsCheckpointTests {
         for n in 0..<adds { _ = try await store.add("late \(n)") }
     }
 
-    @Test("views left open by another boot go back to the checkpoint their opening took and catch up with the log, pages past it lost or not")
-    func crashRestoresCheckpoint() async throws {
+    @Test("views left open by another boot go back to the restore point their opening took and catch up with the log, pages past it lost or not")
+    func crashRestoresRestorePoint() async throws {
         let directory = temporaryDirectory()
         var options = ChordStore.Options()
-        options.viewsSyncInterval = nil  // the test takes the checkpoint
+        options.restorePointInterval = nil  // the test takes the restore point
         let store = try ChordStore.open(at: directory, options: options)
         for n in 0..<40 { _ = try await store.add("c\(n)") }
-        let covered = try #require(try Self.backend(store).takeViewsCheckpoint())
+        let covered = try #require(try Self.backend(store).takeRestorePoint())
         #expect(covered == 40)
         try await Self.edit(store, adds: 30)
         let expected = try store.liveSnapshot()
-        let checkpoint = try #require(ViewsCheckpoint.read(in: Self.views(directory)))
-        #expect(checkpoint.applied == covered)
-        let image = try Self.crashImage(of: directory, lastPage: checkpoint.meta.lastPage, pageSize: checkpoint.meta.pageSize)
+        let point = try #require(ViewsRestorePoint.read(in: Self.views(directory)))
+        #expect(point.applied == covered)
+        let image = try Self.crashImage(of: directory, lastPage: point.meta.lastPage, pageSize: point.meta.pageSize)
         store.close()
 
         let reopened = try ChordStore.open(at: image)
         defer { reopened.close() }
         let backend = try Self.backend(reopened)
-        #expect(backend.viewsRecovery == .restored(applied: covered, logHead: try reopened.lastLogSequence()))
-        #expect(reopened.viewsRecovery?.contains("checkpoint at event 40 and caught up with the log's") == true)
+        #expect(backend.viewsRecovery.withLock { $0 } == .restored(applied: covered, logHead: try reopened.lastLogSequence()))
+        #expect(reopened.viewsRecovery?.contains("restore point at event 40 and caught up with the log's") == true)
         #expect(backend.viewLoads.load(ordering: .relaxed) == 0, "the views were rebuilt")
         #expect(try reopened.liveSnapshot() == expected)
         #expect(try reopened.verify().isSound)
@@ -82,17 +82,17 @@ struct ViewsCheckpointTests {
         #expect(try reopened.verify().isSound)
     }
 
-    @Test("a checkpoint an earlier opening took is not used: the views are rebuilt")
-    func earlierOpeningsCheckpointIgnored() async throws {
+    @Test("a restore point an earlier opening took is not used: the views are rebuilt")
+    func earlierOpeningsRestorePointIgnored() async throws {
         let directory = temporaryDirectory()
         do {
             let store = try ChordStore.open(at: directory)
             for n in 0..<20 { _ = try await store.add("c\(n)") }
-            #expect(try Self.backend(store).takeViewsCheckpoint() == 20)
+            #expect(try Self.backend(store).takeRestorePoint() == 20)
             store.close()
         }
         var options = ChordStore.Options()
-        options.viewsSyncInterval = nil  // this opening takes none
+        options.restorePointInterval = nil  // this opening takes none
         let store = try ChordStore.open(at: directory, options: options)
         try await Self.edit(store, adds: 10)
         let expected = try store.liveSnapshot()
@@ -102,53 +102,99 @@ struct ViewsCheckpointTests {
         let reopened = try ChordStore.open(at: image)
         defer { reopened.close() }
         let backend = try Self.backend(reopened)
-        #expect(backend.viewsRecovery == .unusable(why: "views/checkpoint is an earlier opening's"))
+        #expect(backend.viewsRecovery.withLock { $0 } == .unusable(why: "views/restore-point is an earlier opening's"))
         #expect(backend.viewLoads.load(ordering: .relaxed) == 1)
         #expect(try reopened.liveSnapshot() == expected)
         #expect(try reopened.verify().isSound)
     }
 
-    @Test("the syncer takes a checkpoint when the store opens, after its event threshold at once, and after its interval")
-    func syncerTakesCheckpoints() async throws {
+    @Test("the syncer takes a restore point when the store opens, after its event threshold at once, and after its interval")
+    func syncerTakesRestorePoints() async throws {
         var options = ChordStore.Options()
-        options.viewsSyncInterval = .seconds(3_600)
-        options.viewsSyncEvents = 10
+        options.restorePointInterval = .seconds(3_600)
+        options.restorePointEvents = 10
         let store = try ChordStore.open(at: temporaryDirectory(), options: options)
         defer { store.close() }
         let backend = try Self.backend(store)
-        #expect(try await Self.eventually { backend.viewsCheckpoints.load(ordering: .relaxed) == 1 })
+        #expect(try await Self.eventually { backend.restorePoints.load(ordering: .relaxed) == 1 })
         for n in 0..<12 { _ = try await store.add("c\(n)") }
-        #expect(try await Self.eventually { (ViewsCheckpoint.read(in: backend.viewsEnv.directory)?.applied ?? 0) >= 10 })
+        #expect(try await Self.eventually { (ViewsRestorePoint.read(in: backend.viewsEnv.directory)?.applied ?? 0) >= 10 })
 
         var timed = ChordStore.Options()
-        timed.viewsSyncInterval = .milliseconds(20)
+        timed.restorePointInterval = .milliseconds(20)
         let other = try ChordStore.open(at: temporaryDirectory(), options: timed)
         defer { other.close() }
         let otherBackend = try Self.backend(other)
         _ = try await other.add("one")
-        #expect(try await Self.eventually { ViewsCheckpoint.read(in: otherBackend.viewsEnv.directory)?.applied == 1 })
-        // Idle: no commit, no checkpoint.
-        let taken = otherBackend.viewsCheckpoints.load(ordering: .relaxed)
+        #expect(try await Self.eventually { ViewsRestorePoint.read(in: otherBackend.viewsEnv.directory)?.applied == 1 })
+        // Idle: no commit, no restore point.
+        let taken = otherBackend.restorePoints.load(ordering: .relaxed)
         try await Task.sleep(for: .milliseconds(200))
-        #expect(otherBackend.viewsCheckpoints.load(ordering: .relaxed) == taken)
+        #expect(otherBackend.restorePoints.load(ordering: .relaxed) == taken)
     }
 
-    @Test("a checkpoint file reads back; a changed byte or a short file reads as none")
+    @Test("a rebuild removes the restore point and takes none while it runs; they resume after it")
+    func rebuildSuspends() async throws {
+        let directory = temporaryDirectory()
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        for n in 0..<10 { _ = try await store.add("c\(n)") }
+        let backend = try Self.backend(store)
+        #expect(backend.takeRestorePoint() == 10)
+        let file = ViewsRestorePoint.file(in: Self.views(directory))
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        try backend.suspendRestorePoints()
+        #expect(!FileManager.default.fileExists(atPath: file.path), "the views before the rebuild could come back")
+        #expect(backend.takeRestorePoint() == nil)
+        backend.resumeRestorePoints()
+        try await store.rebuild()
+        #expect(backend.takeRestorePoint() == 10)
+        #expect(ViewsRestorePoint.read(in: Self.views(directory))?.applied == 10)
+    }
+
+    @Test("with live state, restore points follow the views (which follow the log), and a crash goes back to one")
+    func liveStateRestorePoint() async throws {
+        let directory = temporaryDirectory()
+        var options = ChordStore.Options()
+        options.liveState = true
+        options.restorePointInterval = .seconds(3_600)
+        options.restorePointEvents = 25
+        let store = try ChordStore.open(at: directory, options: options)
+        for n in 0..<60 { _ = try await store.add("c\(n)") }
+        let backend = try Self.backend(store)
+        #expect(try await Self.eventually { (ViewsRestorePoint.read(in: Self.views(directory))?.applied ?? 0) >= 50 })
+        let point = try #require(ViewsRestorePoint.read(in: Self.views(directory)))
+        #expect(point.applied <= backend.viewsApplied.load(ordering: .acquiring))
+        try await Self.edit(store, adds: 5)
+        let expected = try store.liveSnapshot()
+        let image = try Self.crashImage(of: directory, lastPage: point.meta.lastPage, pageSize: point.meta.pageSize)
+        store.close()
+
+        let reopened = try ChordStore.open(at: image, options: options)
+        defer { reopened.close() }
+        if case .restored? = try Self.backend(reopened).viewsRecovery.withLock({ $0 }) {} else {
+            Issue.record("not restored: \(String(describing: reopened.viewsRecovery))")
+        }
+        #expect(try reopened.liveSnapshot() == expected)
+        #expect(try reopened.verify().isSound)
+    }
+
+    @Test("a restore point file reads back; a changed byte or a short file reads as none")
     func fileRoundTrip() throws {
         let directory = temporaryDirectory()
         let store = try ChordStore.open(at: directory)
-        _ = try Self.backend(store).takeViewsCheckpoint()
+        _ = try Self.backend(store).takeRestorePoint()
         store.close()
-        let file = ViewsCheckpoint.file(in: Self.views(directory))
+        let file = ViewsRestorePoint.file(in: Self.views(directory))
         let bytes = Array(try Data(contentsOf: file))
-        let checkpoint = try #require(ViewsCheckpoint(bytes: bytes))
-        #expect(checkpoint.encoded == bytes)
+        let point = try #require(ViewsRestorePoint(bytes: bytes))
+        #expect(point.encoded == bytes)
         for offset in [0, 9, 30, 40, bytes.count - 1] {
             var changed = bytes
             changed[offset] ^= 0x01
-            #expect(ViewsCheckpoint(bytes: changed) == nil, "byte \(offset)")
+            #expect(ViewsRestorePoint(bytes: changed) == nil, "byte \(offset)")
         }
-        #expect(ViewsCheckpoint(bytes: Array(bytes.dropLast())) == nil)
+        #expect(ViewsRestorePoint(bytes: Array(bytes.dropLast())) == nil)
     }
 
     /// Waits up to 10 s for `condition`.

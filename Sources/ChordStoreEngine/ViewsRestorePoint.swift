@@ -6,33 +6,33 @@ import LMDB
 import Glibc
 #endif
 
-/// The views' durable checkpoint, `views/checkpoint`: a state of the views (written
+/// The views' restore point, `views/restore-point`: a state of the views (written
 /// without fsync) that a machine crash cannot have damaged, so that a store opening after
 /// one catches the views up from there instead of rebuilding them from the whole log.
 ///
-/// ``ViewsSyncer`` makes one every ``ChordStore/Options/viewsSyncInterval`` or
-/// ``LMDBBackend/viewsSyncEvents`` events: it holds the views' last committed state (no
-/// later commit overwrites its pages, see `HeldSnapshot`), syncs the views' file, and
-/// writes this file with that state's meta page. After a crash, the meta page written
+/// ``ViewsSyncer`` takes one every ``ChordStore/Options/restorePointInterval`` or
+/// ``ChordStore/Options/restorePointEvents`` events: it pins the views' last commit (no
+/// later commit overwrites its pages, see `PinnedCommit`), syncs the views' file, and
+/// writes this file with that commit's meta page. After a crash, the meta page written
 /// back over the views' two makes them that state again (`Environment.rollBack`).
 ///
-/// The file names the opening that made it (``ViewsMarker/opening``): only that
-/// opening's held state is known to be whole, so a checkpoint is used only when
-/// `views/open` says that opening was the one the machine went down in.
+/// The file names the opening that took it (``ViewsMarker/opening``): only that opening
+/// kept the state pinned, so a restore point is used only when `views/open` says that
+/// opening was the one the machine went down in.
 ///
 /// Layout: `CSVIEWS1`, the opening's 16 hex digits, the views' applied event (8 bytes),
 /// the page size (4), the meta page's first bytes (152), then the XXH64 of all that
 /// (8 bytes; integers big-endian).
-struct ViewsCheckpoint: Equatable {
+struct ViewsRestorePoint: Equatable {
     /// The opening that made it.
     let opening: String
     /// The last event the views held then.
     let applied: UInt64
     /// The views' state then.
-    let meta: SnapshotMeta
+    let meta: CommitMeta
 
     static let magic = Array("CSVIEWS1".utf8)
-    static let encodedLength = 8 + 16 + 8 + 4 + SnapshotMeta.length + 8
+    static let encodedLength = 8 + 16 + 8 + 4 + CommitMeta.length + 8
 
     var encoded: [UInt8] {
         var bytes = Self.magic + Array(opening.utf8)
@@ -43,7 +43,7 @@ struct ViewsCheckpoint: Equatable {
         return bytes
     }
 
-    init(opening: String, applied: UInt64, meta: SnapshotMeta) {
+    init(opening: String, applied: UInt64, meta: CommitMeta) {
         self.opening = opening
         self.applied = applied
         self.meta = meta
@@ -58,24 +58,26 @@ struct ViewsCheckpoint: Equatable {
         let end = Self.encodedLength - 8
         guard XXHash64.hash(bytes[0..<end]) == integer(end, UInt64.self),
             let opening = String(validating: bytes[8..<24], as: UTF8.self),
-            let meta = SnapshotMeta(bytes: Array(bytes[36..<(36 + SnapshotMeta.length)]), pageSize: Int(integer(32, UInt32.self)))
+            let meta = CommitMeta(bytes: Array(bytes[36..<(36 + CommitMeta.length)]), pageSize: Int(integer(32, UInt32.self)))
         else { return nil }
         self.init(opening: opening, applied: integer(24, UInt64.self), meta: meta)
     }
 
-    /// The checkpoint in `viewsDirectory`, or `nil` if there is none it can read.
-    static func read(in viewsDirectory: URL) -> ViewsCheckpoint? {
+    /// The restore point in `viewsDirectory`, or `nil` if there is none it can read.
+    static func read(in viewsDirectory: URL) -> ViewsRestorePoint? {
         guard let data = try? Data(contentsOf: file(in: viewsDirectory)) else { return nil }
-        return ViewsCheckpoint(bytes: Array(data))
+        return ViewsRestorePoint(bytes: Array(data))
     }
 
-    static func file(in viewsDirectory: URL) -> URL { viewsDirectory.appendingPathComponent("checkpoint") }
+    static func file(in viewsDirectory: URL) -> URL { viewsDirectory.appendingPathComponent("restore-point") }
 
-    /// Replaces the checkpoint in `viewsDirectory` with this one, durably: a new file,
-    /// synced, renamed over the old, the directory synced. A crash leaves the old or the new.
-    func write(in viewsDirectory: URL) throws(ChordStoreError) {
+    /// Replaces the restore point in `viewsDirectory` with this one, durably: a new file,
+    /// synced, renamed over the old, the directory synced. A crash leaves the old or the
+    /// new. `renamed` is set once the rename is done: should the directory's sync fail
+    /// then, either file may be the one a crash leaves.
+    func write(in viewsDirectory: URL, renamed: inout Bool) throws(ChordStoreError) {
         let target = Self.file(in: viewsDirectory)
-        let temporary = viewsDirectory.appendingPathComponent("checkpoint.new")
+        let temporary = viewsDirectory.appendingPathComponent("restore-point.new")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ViewsMarker.failure("open", temporary.path) }
         let bytes = encoded
@@ -84,11 +86,12 @@ struct ViewsCheckpoint: Equatable {
         close(fd)
         guard synced else { throw ViewsMarker.failure("write", temporary.path) }
         guard rename(temporary.path, target.path) == 0 else { throw ViewsMarker.failure("rename", temporary.path) }
+        renamed = true
         try ViewsMarker.syncDirectory(viewsDirectory)
     }
 
-    /// Removes the checkpoint in `viewsDirectory`, durably (before the state it names may
-    /// be overwritten).
+    /// Removes the restore point in `viewsDirectory`, durably (before the state it names
+    /// may be overwritten).
     static func remove(in viewsDirectory: URL) throws(ChordStoreError) {
         let target = file(in: viewsDirectory)
         guard unlink(target.path) == 0 || errno == ENOENT else { throw ViewsMarker.failure("remove", target.path) }

@@ -2,8 +2,8 @@ import Foundation
 import LMDB
 import Testing
 
-@Suite("LMDB held snapshots and roll-backs")
-struct HeldSnapshotTests {
+@Suite("LMDB pinned commits and roll-backs")
+struct PinnedCommitTests {
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("lmdb-held-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -28,7 +28,7 @@ struct HeldSnapshotTests {
     }
 
     @Test(
-        "a held snapshot's pages outlive later commits (writes, deletes, a map growth), and rolling back to its meta page makes the environment that state again, whatever followed it on disk",
+        "a pinned commit's pages outlive later commits (writes, deletes, a map growth), and rolling back to its meta page makes the environment that state again, whatever followed it on disk",
         arguments: [false, true])
     func rollBackToHeld(writeMap: Bool) throws {
         let directory = try temporaryDirectory()
@@ -42,7 +42,7 @@ struct HeldSnapshotTests {
             for n in 0..<2_000 { try txn.put(db, key: Self.key(n), value: [UInt8](repeating: UInt8(n % 251), count: 100)) }
         }
         let expected = try Self.contents(env, db)
-        let (held, count) = try env.holdSnapshot { txn in try txn.stat(db).entries }
+        let (pinned, count) = try env.pinLastCommit { txn in try txn.stat(db).entries }
         #expect(count == 2_000)
         try env.sync()
         // Commits after it: every value rewritten, half the keys deleted, new ones, one
@@ -58,8 +58,8 @@ struct HeldSnapshotTests {
             if round == 10 { try env.grow(by: 1 << 20) }
         }
         #expect(try Self.contents(env, db) != expected)
-        let meta = held.meta
-        held.release()
+        let meta = pinned.meta
+        pinned.release()
         env.close()
         // What the crash could leave of the pages written since: garbage everywhere past
         // the held state's last page.
@@ -94,9 +94,9 @@ struct HeldSnapshotTests {
         try env.withWriteTransaction { txn in
             for n in 0..<500 { try txn.put(db, key: Self.key(n), value: [UInt8](repeating: 1, count: 200)) }
         }
-        let (held, _) = try env.holdSnapshot { _ in () }
-        let meta = held.meta
-        held.release()
+        let (pinned, _) = try env.pinLastCommit { _ in () }
+        let meta = pinned.meta
+        pinned.release()
         env.close()
         let file = directory.appendingPathComponent("data.mdb")
         let handle = try FileHandle(forWritingTo: file)
@@ -107,14 +107,14 @@ struct HeldSnapshotTests {
         #expect(try Data(contentsOf: file) == before)
     }
 
-    @Test("a snapshot held when its environment closes is released without touching it")
+    @Test("a commit pinned when its environment closes is unpinned without touching it")
     func releaseAfterClose() throws {
         let env = try Environment(directory: try temporaryDirectory())
         let db = try env.openDatabase("kv")
         try env.withWriteTransaction { txn in try txn.put(db, key: [1], value: [1]) }
-        let (held, _) = try env.holdSnapshot { _ in () }
-        #expect(held.meta.transactionID >= 2)
+        let (pinned, _) = try env.pinLastCommit { _ in () }
+        #expect(pinned.meta.transactionID >= 2)
         env.close()
-        held.release()
+        pinned.release()
     }
 }

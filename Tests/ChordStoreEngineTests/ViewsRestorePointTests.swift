@@ -179,6 +179,20 @@ struct ViewsRestorePointTests {
         #expect(try reopened.verify().isSound)
     }
 
+    @Test("the restore point file of the first version with them (Tests/Fixtures/restore-point1) still reads, as it was written")
+    func fixtureReads() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/restore-point1/restore-point")
+        let bytes = Array(try Data(contentsOf: file))
+        let point = try #require(ViewsRestorePoint(bytes: bytes))
+        #expect(point.opening == "8ebd74c008fb26c3")
+        #expect(point.applied == 3)
+        #expect(point.meta.pageSize == 4_096)
+        #expect(point.meta.lastPage == 47)
+        #expect(point.meta.transactionID == 21)
+        #expect(point.encoded == bytes)
+    }
+
     @Test("a restore point file reads back; a changed byte or a short file reads as none")
     func fileRoundTrip() throws {
         let directory = temporaryDirectory()

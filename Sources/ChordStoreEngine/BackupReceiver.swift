@@ -126,10 +126,10 @@ public final class BackupReceiver {
         } catch {
             throw ChordStoreError(.unavailable, "cannot write \(url.path): \(error.localizedDescription)")
         }
-        try Self.syncPath(url.path)
-        if cachedViews { try Self.syncPath(directory.appendingPathComponent(BackupFiles.views).path) }
-        try Self.syncPath(directory.appendingPathComponent("views").path)
-        try Self.syncPath(directory.path)
+        try DurableFile.sync(url.path)
+        if cachedViews { try DurableFile.sync(directory.appendingPathComponent(BackupFiles.views).path) }
+        try DurableFile.sync(directory.appendingPathComponent("views").path)
+        try DurableFile.sync(directory.path)
         return manifest
     }
 
@@ -156,17 +156,4 @@ public final class BackupReceiver {
         }
     }
 
-    /// fsyncs the file or directory at `path`.
-    static func syncPath(_ path: String) throws(ChordStoreError) {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("open", path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw failure("sync", path) }
-    }
-
-    static func failure(_ action: String, _ path: String, code: Int32 = errno) -> ChordStoreError {
-        let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
-        if code == ENOSPC || code == EDQUOT { return ChordStoreError(.resourceExhausted, "the disk is full: \(message)", reason: .diskFull) }
-        return ChordStoreError(.unavailable, message)
-    }
 }

@@ -97,7 +97,7 @@ extension ChordStore {
             } else {
                 try copyChecked(file, from: source, to: partial) { done += $0; progress(done, total) }
             }
-            try BackupReceiver.syncPath(partial.path)
+            try DurableFile.sync(partial.path)
             placed.append((partial, destination))
         }
         // Both files are whole: into place, the views first, the log last (a directory
@@ -109,7 +109,7 @@ extension ChordStore {
             } catch {
                 throw ChordStoreError(.unavailable, "cannot place \(destination.lastPathComponent) in \(target.path): \(error.localizedDescription)")
             }
-            try BackupReceiver.syncPath(destination.deletingLastPathComponent().path)
+            try DurableFile.sync(destination.deletingLastPathComponent().path)
         }
         let store = try ChordStore.open(at: target)
         defer { store.close() }
@@ -149,14 +149,14 @@ extension ChordStore {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw ChordStoreError(.notFound, "the backup has no \(path)") }
-            throw BackupReceiver.failure("open", path)
+            throw DurableFile.failure("open", path)
         }
         defer { _ = Glibc.close(fd) }
         var block = [UInt8](repeating: 0, count: BlockDigest.blockSize)
         while true {
             let count = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw BackupReceiver.failure("read", path) }
+            guard count >= 0 else { throw DurableFile.failure("read", path) }
             if count == 0 { return }
             var failure: ChordStoreError?
             block.withUnsafeBytes { bytes in

@@ -30,22 +30,30 @@ extension LMDBBackend {
         }
     }
 
+    /// What ``recoverViews(in:marker:)`` did with a restore point, before the views open.
+    enum RestoreOutcome: Equatable {
+        /// The views are the restore point's state, which holds events up to `applied`.
+        case restored(applied: UInt64)
+        /// The restore point could not be used (`why`): the views' files are gone.
+        case unusable(why: String)
+    }
+
     /// Makes the views, left open by another boot, the state their restore point recorded,
     /// if it is the one the opening that left them open took, and that state opens and
     /// ends at the restore point's event. Otherwise removes the views' files (they are
     /// rebuilt from the log; throws if they cannot be removed). Returns what it did, `nil`
     /// if there was no restore point. Call it before the views are opened.
-    static func recoverViews(in viewsDirectory: URL, marker: ViewsMarker) throws -> ViewsRecovery? {
-        let recovery = restore(in: viewsDirectory, marker: marker)
-        let restored = if case .restored? = recovery { true } else { false }
+    static func recoverViews(in viewsDirectory: URL, marker: ViewsMarker) throws -> RestoreOutcome? {
+        let outcome = restore(in: viewsDirectory, marker: marker)
+        let restored = if case .restored? = outcome { true } else { false }
         for file in ["lock.mdb"] + (restored ? [] : ["data.mdb"]) {
             let url = viewsDirectory.appendingPathComponent(file)
             if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
         }
-        return recovery
+        return outcome
     }
 
-    private static func restore(in viewsDirectory: URL, marker: ViewsMarker) -> ViewsRecovery? {
+    private static func restore(in viewsDirectory: URL, marker: ViewsMarker) -> RestoreOutcome? {
         guard let point = ViewsRestorePoint.read(in: viewsDirectory) else {
             let exists = FileManager.default.fileExists(atPath: ViewsRestorePoint.file(in: viewsDirectory).path)
             return exists ? .unusable(why: "views/restore-point is damaged") : nil
@@ -71,7 +79,7 @@ extension LMDBBackend {
             guard applied.sequence == point.applied else {
                 return .unusable(why: "the views' state there ends at event \(applied.sequence), not \(point.applied)")
             }
-            return .restored(applied: point.applied, logHead: 0)
+            return .restored(applied: point.applied)
         } catch {
             return .unusable(why: "the views' state there does not open: \(error)")
         }
@@ -131,10 +139,11 @@ extension LMDBBackend {
     }
 
     /// Tells the restore points' thread, if it runs, that the views took commits.
-    func noteViewsCommitted() {
+    /// `logHead`: the log's last event, when the caller has it at hand.
+    func noteViewsCommitted(logHead: UInt64? = nil) {
         guard let syncer = viewsSyncer.withLock({ $0 }) else { return }
         // With live state the views follow the log: their own last event counts.
-        syncer.note(live == nil ? committedHead.withLock { $0 }.sequence : viewsApplied.load(ordering: .acquiring))
+        syncer.note(live == nil ? logHead ?? committedHead.withLock { $0 }.sequence : viewsApplied.load(ordering: .acquiring))
     }
 
     /// Starts the thread that takes the restore points, which takes a first one at once.

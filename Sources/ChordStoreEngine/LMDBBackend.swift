@@ -121,11 +121,11 @@ final class LMDBBackend: StorageBackend {
         viewsOptions.writeMap = Environment.reservesBlocks(in: viewsDirectory)
         viewsOptions.maxDatabases = 32
         var markFailure: ChordStoreError?
-        var recovery: ViewsRecovery?
+        var outcome: RestoreOutcome?
         do {
             logEnv = try Environment(directory: directory, options: logOptions)
             try Self.checkFormat(logEnv)
-            if !marker.viewsTrusted { recovery = try Self.recoverViews(in: viewsDirectory, marker: marker) }
+            if !marker.viewsTrusted { outcome = try Self.recoverViews(in: viewsDirectory, marker: marker) }
             markFailure = try Self.markOpen(marker, viewsExist: FileManager.default.fileExists(
                 atPath: viewsDirectory.appendingPathComponent("data.mdb").path))
             viewsEnv = try Environment(directory: viewsDirectory, options: viewsOptions)
@@ -138,9 +138,12 @@ final class LMDBBackend: StorageBackend {
         }
         markedOpen.store(markFailure == nil, ordering: .releasing)
         try openViews(markFailure: markFailure, progress: progress)
-        if case .restored(let applied, _)? = recovery {
-            // Restored views that were still too far behind the log, or not this log's, were rebuilt.
-            recovery = viewLoads.load(ordering: .relaxed) > 0
+        let recovery: ViewsRecovery? = switch outcome {
+        case nil: nil
+        case .unusable(let why): .unusable(why: why)
+        // Restored views that were still too far behind the log, or not this log's, were rebuilt.
+        case .restored(let applied):
+            viewLoads.load(ordering: .relaxed) > 0
                 ? .unusable(why: "the views' state there was too far behind the log, or not this log's")
                 : .restored(applied: applied, logHead: committedHead.withLock { $0 }.sequence)
         }
@@ -292,7 +295,7 @@ final class LMDBBackend: StorageBackend {
     /// Records `head` as the log's last committed record, and that a commit succeeded.
     func committed(_ head: LogHead) {
         committedHead.withLock { $0 = head }
-        noteViewsCommitted()
+        noteViewsCommitted(logHead: head.sequence)
         if hasMapLimitRefusal.load(ordering: .relaxed) {
             mapLimitRefusal.withLock { $0 = nil }
             hasMapLimitRefusal.store(false, ordering: .releasing)

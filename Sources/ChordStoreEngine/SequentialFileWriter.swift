@@ -62,7 +62,7 @@ final class SequentialFileWriter {
         if fd < 0, !bypassCache || errno == EINVAL {
             fd = Glibc.open(path, flags, mode)
         }
-        guard fd >= 0 else { throw BackupReceiver.failure("create", path) }
+        guard fd >= 0 else { throw DurableFile.failure("create", path) }
         file = File(fd)
         let size = direct ? Self.bufferSize : 0
         filling = Buffer(size)
@@ -96,7 +96,7 @@ final class SequentialFileWriter {
         if direct, filled % Self.alignment != 0 { try leaveDirect() }
         if filled > 0 { try write(UnsafeRawBufferPointer(rebasing: filling.bytes[..<filled])) }
         filled = 0
-        guard !sync || fsync(file.fd) == 0 else { throw BackupReceiver.failure("sync", path) }
+        guard !sync || fsync(file.fd) == 0 else { throw DurableFile.failure("sync", path) }
         file.close()
     }
 
@@ -135,19 +135,19 @@ final class SequentialFileWriter {
     private func queueError() -> ChordStoreError? {
         let code = file.failure.load(ordering: .acquiring)
         guard code != 0 else { return nil }
-        return BackupReceiver.failure("write", path, code: code)
+        return DurableFile.failure("write", path, code: code)
     }
 
     /// Writes `bytes` at the file's end, the caller waiting.
     private func write(_ bytes: UnsafeRawBufferPointer) throws(ChordStoreError) {
         let code = Self.write(bytes, to: file.fd, at: offset)
-        guard code == 0 else { throw BackupReceiver.failure("write", path, code: code) }
+        guard code == 0 else { throw DurableFile.failure("write", path, code: code) }
         offset += Int64(bytes.count)
     }
 
     /// Turns `O_DIRECT` off for the rest of the file.
     private func leaveDirect() throws(ChordStoreError) {
-        guard Self.leaveDirect(file.fd) else { throw BackupReceiver.failure("write", path) }
+        guard Self.leaveDirect(file.fd) else { throw DurableFile.failure("write", path) }
         direct = false
     }
 

@@ -1,8 +1,5 @@
 import ChordStoreDomain
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Tells whether the views environment, which commits without fsync, can be trusted when
 /// a store opens.
@@ -85,31 +82,7 @@ struct ViewsMarker {
         var bytes = Array(text.utf8.prefix(Self.length - 1))
         bytes += Array(repeating: UInt8(ascii: " "), count: Self.length - 1 - bytes.count) + [UInt8(ascii: "\n")]
         let existed = FileManager.default.fileExists(atPath: file.path)
-        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("open", file.path) }
-        defer { close(fd) }
-        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0, fsync(fd) == 0 else {
-            throw Self.failure("write", file.path)
-        }
-        if !existed { try Self.syncDirectory(file.deletingLastPathComponent()) }
-    }
-
-    /// Syncs `directory` (after a file in it was created, renamed or removed).
-    static func syncDirectory(_ directory: URL) throws(ChordStoreError) {
-        let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("open", directory.path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw failure("sync", directory.path) }
-    }
-
-    /// The error of a failed `action` on `path`, from `errno`: a full disk as such.
-    static func failure(_ action: String, _ path: String) -> ChordStoreError {
-        let code = errno
-        let message = "cannot \(action) \(path): \(String(cString: strerror(code)))"
-        if code == ENOSPC || code == EDQUOT {
-            return ChordStoreError(.resourceExhausted, "the disk is full: \(message)", reason: .diskFull)
-        }
-        return ChordStoreError(.unavailable, message)
+        try DurableFile.write(bytes, to: file.path)
+        if !existed { try DurableFile.sync(file.deletingLastPathComponent().path) }
     }
 }

@@ -2,9 +2,6 @@ import ChordStoreDomain
 import ChordStoreRecords
 import Foundation
 import LMDB
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The views' restore point, `views/restore-point`: a state of the views (written
 /// without fsync) that a machine crash cannot have damaged, so that a store opening after
@@ -74,27 +71,15 @@ struct ViewsRestorePoint: Equatable {
     /// Replaces the restore point in `viewsDirectory` with this one, durably: a new file,
     /// synced, renamed over the old, the directory synced. A crash leaves the old or the
     /// new. `renamed` is set once the rename is done: should the directory's sync fail
-    /// then, either file may be the one a crash leaves.
+    /// then, either file may be the one a crash leaves. A write that fails before the
+    /// rename removes the new file.
     func write(in viewsDirectory: URL, renamed: inout Bool) throws(ChordStoreError) {
-        let target = Self.file(in: viewsDirectory)
-        let temporary = viewsDirectory.appendingPathComponent("restore-point.new")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ViewsMarker.failure("open", temporary.path) }
-        let bytes = encoded
-        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        let synced = written == bytes.count && fsync(fd) == 0
-        close(fd)
-        guard synced else { throw ViewsMarker.failure("write", temporary.path) }
-        guard rename(temporary.path, target.path) == 0 else { throw ViewsMarker.failure("rename", temporary.path) }
-        renamed = true
-        try ViewsMarker.syncDirectory(viewsDirectory)
+        try DurableFile.replace(Self.file(in: viewsDirectory), with: encoded, renamed: &renamed)
     }
 
     /// Removes the restore point in `viewsDirectory`, durably (before the state it names
     /// may be overwritten).
     static func remove(in viewsDirectory: URL) throws(ChordStoreError) {
-        let target = file(in: viewsDirectory)
-        guard unlink(target.path) == 0 || errno == ENOENT else { throw ViewsMarker.failure("remove", target.path) }
-        try ViewsMarker.syncDirectory(viewsDirectory)
+        try DurableFile.remove(file(in: viewsDirectory))
     }
 }

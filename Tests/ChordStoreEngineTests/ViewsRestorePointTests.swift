@@ -4,6 +4,7 @@ import Foundation
 import LMDB
 import Synchronization
 import Testing
+import TestSupport
 
 /// The views' restore point: after a machine crash, a store's views go back to the
 /// restore point the crashed opening took and catch up with the log from there, instead of
@@ -209,6 +210,33 @@ struct ViewsRestorePointTests {
             #expect(ViewsRestorePoint(bytes: changed) == nil, "byte \(offset)")
         }
         #expect(ViewsRestorePoint(bytes: Array(bytes.dropLast())) == nil)
+    }
+
+    @Test("a restore point that a full disk keeps from being written fails as DISK_FULL, leaves the last one as it was, and no new file behind",
+          .enabled(if: ScratchFilesystem.isAvailable, "mounting a tmpfs needs root"))
+    func fullDiskKeepsTheLastOne() throws {
+        let disk = try ScratchFilesystem(megabytes: 1)
+        defer { disk.unmount() }
+        let directory = temporaryDirectory()
+        let store = try ChordStore.open(at: directory)
+        _ = try Self.backend(store).takeRestorePoint()
+        store.close()
+        let taken = try #require(ViewsRestorePoint.read(in: Self.views(directory)))
+        var renamed = false
+        try taken.write(in: disk.directory, renamed: &renamed)
+        // Then the disk fills up: a later restore point finds no room.
+        let filler = disk.directory.appendingPathComponent("filler")
+        #expect(FileManager.default.createFile(atPath: filler.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: filler)
+        while (try? handle.write(contentsOf: Data(repeating: 1, count: 4_096))) != nil {}
+        try handle.close()
+        let later = ViewsRestorePoint(opening: taken.opening, applied: taken.applied + 1, meta: taken.meta)
+        renamed = false
+        let error = #expect(throws: ChordStoreError.self) { try later.write(in: disk.directory, renamed: &renamed) }
+        #expect(error?.reason == .diskFull)
+        #expect(!renamed)
+        #expect(ViewsRestorePoint.read(in: disk.directory) == taken)
+        #expect(!FileManager.default.fileExists(atPath: disk.directory.appendingPathComponent("restore-point.new").path))
     }
 
     /// Waits up to 10 s for `condition`.

@@ -2,9 +2,6 @@ import ChordStoreRecords
 public import ChordStoreDomain
 public import Foundation
 import LMDB
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Writes a backup stream (``BackupPart``s, from ``ChordStore/copyFiles(_:)`` here or on a
 /// server) into a new directory: each file checked against its size and ``BlockDigest``,
@@ -155,5 +152,4 @@ public final class BackupReceiver {
             throw ChordStoreError(.dataLoss, "the log in \(directory.path) cannot be read: \(wrapped.message)")
         }
     }
-
 }

@@ -17,9 +17,9 @@ enum DurableFile {
         guard fd >= 0 else { throw failure("open", path) }
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0, fsync(fd) == 0 else {
-            throw failure("write", path)
-        }
+        // A short write sets no errno.
+        guard written == bytes.count else { throw failure("write", path, code: written < 0 ? errno : EIO) }
+        guard ftruncate(fd, off_t(bytes.count)) == 0, fsync(fd) == 0 else { throw failure("write", path) }
     }
 
     /// Replaces the file at `target` with `bytes`: a new file beside it (its name and

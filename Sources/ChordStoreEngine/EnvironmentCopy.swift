@@ -113,7 +113,7 @@ final class EnvironmentCopy {
     private static let setPipeSize: Int32 = 1_031
 
     private static func readFailure(_ code: Int32) -> ChordStoreError {
-        ChordStoreError(.unavailable, "cannot read the copy's pipe: \(String(cString: strerror(code)))")
+        DurableFile.failure("read", "the copy's pipe", code: code)
     }
 
     /// Reads until `buffer` is full or the pipe ends; the count read, or -1 on an error.

@@ -31,7 +31,7 @@ extension LMDBBackend {
     }
 
     /// What ``recoverViews(in:marker:)`` did with a restore point, before the views open.
-    enum RestoreOutcome: Equatable {
+    enum RestoreOutcome {
         /// The views are the restore point's state, which holds events up to `applied`.
         case restored(applied: UInt64)
         /// The restore point could not be used (`why`): the views' files are gone.
@@ -139,7 +139,8 @@ extension LMDBBackend {
     }
 
     /// Tells the restore points' thread, if it runs, that the views took commits.
-    /// `logHead`: the log's last event, when the caller has it at hand.
+    /// `logHead`: the log's last event, when the caller has it at hand (unused with live
+    /// state, where the views' own last event counts).
     func noteViewsCommitted(logHead: UInt64? = nil) {
         guard let syncer = viewsSyncer.withLock({ $0 }) else { return }
         // With live state the views follow the log: their own last event counts.

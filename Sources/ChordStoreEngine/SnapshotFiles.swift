@@ -131,7 +131,7 @@ final class SnapshotFiles: Sendable {
         try flush(&block)  // the empty end block
         try handle.synchronize()
         guard rename(temporary.path, final.path) == 0 else {  // atomic, replacing an older copy
-            throw ChordStoreError(.unavailable, "cannot rename \(temporary.path): errno \(errno)")
+            throw DurableFile.failure("rename", temporary.path)
         }
         ok = true
         state.withLock { state in

@@ -212,24 +212,23 @@ struct ViewsRestorePointTests {
         #expect(ViewsRestorePoint(bytes: Array(bytes.dropLast())) == nil)
     }
 
-    @Test("a restore point that a full disk keeps from being written fails as DISK_FULL, leaves the last one as it was, and no new file behind",
+    @Test("a restore point file that a full disk keeps from being written fails as DISK_FULL, leaves the file before it as it was, and no new file behind",
           .enabled(if: ScratchFilesystem.isAvailable, "mounting a tmpfs needs root"))
-    func fullDiskKeepsTheLastOne() throws {
+    func fullDiskLeavesTheFileBeforeAndNoNewOne() throws {
         let disk = try ScratchFilesystem(megabytes: 1)
         defer { disk.unmount() }
         let directory = temporaryDirectory()
-        let store = try ChordStore.open(at: directory)
-        _ = try Self.backend(store).takeRestorePoint()
-        store.close()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try ChordStore.open(at: directory)
+            defer { store.close() }
+            _ = try Self.backend(store).takeRestorePoint()
+        }
         let taken = try #require(ViewsRestorePoint.read(in: Self.views(directory)))
         var renamed = false
         try taken.write(in: disk.directory, renamed: &renamed)
         // Then the disk fills up: a later restore point finds no room.
-        let filler = disk.directory.appendingPathComponent("filler")
-        #expect(FileManager.default.createFile(atPath: filler.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: filler)
-        while (try? handle.write(contentsOf: Data(repeating: 1, count: 4_096))) != nil {}
-        try handle.close()
+        _ = try disk.ballast("filler", bytes: disk.freeBytes)
         let later = ViewsRestorePoint(opening: taken.opening, applied: taken.applied + 1, meta: taken.meta)
         renamed = false
         let error = #expect(throws: ChordStoreError.self) { try later.write(in: disk.directory, renamed: &renamed) }

@@ -223,7 +223,10 @@ public final class ObservedReplica {
             for await update in updates {
                 guard let self else { return }
                 self.chordsets = update.chordsets
-                self.pendingCount = update.pending
+                // Read now, not the update's count: an update made before a confirmation
+                // can arrive after the status that followed it, and a confirmation that
+                // leaves the list as it was sends no update to correct it.
+                self.pendingCount = self.replica.pendingWrites.count
             }
         }
     }

@@ -67,6 +67,7 @@ extension Replica {
             for await _ in signals {
                 guard let page = try? self.chordsets(query) else { continue }
                 let pending = self.readState().pending.count
+                if let hold = self.beforeLiveUpdate.withLock({ $0 }) { await hold() }
                 if let before = previous {
                     let deltas = ListDelta.changes(from: before, to: page.chordsets)
                     if deltas.isEmpty { continue }

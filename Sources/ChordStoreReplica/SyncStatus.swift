@@ -46,6 +46,9 @@ public struct ReplicaQueryUpdate: Sendable, Hashable {
     public var deltas: [ListDelta]
     /// The last store event the result includes (pending writes come on top).
     public var lastSequence: UInt64
-    /// Writes of the device in the result that the server has not confirmed.
+    /// Writes of the device in the result that the server has not confirmed, when the
+    /// result was made. A confirmation that leaves the result as it was sends no message:
+    /// for the count now, read ``Replica/pendingWrites`` or follow
+    /// ``Replica/statusUpdates()``.
     public var pending: Int
 }

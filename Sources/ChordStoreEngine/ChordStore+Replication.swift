@@ -33,23 +33,33 @@ extension ChordStore {
     }
 
     /// Persists `epoch` as this store's epoch if it is higher than the current one;
-    /// returns the epoch in force afterwards. An epoch above ``LogPosition/maxEpoch`` is
-    /// refused with `invalidArgument`.
+    /// returns the epoch in force afterwards. With `leader`, a `Fence` granted the epoch
+    /// to that leader: the grant is persisted with it (also when the epoch is already
+    /// the current one), so that a restarted node still refuses the epoch to another
+    /// leader (``epochGrant``). An epoch above ``LogPosition/maxEpoch`` is refused with
+    /// `invalidArgument`.
     @discardableResult
-    package func adoptEpoch(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
+    package func adoptEpoch(_ epoch: UInt64, grantedTo leader: String? = nil) async throws(ChordStoreError) -> UInt64 {
         try LogPosition.checkEpoch(epoch)
         let backend = self.backend
         let writer = self.writer
+        let grant = leader.map { EpochGrant(epoch: epoch, leader: $0) }
         return try await writer.exclusive { () -> Result<UInt64, ChordStoreError> in
             let current = writer.currentEpoch
-            guard epoch > current else { return .success(current) }
+            let newGrant = grant.flatMap { grant in epoch >= current && (try? backend.storedGrant()) != grant ? grant : nil }
+            guard epoch > current || newGrant != nil else { return .success(current) }
             return Result { () throws(ChordStoreError) -> UInt64 in
-                try backend.storeEpoch(epoch)
-                writer.setEpoch(epoch)
-                return epoch
+                let adopted = max(epoch, current)
+                try backend.storeEpoch(adopted, grant: newGrant)
+                writer.setEpoch(adopted)
+                return adopted
             }
         }.get()
     }
+
+    /// The last epoch a `Fence` granted to a leader, persisted by
+    /// ``adoptEpoch(_:grantedTo:)``; `nil` if none was (or only before 2026-11-29).
+    package var epochGrant: EpochGrant? { try? backend.storedGrant() }
 
     /// The log's last record as a position (on a follower, the views may not have folded
     /// it yet).

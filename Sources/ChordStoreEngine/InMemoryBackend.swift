@@ -18,6 +18,7 @@ final class InMemoryBackend: StorageBackend {
     var storageUsage: StorageUsage? { nil }
     private let closed = Atomic(false)
     private let epoch = Atomic<UInt64>(0)
+    private let grant = Mutex<EpochGrant?>(nil)
 
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>] {
         do {
@@ -107,7 +108,12 @@ final class InMemoryBackend: StorageBackend {
 
     func storedEpoch() -> UInt64 { epoch.load(ordering: .relaxed) }
 
-    func storeEpoch(_ epoch: UInt64) { self.epoch.store(epoch, ordering: .relaxed) }
+    func storedGrant() -> EpochGrant? { grant.withLock { $0 } }
+
+    func storeEpoch(_ epoch: UInt64, grant: EpochGrant?) {
+        self.epoch.store(epoch, ordering: .relaxed)
+        if let grant { self.grant.withLock { $0 = grant } }
+    }
 
     func logHead() throws(ChordStoreError) -> LogHead { storage.read { $0.logHead } }
 

@@ -414,10 +414,21 @@ final class LMDBBackend: StorageBackend {
         }
     }
 
-    func storeEpoch(_ epoch: UInt64) throws(ChordStoreError) {
+    func storedGrant() throws(ChordStoreError) -> EpochGrant? {
+        do {
+            return try logEnv.withReadTransaction { txn in
+                try txn.get(dbs.logMeta, key: StoreDatabases.epochGrantKey).flatMap { EpochGrant(bytes: Array($0)) }
+            }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    func storeEpoch(_ epoch: UInt64, grant: EpochGrant?) throws(ChordStoreError) {
         do {
             try logEnv.withWriteTransaction { txn in
                 try txn.put(dbs.logMeta, key: StoreDatabases.epochKey, value: StoreKeys.sequence(epoch))
+                if let grant { try txn.put(dbs.logMeta, key: StoreDatabases.epochGrantKey, value: grant.bytes) }
             }
         } catch {
             throw ChordStoreError.wrapping(error)

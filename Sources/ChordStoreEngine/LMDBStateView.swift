@@ -104,6 +104,9 @@ final class StoreDatabases: Sendable {
     static let formatKey = Array("format".utf8)
     /// The node's leadership epoch (8 bytes big-endian), raised by promotion.
     static let epochKey = Array("epoch".utf8)
+    /// The last epoch a `Fence` granted and to which leader: 8 bytes big-endian, then the
+    /// leader's address in UTF-8 (from 2026-11-29; absent before: no grant known).
+    static let epochGrantKey = Array("epoch-grant".utf8)
     /// The views' meta: the largest store id ever given (4 bytes big-endian).
     static let lastStoreKey = Array("last-store".utf8)
 }

@@ -120,10 +120,13 @@ protocol StorageBackend: AnyObject, Sendable {
     func importEvents(_ events: [RecordedEvent], store name: String, epoch: UInt64, decider: Decider) throws(ChordStoreError) -> LogHead
     /// Removes the records after `sequence` and rebuilds the projections (writer thread).
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead
-    /// The epoch persisted by ``storeEpoch(_:)`` (0 if none).
+    /// The epoch persisted by ``storeEpoch(_:grant:)`` (0 if none).
     func storedEpoch() throws(ChordStoreError) -> UInt64
-    /// Persists the node's epoch (writer thread).
-    func storeEpoch(_ epoch: UInt64) throws(ChordStoreError)
+    /// The last grant persisted by ``storeEpoch(_:grant:)``, or `nil`.
+    func storedGrant() throws(ChordStoreError) -> EpochGrant?
+    /// Persists the node's epoch and, when given, the grant of it to a leader, in one
+    /// commit (writer thread).
+    func storeEpoch(_ epoch: UInt64, grant: EpochGrant?) throws(ChordStoreError)
     /// Releases files and locks. No call may follow.
     func close()
     /// Why commits are refused now (a full disk, a damaged log), or `nil`.

@@ -84,7 +84,8 @@ final class ViewsOnlyBackend: StorageBackend {
 
     func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead { throw Self.logArriving }
     func storedEpoch() throws(ChordStoreError) -> UInt64 { head.epoch }
-    func storeEpoch(_ epoch: UInt64) throws(ChordStoreError) { throw Self.logArriving }
+    func storedGrant() throws(ChordStoreError) -> EpochGrant? { nil }
+    func storeEpoch(_ epoch: UInt64, grant: EpochGrant?) throws(ChordStoreError) { throw Self.logArriving }
     func close() { viewsEnv.close() }
     var writeRefusal: ChordStoreError? { Self.logArriving }
     var logAbsence: ChordStoreError? { Self.logArriving }

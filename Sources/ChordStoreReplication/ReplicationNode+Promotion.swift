@@ -122,7 +122,7 @@ extension ReplicationNode {
         if let reason = Self.refusal(in: handle(.fenceRequested(epoch: epoch, leader: leader))) {
             throw ChordStoreError(.failedPrecondition, reason)
         }
-        try await adopt(epoch)
+        try await adopt(epoch, grantedTo: leader)  // kept with the epoch: a restart refuses it to others too
         handle(.fenced(epoch: epoch, leader: leader))
         return try status()
     }

@@ -139,9 +139,11 @@ public final class ReplicationNode: Sendable {
         let members = config.membership
         var sources: [String: Set<String>] = [:]
         for peer in config.peers { sources[peer] = HostAddresses.resolve(HostAddresses.host(of: peer)) }
+        let grant = store.epochGrant
         let machine = RoleMachine(
             me: config.address, mode: config.coordinator == nil ? .manual(follow: config.follow) : .coordinated, epoch: store.epoch,
-            members: config.coordinator == nil ? members : Membership([]), timing: config.lease, probeInterval: config.probeInterval)
+            members: config.coordinator == nil ? members : Membership([]), timing: config.lease, probeInterval: config.probeInterval,
+            granted: grant.map { ($0.epoch, $0.leader) })
         self.state = Mutex(State(machine: machine, quorum: QuorumState(me: config.address, members: machine.members, sources: sources)))
         // IPv4 first: a leader reached over IPv4 cannot be dialled from an IPv6 address.
         self.sourceAddress = HostAddresses.resolve(HostAddresses.host(of: config.address))
@@ -350,10 +352,11 @@ public final class ReplicationNode: Sendable {
         return PeerView(address: config.address, leading: role == .leader, epoch: store.epoch, lastEpoch: head.epoch, lastSequence: head.sequence)
     }
 
-    /// Adopts `epoch` in the store (persisted) and tells the machine.
+    /// Adopts `epoch` in the store (persisted, with its grant to `leader` when a fence
+    /// granted it) and tells the machine.
     @discardableResult
-    func adopt(_ epoch: UInt64) async throws(ChordStoreError) -> UInt64 {
-        let adopted = try await store.adoptEpoch(epoch)
+    func adopt(_ epoch: UInt64, grantedTo leader: String? = nil) async throws(ChordStoreError) -> UInt64 {
+        let adopted = try await store.adoptEpoch(epoch, grantedTo: leader)
         handle(.epochAdopted(adopted))
         return adopted
     }

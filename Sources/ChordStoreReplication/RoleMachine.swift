@@ -270,11 +270,17 @@ public struct RoleMachine: Sendable {
     /// once it has copied a leader.
     public internal(set) var vouches: Bool
 
-    /// A machine for the member at `me`, whose store is at `epoch`, among `members`.
-    public init(me: String, mode: Mode, epoch: UInt64, members: Membership, timing: LeaseTiming, probeInterval: Duration) {
+    /// A machine for the member at `me`, whose store is at `epoch`, among `members`;
+    /// `granted`: the epoch a `Fence` granted before a restart, and to whom, as the store
+    /// kept it.
+    public init(
+        me: String, mode: Mode, epoch: UInt64, members: Membership, timing: LeaseTiming, probeInterval: Duration,
+        granted: (epoch: UInt64, leader: String)? = nil
+    ) {
         self.me = me
         self.mode = mode
         self.epoch = epoch
+        self.granted = granted
         self.members = members
         self.timing = timing
         self.probeInterval = probeInterval

@@ -56,8 +56,10 @@ struct ReplicaCommandTests {
         let file = root.appendingPathComponent("Performer.sqlite")
         let chordsets = 3_000
         let script = FormatFixtureTests.fixtures.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("tools/core-data-fixture")
-        let made = try runExecutable(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, "--model", "performer", "--chordsets", "\(chordsets)", file.path], timeout: 120)
+        let made = try await offPool {
+            try runExecutable(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, "--model", "performer", "--chordsets", "\(chordsets)", file.path], timeout: 120)
+        }
         #expect(made.status == 0, "\(made.stderr)")
         let directory = root.appendingPathComponent("device")
         let all = chordsets + 1  // and the controls chord

@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import Observation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The SwiftUI binding (``ObservedReplica``), observed as SwiftUI observes it
@@ -143,7 +144,8 @@ struct ObservedReplicaTests {
             }
         }
         let syncing = Task { try await replica.sync(with: client) }
-        #expect(await Task.detached { inBatch.wait(timeout: .now() + 20) }.value == .success, "the pull did not reach its batch")
+        // The waits block threads of their own, not the two of the task pool the pull needs.
+        #expect(try await offPool { inBatch.wait(timeout: .now() + 20) } == .success, "the pull did not reach its batch")
         replica.storage.beforeStoringEvents.withLock { $0 = nil }
         let answered = DispatchSemaphore(value: 0)
         let seen = Mutex<[String]>([])
@@ -155,7 +157,7 @@ struct ObservedReplicaTests {
                 answered.signal()
             }
         }.start()
-        let waited = answered.wait(timeout: .now() + 5)
+        let waited = try await offPool { answered.wait(timeout: .now() + 5) }
         release.signal()
         #expect(waited == .success, "a read waited for the pull's batch, or missed a write")
         #expect(seen.withLock { $0 } == ["Verse", "Made just now"], "the view before the batch, with the local write")

@@ -33,11 +33,12 @@ extension ChordStore {
     }
 
     /// Persists `epoch` as this store's epoch if it is higher than the current one;
-    /// returns the epoch in force afterwards. With `leader`, a `Fence` granted the epoch
-    /// to that leader: the grant is persisted with it (also when the epoch is already
-    /// the current one), so that a restarted node still refuses the epoch to another
-    /// leader (``epochGrant``). An epoch above ``LogPosition/maxEpoch`` is refused with
-    /// `invalidArgument`.
+    /// returns the epoch in force afterwards. With `leader`, the epoch goes to that
+    /// leader (a `Fence` granted it, or this node took it): the grant is persisted with
+    /// it (also when the epoch is already the current one), so that a restarted node
+    /// still refuses the epoch to another leader (``epochGrant()``). Refused with
+    /// `failedPrecondition` when the grant kept is of a newer epoch, or of this one to
+    /// another leader; an epoch above ``LogPosition/maxEpoch`` with `invalidArgument`.
     @discardableResult
     package func adoptEpoch(_ epoch: UInt64, grantedTo leader: String? = nil) async throws(ChordStoreError) -> UInt64 {
         try LogPosition.checkEpoch(epoch)
@@ -45,10 +46,19 @@ extension ChordStore {
         let writer = self.writer
         let grant = leader.map { EpochGrant(epoch: epoch, leader: $0) }
         return try await writer.exclusive { () -> Result<UInt64, ChordStoreError> in
-            let current = writer.currentEpoch
-            let newGrant = grant.flatMap { grant in epoch >= current && (try? backend.storedGrant()) != grant ? grant : nil }
-            guard epoch > current || newGrant != nil else { return .success(current) }
-            return Result { () throws(ChordStoreError) -> UInt64 in
+            Result { () throws(ChordStoreError) -> UInt64 in
+                let current = writer.currentEpoch
+                var newGrant: EpochGrant?
+                if let grant, epoch >= current {
+                    let kept = try backend.storedGrant()
+                    if let kept, kept.epoch > grant.epoch || (kept.epoch == grant.epoch && kept.leader != grant.leader) {
+                        throw ChordStoreError(
+                            .failedPrecondition,
+                            "epoch \(kept.epoch) was already granted to \(kept.leader): epoch \(grant.epoch) cannot go to \(grant.leader)")
+                    }
+                    if kept != grant { newGrant = grant }
+                }
+                guard epoch > current || newGrant != nil else { return current }
                 let adopted = max(epoch, current)
                 try backend.storeEpoch(adopted, grant: newGrant)
                 writer.setEpoch(adopted)
@@ -57,9 +67,9 @@ extension ChordStore {
         }.get()
     }
 
-    /// The last epoch a `Fence` granted to a leader, persisted by
-    /// ``adoptEpoch(_:grantedTo:)``; `nil` if none was (or only before 2026-11-29).
-    package var epochGrant: EpochGrant? { try? backend.storedGrant() }
+    /// The last epoch that went to a leader, persisted by ``adoptEpoch(_:grantedTo:)``;
+    /// `nil` if none did (or only before 2026-11-29). Throws if it cannot be read.
+    package func epochGrant() throws(ChordStoreError) -> EpochGrant? { try backend.storedGrant() }
 
     /// The log's last record as a position (on a follower, the views may not have folded
     /// it yet).

@@ -45,7 +45,7 @@ public final class ChordStore: Sendable {
         /// The seed of the id and colour generator; random when `nil`. Tests fix it.
         public var seed: UInt64?
         /// The least epoch written into new records: the store uses the highest of this,
-        /// the epoch it persisted (``ChordStore/adoptEpoch(_:)``) and its last record's.
+        /// the epoch it persisted (``ChordStore/adoptEpoch(_:grantedTo:)``) and its last record's.
         public var epoch: UInt64 = 1
         /// Events between the snapshots that reads of the past start from (at least; a
         /// store with more chordsets than this waits as many events). `nil` takes them
@@ -82,6 +82,10 @@ public final class ChordStore: Sendable {
         /// views' commits cannot reuse its pages, so each writes fresh pages, which the next
         /// restore point writes to disk (docs/PERFORMANCE.md has the figures).
         public var restorePointInterval: Duration?
+        /// Told (on a background thread) what the engine gave up in the background that an
+        /// operator should know: a restore point of the views a full disk kept from being
+        /// written, once per run of failures. `nil`: nobody is told.
+        public var warn: (@Sendable (String) -> Void)?
         /// A restore point is taken at once, whatever the interval, after this many events,
         /// so that what a store opening after a machine crash folds one by one stays under
         /// the catch-up limit (10,000 events) while the disk keeps up.

@@ -23,6 +23,8 @@ extension LMDBBackend {
         var commits: [PinnedCommit] = []
         /// Rebuilds of the views running: no restore point is taken meanwhile.
         var suspended = 0
+        /// The last restore point tried could not be written (said once per run of them).
+        var failing = false
 
         mutating func unpinAll() {
             for commit in commits { commit.release() }
@@ -92,12 +94,12 @@ extension LMDBBackend {
     /// pinned with no end (its pages would never be reused).
     @discardableResult
     func takeRestorePoint() -> UInt64? {
-        pinnedViews.withLock { pinned -> UInt64? in
-            guard pinned.suspended == 0, !viewsEnv.isClosed, markedOpen.load(ordering: .acquiring), viewsDamage == nil else { return nil }
-            guard let (commit, applied) = try? viewsEnv.pinLastCommit({ try AppliedHead.read($0, dbs).sequence }) else { return nil }
+        let (covered, warning) = pinnedViews.withLock { pinned -> (UInt64?, String?) in
+            guard pinned.suspended == 0, !viewsEnv.isClosed, markedOpen.load(ordering: .acquiring), viewsDamage == nil else { return (nil, nil) }
+            guard let (commit, applied) = try? viewsEnv.pinLastCommit({ try AppliedHead.read($0, dbs).sequence }) else { return (nil, nil) }
             if let last = pinned.commits.last, last.meta.transactionID == commit.meta.transactionID {
                 commit.release()
-                return applied
+                return (applied, nil)
             }
             var renamed = false
             do {
@@ -110,13 +112,22 @@ extension LMDBBackend {
                     commit.release()
                     if (try? ViewsRestorePoint.remove(in: viewsEnv.directory)) != nil { pinned.unpinAll() }
                 }
-                return nil
+                defer { pinned.failing = true }
+                return (nil, pinned.failing ? nil : Self.restorePointFailure(ChordStoreError.wrapping(error)))
             }
             pinned.unpinAll()
             pinned.commits = [commit]
+            pinned.failing = false
             restorePoints.wrappingAdd(1, ordering: .relaxed)
-            return applied
+            return (applied, nil)
         }
+        if let warning { warn?(warning) }
+        return covered
+    }
+
+    /// What the operator is told when a restore point cannot be written.
+    static func restorePointFailure(_ error: ChordStoreError) -> String {
+        "a restore point of the views could not be written (\(error.message)): until one is, a store opening after a machine crash may rebuild its views from the whole log; the next is tried after the restore point interval"
     }
 
     /// Before the views are replaced (a rebuild), whose state before should not come

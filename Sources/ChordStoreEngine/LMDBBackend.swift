@@ -87,6 +87,8 @@ final class LMDBBackend: StorageBackend {
     let viewsSyncer = Mutex<ViewsSyncer?>(nil)
     /// Restore points taken since the store opened (for tests).
     let restorePoints = Atomic(0)
+    /// Who is told what the background work gave up (``ChordStore/Options/warn``).
+    let warn: (@Sendable (String) -> Void)?
     /// What the views' restore point did when the store opened after a machine crash, or
     /// `nil` if there was none to use.
     let viewsRecovery = Mutex<ViewsRecovery?>(nil)
@@ -104,6 +106,7 @@ final class LMDBBackend: StorageBackend {
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         maxViewsLag = options.maxViewsLag
+        warn = options.warn
         maxMapSize = max(1 << 20, options.maxMapSize)
         metrics = EngineMetrics(factory: options.metrics)
         snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
@@ -417,7 +420,11 @@ final class LMDBBackend: StorageBackend {
     func storedGrant() throws(ChordStoreError) -> EpochGrant? {
         do {
             return try logEnv.withReadTransaction { txn in
-                try txn.get(dbs.logMeta, key: StoreDatabases.epochGrantKey).flatMap { EpochGrant(bytes: Array($0)) }
+                guard let bytes = try txn.get(dbs.logMeta, key: StoreDatabases.epochGrantKey) else { return nil }
+                guard let grant = EpochGrant(bytes: Array(bytes)) else {
+                    throw ChordStoreError(.dataLoss, "the epoch this node granted last is damaged (\(bytes.count) bytes)")
+                }
+                return grant
             }
         } catch {
             throw ChordStoreError.wrapping(error)

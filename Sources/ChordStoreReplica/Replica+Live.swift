@@ -67,16 +67,17 @@ extension Replica {
             for await _ in signals {
                 guard let page = try? self.chordsets(query) else { continue }
                 let pending = self.readState().pending.count
-                if let hold = self.beforeLiveUpdate.withLock({ $0 }) { await hold() }
+                let update: ReplicaQueryUpdate
                 if let before = previous {
                     let deltas = ListDelta.changes(from: before, to: page.chordsets)
                     if deltas.isEmpty { continue }
-                    continuation.yield(ReplicaQueryUpdate(
-                        isInitial: false, chordsets: page.chordsets, deltas: deltas, lastSequence: page.sequence, pending: pending))
+                    update = ReplicaQueryUpdate(
+                        isInitial: false, chordsets: page.chordsets, deltas: deltas, lastSequence: page.sequence, pending: pending)
                 } else {
-                    continuation.yield(ReplicaQueryUpdate(
-                        isInitial: true, chordsets: page.chordsets, deltas: [], lastSequence: page.sequence, pending: pending))
+                    update = ReplicaQueryUpdate(isInitial: true, chordsets: page.chordsets, deltas: [], lastSequence: page.sequence, pending: pending)
                 }
+                if let hold = self.beforeLiveUpdate.withLock({ $0 }) { await hold() }
+                continuation.yield(update)
                 previous = page.chordsets
             }
             continuation.finish()

@@ -130,8 +130,8 @@ public final class Replica: Sendable {
     let publishedStatus: Mutex<SyncStatus>
     /// Entered while a pull's view is saved in the background: closing waits for it.
     let savingView = DispatchGroup()
-    /// Awaited by a live query before it sends an update it made (tests hold an update
-    /// there, to let it arrive after later news).
+    /// Awaited by a live query before it sends an update it made (one that changes the
+    /// result; tests hold an update there, to let it arrive after later news).
     let beforeLiveUpdate = Mutex<(@Sendable () async -> Void)?>(nil)
     /// Each order's index of the view at a version, sorted at the first query that needs it.
     let indexes = Mutex<(version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex])>((0, [:]))

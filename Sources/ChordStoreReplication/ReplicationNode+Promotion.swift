@@ -47,7 +47,10 @@ extension ReplicationNode {
             throw ChordStoreError(
                 .failedPrecondition, "epoch \(highest) is the largest possible (\(LogPosition.maxEpoch)): no epoch is left to promote with")
         }
-        let epoch = try await adopt(highest + 1)
+        // Claimed before it is adopted, and kept with it: a fence with it from another
+        // member being promoted at the same time is refused from now on, restarts included.
+        if let reason = Self.refusal(in: handle(.epochClaimed(highest + 1))) { throw ChordStoreError(.failedPrecondition, reason) }
+        let epoch = try await adopt(highest + 1, grantedTo: config.address)
         let members = state.withLock { $0.machine.members }
         let fenced = await probe.fence(config.peers, epoch: epoch, leader: config.address, enough: .max)
         guard fenced.count + 1 >= members.majority || force else {
@@ -68,7 +71,7 @@ extension ReplicationNode {
         await state.withLock { $0.stoppingFollow }?.value
         do {
             try checkLogCanLead()
-            try await adopt(epoch)
+            try await adopt(epoch, grantedTo: config.address)
             let head = try store.head()
             let members = state.withLock { $0.machine.members }
             let own = members.contains(config.address) ? 1 : 0

@@ -139,7 +139,15 @@ public final class ReplicationNode: Sendable {
         let members = config.membership
         var sources: [String: Set<String>] = [:]
         for peer in config.peers { sources[peer] = HostAddresses.resolve(HostAddresses.host(of: peer)) }
-        let grant = store.epochGrant
+        // A grant that cannot be read is taken as one of the current epoch to nobody this
+        // node knows: it then refuses that epoch to every leader rather than grant it twice.
+        var grant: EpochGrant?
+        do {
+            grant = try store.epochGrant()
+        } catch {
+            logger.error("the epoch this node granted last cannot be read: it grants its current epoch to no leader", metadata: ["error": "\(error)"])
+            grant = EpochGrant(epoch: store.epoch, leader: "a leader this node cannot name (its grant is unreadable)")
+        }
         let machine = RoleMachine(
             me: config.address, mode: config.coordinator == nil ? .manual(follow: config.follow) : .coordinated, epoch: store.epoch,
             members: config.coordinator == nil ? members : Membership([]), timing: config.lease, probeInterval: config.probeInterval,

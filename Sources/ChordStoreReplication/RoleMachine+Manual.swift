@@ -40,6 +40,18 @@ extension RoleMachine {
         }
     }
 
+    /// The promotion takes `claimed` for this member: each epoch goes to one leader, so
+    /// one a fence granted to another leader (or a newer one) is refused. Two members
+    /// promoted at once with the same epoch could otherwise fence each other with it.
+    mutating func epochClaimed(_ claimed: UInt64) -> [Action] {
+        guard phase == .promoting else { return [.refuse("this node is no longer being promoted")] }
+        if let granted, granted.leader != me, granted.epoch >= claimed {
+            return [.refuse("epoch \(granted.epoch) was already granted to \(granted.leader)")]
+        }
+        granted = (claimed, me)
+        return []
+    }
+
     mutating func promotionEnded(_ outcome: PromotionOutcome, generation: UInt64) -> [Action] {
         guard phase == .promoting, generation == self.generation else { return [] }
         switch outcome {

@@ -115,6 +115,10 @@ public struct RoleMachine: Sendable {
         case lookAgain(generation: UInt64)
         /// Manual: `Promote` was called (`force` skips its checks).
         case promoteRequested(force: Bool)
+        /// Manual: the promotion running takes `epoch` for this member, before it adopts it
+        /// and fences the others with it; refused if a fence granted it, or a newer one, to
+        /// another leader.
+        case epochClaimed(UInt64)
         /// Manual: the promotion started with `generation` ended.
         case promotionEnded(PromotionOutcome, generation: UInt64)
         /// A member showed its epoch (a Replicate call, an acknowledgement, a status).
@@ -345,6 +349,7 @@ public struct RoleMachine: Sendable {
             guard generation == self.generation, phase == .following(leader: nil) else { return [] }
             return [.findLeader(generation: generation)]
         case .promoteRequested(let force): return promoteRequested(force: force)
+        case .epochClaimed(let claimed): return epochClaimed(claimed)
         case .promotionEnded(let outcome, let generation): return promotionEnded(outcome, generation: generation)
         case .epochSeen(let seen, let from, let leading): return epochSeen(seen, from: from, leading: leading)
         case .epochAdopted(let adopted):
@@ -422,7 +427,7 @@ public struct RoleMachine: Sendable {
     /// waiting.
     private func whileStopped(_ event: Event) -> [Action] {
         switch event {
-        case .fenceRequested, .promoteRequested: [.refuse("this node is stopping")]
+        case .fenceRequested, .promoteRequested, .epochClaimed: [.refuse("this node is stopping")]
         case .campaignEnded(.won(_, let lease), _): [.resign(lease: lease.id)]
         default: []
         }
@@ -514,6 +519,11 @@ public struct RoleMachine: Sendable {
         }
         if let granted, granted.epoch == requested, granted.leader != leader {
             return [.refuse("epoch \(requested) was already granted to \(granted.leader)")]
+        }
+        // A fence that arrives after a newer one was granted (before the node adopted it)
+        // must not take the grant back: the newer epoch would be free to grant again.
+        if let granted, requested < granted.epoch {
+            return [.refuse("epoch \(requested) is older than epoch \(granted.epoch), granted to \(granted.leader)")]
         }
         if requested == epoch, isLeadingOrTakingOver { return [.refuse("this node leads epoch \(requested)")] }
         if isCoordinated, !vouches {

@@ -407,6 +407,8 @@ struct ServeCommand: AsyncParsableCommand {
             options.restorePointInterval = restorePointInterval.map { .milliseconds(Int($0 * 1_000)) }
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }
+            let warningLogger = logger
+            options.warn = { warningLogger.warning("\($0)") }
             store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options, progress: progress.report)
         } catch {
             throw Failure(error)

@@ -17,10 +17,6 @@ struct ViewsRestorePointTests {
 
     private static func views(_ directory: URL) -> URL { directory.appendingPathComponent("views") }
 
-    /// What a machine crash leaves of a store that was open in `original`: its files as
-    /// they are (the store still open), copied to a new directory; then every page of the
-    /// views past the last one of their restore point's state overwritten (pages the disk
-    /// never got), and `views/open` naming another boot (the opening's id kept).
     /// A copy of `original` as a machine crash could leave it: the views marked open by
     /// another boot and, if `zappingPastRestorePoint`, the views' pages past the last page
     /// of the restore point the copy holds overwritten (written after it, never synced).
@@ -249,6 +245,46 @@ struct ViewsRestorePointTests {
         #expect(!renamed)
         #expect(ViewsRestorePoint.read(in: disk.directory) == taken)
         #expect(!FileManager.default.fileExists(atPath: disk.directory.appendingPathComponent("restore-point.new").path))
+    }
+
+    @Test("a restore point a full disk keeps from being written is said once to the one told (Options.warn), and again after one was written")
+    func fullDiskWarnsOnce() async throws {
+        let disk = try ScratchFilesystem(megabytes: 24)
+        defer { disk.unmount() }
+        var ballasts: [URL] = []
+        // Fills the disk to the last block (a failed restore point frees the blocks of
+        // the one it removes).
+        func fill() throws { ballasts.append(try disk.ballast("ballast\(ballasts.count)", bytes: disk.freeBytes)) }
+        func empty() throws {
+            for ballast in ballasts { try FileManager.default.removeItem(at: ballast) }
+            ballasts = []
+        }
+        let told = Mutex<[String]>([])
+        var options = ChordStore.Options()
+        options.restorePointInterval = nil  // the test takes the restore points
+        options.warn = { message in told.withLock { $0.append(message) } }
+        let store = try ChordStore.open(at: disk.directory.appendingPathComponent("data"), options: options)
+        defer { store.close() }
+        let backend = try Self.backend(store)
+        _ = try await store.add("first")
+        #expect(backend.takeRestorePoint() == 1)
+        _ = try await store.add("second")
+
+        try fill()
+        #expect(backend.takeRestorePoint() == nil)
+        #expect(told.withLock { $0 }.count == 1)
+        #expect(told.withLock { $0 }.first?.hasPrefix("a restore point of the views could not be written (the disk is full") == true, "\(told.withLock { $0 })")
+        try fill()
+        #expect(backend.takeRestorePoint() == nil)
+        #expect(told.withLock { $0 }.count == 1, "said once while it keeps failing")
+
+        try empty()
+        #expect(backend.takeRestorePoint() == 2)
+        _ = try await store.add("third")
+        try fill()
+        #expect(backend.takeRestorePoint() == nil)
+        #expect(told.withLock { $0 }.count == 2, "said again after a restore point was written")
+        try empty()
     }
 
     /// Waits up to 10 s for `condition`.

@@ -145,6 +145,42 @@ struct RoleMachineManualTests {
         #expect(machine.phase == .following(leader: "b:2") && machine.epoch == 5)
     }
 
+    @Test("a fence older than the epoch granted last is refused, so the newer epoch cannot be granted again before it is adopted")
+    func olderFenceKeepsTheGrant() {
+        var machine = machine(follow: "b:2", epoch: 4)
+        _ = machine.handle(.start, at: t0)
+        #expect(machine.handle(.fenceRequested(epoch: 6, leader: "b:2"), at: t0).allSatisfy { if case .refuse = $0 { false } else { true } })
+        // The fence of epoch 6 is not adopted yet (the store still says 4).
+        #expect(machine.handle(.fenceRequested(epoch: 5, leader: "c:3"), at: t0) == [.refuse("epoch 5 is older than epoch 6, granted to b:2")])
+        #expect(machine.handle(.fenceRequested(epoch: 6, leader: "c:3"), at: t0) == [.refuse("epoch 6 was already granted to b:2")])
+    }
+
+    @Test("two members promoted at once with the same epoch: the one that claimed it refuses the other's fence, and one fenced first cannot claim it")
+    func concurrentPromotions() {
+        var first = machine(follow: "b:2", epoch: 4)
+        _ = first.handle(.start, at: t0)
+        _ = first.handle(.promoteRequested(force: false), at: t0)
+        #expect(first.handle(.epochClaimed(5), at: t0).isEmpty)
+        #expect(first.handle(.fenceRequested(epoch: 5, leader: "c:3"), at: t0) == [.refuse("epoch 5 was already granted to a:1")])
+
+        var second = machine(follow: "b:2", epoch: 4)
+        _ = second.handle(.start, at: t0)
+        _ = second.handle(.promoteRequested(force: false), at: t0)
+        _ = second.handle(.fenceRequested(epoch: 5, leader: "c:3"), at: t0)
+        #expect(second.handle(.epochClaimed(5), at: t0) == [.refuse("epoch 5 was already granted to c:3")])
+        #expect(second.handle(.epochClaimed(6), at: t0).isEmpty, "a newer epoch is free")
+    }
+
+    @Test("a grant kept by the store before a restart is refused to another leader")
+    func grantFromBeforeARestart() {
+        var machine = RoleMachine(
+            me: "a:1", mode: .manual(follow: "b:2"), epoch: 5, members: Self.members, timing: LeaseTiming(ttl: .seconds(2)),
+            probeInterval: .milliseconds(500), granted: (5, "b:2"))
+        _ = machine.handle(.start, at: t0)
+        #expect(machine.handle(.fenceRequested(epoch: 5, leader: "c:3"), at: t0) == [.refuse("epoch 5 was already granted to b:2")])
+        #expect(machine.handle(.fenceRequested(epoch: 5, leader: "b:2"), at: t0).allSatisfy { if case .refuse = $0 { false } else { true } })
+    }
+
     @Test("after stop nothing starts, and a fence is refused")
     func stopped() {
         var machine = machine(follow: "b:2")

@@ -28,18 +28,18 @@ struct EpochGrantTests {
         let first = "127.0.0.1:7001", second = "127.0.0.1:7002"
         do {
             let store = try ChordStore.open(at: directory.appendingPathComponent("data"))
+            defer { store.close() }
             let member = node(store)
             _ = try await member.fence(epoch: 5, leader: first)
             let refused = await #expect(throws: ChordStoreError.self) { _ = try await member.fence(epoch: 5, leader: second) }
             #expect(refused?.message == "epoch 5 was already granted to \(first)")
             await member.stop()
-            store.close()
         }
 
         let store = try ChordStore.open(at: directory.appendingPathComponent("data"))
         defer { store.close() }
         #expect(store.epoch == 5)
-        #expect(store.epochGrant == EpochGrant(epoch: 5, leader: first))
+        #expect(try store.epochGrant() == EpochGrant(epoch: 5, leader: first))
         let restarted = node(store)
         let refused = await #expect(throws: ChordStoreError.self) { _ = try await restarted.fence(epoch: 5, leader: second) }
         #expect(refused?.code == .failedPrecondition)
@@ -47,8 +47,23 @@ struct EpochGrantTests {
         _ = try await restarted.fence(epoch: 5, leader: first)  // the same leader's again (a retry)
         _ = try await restarted.fence(epoch: 6, leader: second)
         #expect(store.epoch == 6)
-        #expect(store.epochGrant == EpochGrant(epoch: 6, leader: second))
+        #expect(try store.epochGrant() == EpochGrant(epoch: 6, leader: second))
         await restarted.stop()
+    }
+
+    @Test("the store keeps one leader per epoch: another leader for the epoch kept, or an epoch older than it, is refused; a newer epoch without a leader (a batch) keeps the grant")
+    func storeKeepsOneLeaderPerEpoch() async throws {
+        let store = ChordStore.inMemory()
+        defer { store.close() }
+        #expect(try await store.adoptEpoch(5, grantedTo: "a:1") == 5)
+        #expect(try await store.adoptEpoch(5, grantedTo: "a:1") == 5)  // a retry
+        let other = await #expect(throws: ChordStoreError.self) { try await store.adoptEpoch(5, grantedTo: "b:2") }
+        #expect(other?.code == .failedPrecondition)
+        #expect(try await store.adoptEpoch(4, grantedTo: "b:2") == 5, "an older epoch changes nothing")
+        #expect(try await store.adoptEpoch(6) == 6)
+        #expect(try store.epochGrant() == EpochGrant(epoch: 5, leader: "a:1"))
+        #expect(try await store.adoptEpoch(6, grantedTo: "b:2") == 6)
+        #expect(try store.epochGrant() == EpochGrant(epoch: 6, leader: "b:2"))
     }
 
     @Test("a grant is stored as the epoch (8 bytes big-endian) and the leader's address; short or not UTF-8 reads as none")

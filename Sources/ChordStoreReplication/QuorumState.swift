@@ -33,6 +33,12 @@ struct QuorumState: Sendable {
     private(set) var sources: [String: Set<String>]
     private(set) var followers: [String: Follower] = [:]
 
+    /// The most followers that are not members kept at once (nodes still joining, members
+    /// removed, or any address a peer with the cluster secret names): past it, the one
+    /// heard from longest ago is forgotten, one without a stream open first. Members are
+    /// always kept.
+    static let maxNonMembers = 64
+
     init(me: String, members: Membership, sources: [String: Set<String>]) {
         self.me = me
         self.members = members
@@ -87,7 +93,7 @@ struct QuorumState: Sendable {
         follower.epoch = epoch
         follower.acked = max(follower.acked, sequence)
         follower.lastSeen = now
-        followers[address] = follower
+        keep(follower, at: address)
         return true
     }
 
@@ -95,7 +101,20 @@ struct QuorumState: Sendable {
     mutating func stream(address: String, node: String, delta: Int, at now: ContinuousClock.Instant) {
         var follower = followers[address] ?? Follower(node: node, acked: 0, epoch: 0, lastSeen: now)
         follower.streams = max(0, follower.streams + delta)
-        followers[address] = follower
+        keep(follower, at: address)
+    }
+
+    /// Stores `follower`; a new address that is not a member may push out the least
+    /// recently heard of the others (``maxNonMembers``).
+    private mutating func keep(_ follower: Follower, at address: String) {
+        let isNew = followers.updateValue(follower, forKey: address) == nil
+        guard isNew, !isMember(address) else { return }
+        let others = followers.filter { !isMember($0.key) && $0.key != address }
+        guard others.count >= Self.maxNonMembers else { return }
+        let oldest = others.min { a, b in
+            (a.value.streams > 0 ? 1 : 0, a.value.lastSeen) < (b.value.streams > 0 ? 1 : 0, b.value.lastSeen)
+        }
+        if let oldest { followers[oldest.key] = nil }
     }
 
     /// Forgets every follower (the node stopped leading).

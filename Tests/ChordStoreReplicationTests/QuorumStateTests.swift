@@ -37,6 +37,23 @@ struct QuorumStateTests {
         #expect(quorum.quorumSequence(epoch: 2) == 35)
     }
 
+    @Test("addresses that are not members are kept up to a bound, the least recently heard without a stream forgotten first; members are always kept")
+    func nonMembersBounded() {
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2"]), sources: Self.sources("a:1", "b:2"))
+        quorum.stream(address: "joining:7", node: "j", delta: 1, at: now)  // a stream open, heard from first
+        quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 10, epoch: 1, at: now)
+        for index in 0..<500 {
+            quorum.ack(address: "x:\(index)", from: "10.9.9.9", node: "x", sequence: 1, epoch: 1, at: now + .milliseconds(index + 1))
+        }
+        quorum.ack(address: "b:2", from: "10.0.0.2", node: "b", sequence: 20, epoch: 1, at: now + .seconds(1))
+        let strangers = quorum.followers.keys.filter { !quorum.isMember($0) }
+        #expect(strangers.count == QuorumState.maxNonMembers)
+        #expect(quorum.followers["joining:7"]?.streams == 1, "the one with a stream open stays")
+        #expect(quorum.followers["x:499"] != nil && quorum.followers["x:0"] == nil, "the latest stay, the oldest go")
+        #expect(quorum.followers["a:1"]?.acked == 10 && quorum.followers["b:2"]?.acked == 20)
+        #expect(quorum.quorumSequence(epoch: 1) == 20)
+    }
+
     @Test("a leader alone is a majority of one")
     func alone() {
         let quorum = QuorumState(me: "l:0", members: Membership(["l:0"]), sources: [:])

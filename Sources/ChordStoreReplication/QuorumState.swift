@@ -35,8 +35,10 @@ struct QuorumState: Sendable {
 
     /// The most followers that are not members kept at once (nodes still joining, members
     /// removed, or any address a peer with the cluster secret names): past it, the one
-    /// heard from longest ago is forgotten, one without a stream open first. Members are
-    /// always kept.
+    /// heard from longest ago is forgotten, one without a stream open first, when a new
+    /// address comes. Members are always kept. (A forgotten node with a stream open, which
+    /// takes more than this many others with streams, shows as not streaming until its
+    /// next acknowledgement.)
     static let maxNonMembers = 64
 
     init(me: String, members: Membership, sources: [String: Set<String>]) {
@@ -97,24 +99,32 @@ struct QuorumState: Sendable {
         return true
     }
 
-    /// Counts a Replicate stream to `address` opening (+1) or closing (-1).
+    /// Counts a Replicate stream to `address` opening (+1) or closing (-1; nothing for an
+    /// address forgotten meanwhile).
     mutating func stream(address: String, node: String, delta: Int, at now: ContinuousClock.Instant) {
+        guard delta > 0 || followers[address] != nil else { return }
         var follower = followers[address] ?? Follower(node: node, acked: 0, epoch: 0, lastSeen: now)
         follower.streams = max(0, follower.streams + delta)
         keep(follower, at: address)
     }
 
-    /// Stores `follower`; a new address that is not a member may push out the least
-    /// recently heard of the others (``maxNonMembers``).
+    /// Stores `follower`; a new address that is not a member pushes out the least
+    /// recently heard of the others while they are ``maxNonMembers`` or more (more once
+    /// members were removed: they are forgotten then too).
     private mutating func keep(_ follower: Follower, at address: String) {
         let isNew = followers.updateValue(follower, forKey: address) == nil
         guard isNew, !isMember(address) else { return }
-        let others = followers.filter { !isMember($0.key) && $0.key != address }
-        guard others.count >= Self.maxNonMembers else { return }
-        let oldest = others.min { a, b in
-            (a.value.streams > 0 ? 1 : 0, a.value.lastSeen) < (b.value.streams > 0 ? 1 : 0, b.value.lastSeen)
+        var others = followers.filter { !isMember($0.key) && $0.key != address }
+        while others.count >= Self.maxNonMembers, let oldest = others.min(by: { Self.evictionRank($0.value) < Self.evictionRank($1.value) }) {
+            followers[oldest.key] = nil
+            others[oldest.key] = nil
         }
-        if let oldest { followers[oldest.key] = nil }
+    }
+
+    /// The order in which followers that are not members are forgotten: without a stream
+    /// open first, then the one heard from longest ago.
+    private static func evictionRank(_ follower: Follower) -> (Int, ContinuousClock.Instant) {
+        (follower.streams > 0 ? 1 : 0, follower.lastSeen)
     }
 
     /// Forgets every follower (the node stopped leading).

@@ -52,6 +52,31 @@ struct QuorumStateTests {
         #expect(quorum.followers["x:499"] != nil && quorum.followers["x:0"] == nil, "the latest stay, the oldest go")
         #expect(quorum.followers["a:1"]?.acked == 10 && quorum.followers["b:2"]?.acked == 20)
         #expect(quorum.quorumSequence(epoch: 1) == 20)
+
+        // A stream closing for an address forgotten meanwhile brings nothing back.
+        quorum.stream(address: "x:0", node: "x", delta: -1, at: now + .seconds(2))
+        #expect(quorum.followers["x:0"] == nil)
+        // A member being added is kept like the others; members removed count as
+        // strangers, and the next new address brings them all back under the bound.
+        quorum.beginChange(to: Membership(["l:0", "a:1", "b:2", "c:3"]))
+        quorum.setSources(["10.0.0.3"], for: "c:3")
+        let counted = quorum.ack(address: "c:3", from: "10.0.0.3", node: "c", sequence: 5, epoch: 1, at: now - .seconds(1))  // the oldest of all
+        #expect(counted)
+        quorum.setMembers(Membership(["l:0"]))
+        quorum.ack(address: "y:1", from: "10.9.9.9", node: "y", sequence: 1, epoch: 1, at: now + .seconds(3))
+        #expect(quorum.followers.keys.filter { !quorum.isMember($0) }.count == QuorumState.maxNonMembers)
+        #expect(quorum.followers["y:1"] != nil && quorum.followers["c:3"] == nil)
+    }
+
+    @Test("during a membership change, a member being added is never forgotten, however many strangers come")
+    func pendingMemberKept() {
+        var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1"]), sources: Self.sources("a:1", "c:3"))
+        quorum.beginChange(to: Membership(["l:0", "a:1", "c:3"]))
+        quorum.ack(address: "c:3", from: "10.0.0.3", node: "c", sequence: 7, epoch: 1, at: now)
+        for index in 0..<200 {
+            quorum.ack(address: "x:\(index)", from: "10.9.9.9", node: "x", sequence: 1, epoch: 1, at: now + .milliseconds(index + 1))
+        }
+        #expect(quorum.followers["c:3"]?.acked == 7)
     }
 
     @Test("a leader alone is a majority of one")

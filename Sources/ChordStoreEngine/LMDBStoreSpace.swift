@@ -28,8 +28,11 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     private final class RegistryCache {
-        var byName: [String: StoreRecord] = [:]
-        var byID: [UInt32: StoreRecord] = [:]
+        /// The first store noted, held apart: most transactions (every read of one store)
+        /// touch one store, which then costs no dictionary.
+        private var first: StoreRecord?
+        private var byName: [String: StoreRecord] = [:]
+        private var byID: [UInt32: StoreRecord] = [:]
         var dirty: Set<UInt32> = []
         /// ``lastStoreID()``, once read.
         var lastStoreID: UInt32?
@@ -37,15 +40,36 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         /// ``flush()``.
         let revisions = PendingRevisions()
 
+        func record(named name: String) -> StoreRecord? {
+            if let first, first.name == name { return first }
+            return byName[name]
+        }
+
+        func record(id: UInt32) -> StoreRecord? {
+            if let first, first.id == id { return first }
+            return byID[id]
+        }
+
         func note(_ record: StoreRecord) {
-            byName[record.name] = record
-            byID[record.id] = record
+            if first == nil || first?.id == record.id {
+                first = record
+            } else {
+                byName[record.name] = record
+                byID[record.id] = record
+            }
+        }
+
+        func forget(_ record: StoreRecord) {
+            if first?.id == record.id { first = nil }
+            byName[record.name] = nil
+            byID[record.id] = nil
         }
     }
 
     func store(named name: String) throws -> StoreRecord? {
-        if let cached = cache.byName[name] { return cached }
-        guard let id = try txn.get(dbs.storeNames, key: Array(name.utf8)) else {
+        if let cached = cache.record(named: name) { return cached }
+        var name = name
+        guard let id = try name.withUTF8({ try txn.get(dbs.storeNames, key: UnsafeRawBufferPointer($0)) }) else {
             return name == StoreName.default ? try store(id: 0) : nil
         }
         guard id.count == 4 else { throw ChordStoreError(.dataLoss, "the id of store \(name) is \(id.count) bytes; they are 4") }
@@ -53,11 +77,16 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     func store(id: UInt32) throws -> StoreRecord? {
-        if let cached = cache.byID[id] { return cached }
-        guard let bytes = try txn.get(dbs.stores, key: StoreRecord.prefix(id)) else { return id == 0 ? .initialDefault : nil }
+        if let cached = cache.record(id: id) { return cached }
+        guard let bytes = try registryEntry(id) else { return id == 0 ? .initialDefault : nil }
         let record = try StoreRecord(id: id, bytes: bytes)
         cache.note(record)
         return record
+    }
+
+    /// Store `id`'s registry entry, its key held inline (no array per lookup).
+    private func registryEntry(_ id: UInt32) throws -> UnsafeRawBufferPointer? {
+        try StoreRecord.keyPrefix(id).withViewBytes { try txn.get(dbs.stores, key: $0) }
     }
 
     /// Writes the registry entries and the store-wide revisions changed since the last
@@ -65,7 +94,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     func flush() throws {
         try cache.revisions.flush(txn, dbs: dbs)
         for id in cache.dirty.sorted() {
-            guard let record = cache.byID[id] else { continue }
+            guard let record = cache.record(id: id) else { continue }
             try txn.put(dbs.stores, key: record.prefix, value: record.bytes)
         }
         cache.dirty.removeAll()
@@ -135,9 +164,9 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
     }
 
     mutating func save(_ store: StoreRecord) throws {
-        let key = store.prefix
-        if cache.byID[store.id] == nil, try txn.get(dbs.stores, key: key) == nil {
+        if cache.record(id: store.id) == nil, try registryEntry(store.id) == nil {
             // A new entry: its name and the last id at once, its record below.
+            let key = store.prefix
             try txn.put(dbs.storeNames, key: Array(store.name.utf8), value: key)
             if store.id > (try lastStoreID()) {
                 try txn.put(dbs.meta, key: StoreDatabases.lastStoreKey, value: key)
@@ -187,8 +216,7 @@ struct LMDBStoreSpace: StoreSpace, StoresSnapshot {
         for db in dbs.storeViews { try scoped.empty(db) }
         try txn.delete(dbs.stores, key: store.prefix)
         try txn.delete(dbs.storeNames, key: Array(store.name.utf8))
-        cache.byName[store.name] = nil
-        cache.byID[store.id] = nil
+        cache.forget(store)
         cache.dirty.remove(store.id)
         cache.revisions.forget(store: store.id)
     }

@@ -82,8 +82,17 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     /// Every chordset, in the user order (one lookup each: the index is the position).
     public func chordsetsInOrder() -> [Chordset] {
-        order.enumerated().compactMap { index, id in
-            records[IDKey(id)]?.chordset(id, index: index)
+        var all: [Chordset] = []
+        all.reserveCapacity(order.count)
+        forEachChordsetInOrder { all.append($0) }
+        return all
+    }
+
+    /// Calls `body` with each chordset in the user order (no array of them is built).
+    public func forEachChordsetInOrder<Failure: Error>(_ body: (Chordset) throws(Failure) -> Void) throws(Failure) {
+        for (index, id) in order.enumerated() {
+            guard let record = records[IDKey(id)] else { continue }
+            try body(record.chordset(id, index: index))
         }
     }
 

@@ -59,8 +59,9 @@ public final class ChordStore: Sendable {
         public var maxStores = 100_000
         /// Most live tokens; creating one more fails with `resourceExhausted`.
         public var maxTokens = 10_000
-        /// Keeps every store's state in memory (the log replayed into it when the store
-        /// opens): commits decide against it and write only the log before they are
+        /// Keeps every store's state in memory (when the store opens, the state saved at
+        /// its last clean close is loaded and the log's later events replayed into it, or
+        /// the whole log: see ``liveStateStart``): commits decide against it and write only the log before they are
         /// acknowledged, reads are answered from it, and a background thread folds the
         /// commits into the LMDB views, which become a checkpoint. Off: the views serve
         /// reads and take each commit's events before it is acknowledged. Memory: the
@@ -167,6 +168,21 @@ public final class ChordStore: Sendable {
             "the machine went down with the views open: they went back to their restore point at event \(applied) and caught up with the log's \(logHead > applied ? logHead - applied : 0) later events"
         case .unusable(let why)?:
             "the machine went down with the views open, and their restore point could not be used (\(why)): they were rebuilt from the log"
+        case nil: nil
+        }
+    }
+
+    /// How a store opened with ``Options/liveState`` built its state in memory: from the
+    /// state saved at its last close and the log's later events, or from a replay of the
+    /// whole log (and why a saved state was set aside, if one was); `nil` without live state.
+    public var liveStateStart: String? {
+        switch (backend as? LMDBBackend)?.liveStart.withLock({ $0 }) {
+        case .saved(let at, let replayed)?:
+            "the live state was loaded from the state saved at the last close (event \(at)) and the log's \(replayed) later events"
+        case .replayed(let setAside?)?:
+            "the live state was built from a replay of the whole log; the state saved at the last close was set aside: \(setAside)"
+        case .replayed(nil)?:
+            "the live state was built from a replay of the whole log (no state was saved at a close)"
         case nil: nil
         }
     }

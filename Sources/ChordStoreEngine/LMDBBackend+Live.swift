@@ -19,10 +19,12 @@ extension LMDBBackend {
     /// The live state, once it is built (`nil`: the views serve reads and commits).
     var live: LeftRight<StoreSet>? { liveSlot.withLock { $0 } }
 
-    /// Builds the live state from a replay of the whole log and starts the checkpoint
-    /// thread. A log that cannot be replayed (a damaged record) leaves the backend on its
-    /// views, as it was before live state (``liveFailure`` says why): they serve reads,
-    /// `verify` names the record.
+    /// Builds the live state, from the state saved at the last close and the log's later
+    /// events, or from a replay of the whole log (``liveStart`` says which, and why a saved
+    /// state was set aside), and starts the checkpoint thread. A log that cannot be
+    /// replayed (a damaged record among those read) leaves the backend on its views, as it
+    /// was before live state (``liveFailure`` says why): they serve reads, `verify` names
+    /// the record.
     /// Views that could not be brought to the log (a full disk) do not stop it: the state
     /// comes from the log, and the views catch up once they can be written.
     func startLive(progress: (UInt64, UInt64) -> Void) {
@@ -32,18 +34,100 @@ extension LMDBBackend {
         }
         let head = committedHead.withLock { $0 }
         var set: StoreSet
-        do {
-            set = try LogReplay.replay(
-                self, through: head.sequence, indexingChords: true, capacities: viewsCapacities(), progress: progress)
-        } catch {
-            liveFailure.withLock { $0 = error.error }
+        let start: LiveStart
+        switch loadSavedLive(through: head, progress: progress) {
+        case .success(let (saved, replayed)):
+            set = saved
+            start = .saved(at: head.sequence - replayed, replayed: replayed)
+        case .failure(.logFailed(let error)):
+            // A record after the saved state cannot be replayed: a whole replay could not either.
+            liveFailure.withLock { $0 = error }
             return
+        case .failure(let setAside):
+            do {
+                set = try LogReplay.replay(
+                    self, through: head.sequence, indexingChords: true, capacities: viewsCapacities(), progress: progress)
+            } catch {
+                liveFailure.withLock { $0 = error.error }
+                return
+            }
+            start = .replayed(setAside: setAside.why)
         }
         set.logHead = head
+        liveStart.withLock { $0 = start }
         liveSlot.withLock { $0 = LeftRight(set) }
         viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
         let checkpointer = ViewsCheckpointer(coalescing: Self.checkpointCoalescing) { [weak self] in self?.checkpointViews() }
         checkpointerSlot.withLock { $0 = checkpointer }
+    }
+
+    /// Why a saved live state was not used.
+    enum SetAside: Error {
+        /// There was none.
+        case none
+        /// It is not this log's state, or cannot be read: why.
+        case unusable(String)
+        /// A record of the log after it could not be replayed (the log is damaged).
+        case logFailed(ChordStoreError)
+
+        var why: String? {
+            switch self {
+            case .none: nil
+            case .unusable(let why): why
+            case .logFailed(let error): "\(error)"
+            }
+        }
+    }
+
+    /// The live state saved at the last close (``LiveStateFile``), brought to `head` by a
+    /// replay of the log's later events (how many is returned). Fails when there is no
+    /// file, or when it cannot be used: damaged, written by a version that folds
+    /// differently, or of a log position this log does not hold (the record there is
+    /// another, or gone). The log's records up to the saved state are not read: a
+    /// damaged one there is found by `verify` (and the tail's check when the store opens).
+    /// A file left by a save the process did not finish is removed.
+    private func loadSavedLive(through head: LogHead, progress: (UInt64, UInt64) -> Void) -> Result<(StoreSet, UInt64), SetAside> {
+        unlink(liveStateURL.path + ".new")
+        do {
+            guard let loaded = try LiveStateFile.read(liveStateURL) else { return .failure(.none) }
+            guard loaded.fold == LiveStateFile.foldVersion else {
+                return .failure(.unusable("it was folded by a version whose fold is \(loaded.fold), not \(LiveStateFile.foldVersion)"))
+            }
+            var set = loaded.set
+            _ = consume loaded  // the only reference to the set's tables: the replay changes them in place
+            let saved = set.logHead
+            guard saved.sequence <= head.sequence else {
+                return .failure(.unusable("it reflects event \(saved.sequence), past the log's last (\(head.sequence))"))
+            }
+            if saved.sequence > 0 {
+                let there = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: saved.sequence) }
+                guard there.sequence == saved.sequence, there.checksum == saved.checksum else {
+                    return .failure(.unusable("the log's event \(saved.sequence) is not the one it was folded from"))
+                }
+            }
+            if saved.sequence < head.sequence {
+                do {
+                    set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, from: consume set, progress: progress)
+                } catch {
+                    if error.sequence != nil { return .failure(.logFailed(error.error)) }
+                    return .failure(.unusable("the log's events after it could not be replayed: \(error.error)"))
+                }
+            }
+            return .success((set, head.sequence - saved.sequence))
+        } catch {
+            return .failure(.unusable("\(error)"))
+        }
+    }
+
+    /// Saves the live state for the next opening (``LiveStateFile``), at a close. A
+    /// failure is told (``warn``): the next opening then replays more of the log.
+    func saveLive() {
+        guard let live else { return }
+        do {
+            try live.read { set in try LiveStateFile.write(set, to: liveStateURL) }
+        } catch {
+            warn?("the live state was not saved (the next start replays the log instead): \(error)")
+        }
     }
 
     /// Each store's chordsets, indexed chords and events as the views hold them: the room

@@ -92,6 +92,10 @@ final class LMDBBackend: StorageBackend {
     /// What the views' restore point did when the store opened after a machine crash, or
     /// `nil` if there was none to use.
     let viewsRecovery = Mutex<ViewsRecovery?>(nil)
+    /// Where the live state is saved at a close (``LiveStateFile``).
+    let liveStateURL: URL
+    /// How the live state was built when the store opened (`nil`: no live state).
+    let liveStart = Mutex<LiveStart?>(nil)
 
     /// Opens or creates the store in `directory`, catching the views up with the log or
     /// rebuilding them when needed, then checks the log's last records. A full disk does
@@ -107,6 +111,7 @@ final class LMDBBackend: StorageBackend {
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         maxViewsLag = options.maxViewsLag
         warn = options.warn
+        liveStateURL = directory.appendingPathComponent(LiveStateFile.name)
         maxMapSize = max(1 << 20, options.maxMapSize)
         metrics = EngineMetrics(factory: options.metrics)
         snapshotFiles = SnapshotFiles(directory: directory.appendingPathComponent("snapshots"), interval: options.snapshotInterval)
@@ -460,6 +465,7 @@ final class LMDBBackend: StorageBackend {
         if let checkpointer = checkpointerSlot.withLock({ $0 }) {
             checkpointer.stop()
             checkpointViews()
+            saveLive()
         }
         stopViewsSyncer()
         if !viewsEnv.isClosed {

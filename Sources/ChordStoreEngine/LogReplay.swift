@@ -3,7 +3,8 @@ import ChordStoreDomain
 import Foundation
 import Synchronization
 
-/// Replays the log into a fresh in-memory state (rebuild, verify, a live state's start)
+/// Replays the log into a fresh in-memory state (rebuild, verify, a live state's start),
+/// or goes on from a saved one (a live state's start from ``LiveStateFile``),
 /// in a pipeline of three threads: a helper thread reads its own snapshot of the log,
 /// checks every record (sequence with no gap, checksum chain) and decodes it; the calling
 /// thread folds the decoded events into the stores' states (``Fold``, and the registry of
@@ -39,17 +40,25 @@ enum LogReplay {
     /// Replays the log's records up to `last` into every store's state, changes and
     /// command index (``StoreSet``, without the records); with `indexingChords`, states
     /// index their chords by id, as a live state does (rebuild and verify skip it).
-    /// `capacities`: the room to make in each store as it is made.
+    /// `capacities`: the room to make in each store as it is made. With `start`, the
+    /// replay goes on from that set (a saved live state: ``LiveStateFile``) with the
+    /// records after its head, the first of which must chain to it; the set's own
+    /// settings apply then (`indexingChords` and `capacities` are not used), and
+    /// ``Failure/replayed`` counts from its head.
     static func replay(
         _ backend: any StorageBackend, through last: UInt64, indexingChords: Bool = false,
-        capacities: [UInt32: StoreSet.Capacity] = [:], progress: (UInt64, UInt64) -> Void
+        capacities: [UInt32: StoreSet.Capacity] = [:], from start: consuming StoreSet? = nil, progress: (UInt64, UInt64) -> Void
     ) throws(Failure) -> StoreSet {
-        var set = StoreSet(keepsRecords: false, indexingChords: indexingChords, capacities: capacities, reservingChanges: false)
+        var set = start ?? StoreSet(keepsRecords: false, indexingChords: indexingChords, capacities: capacities, reservingChanges: false)
+        let after = set.logHead
+        precondition(after.sequence <= last, "a replay from event \(after.sequence) through \(last)")
+        // The changes go on in the changes' thread, and come back at the end.
+        let initialChanges = set.takeChanges()
         let channel = Channel<Message>(capacity: 4)
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             GroupCommitWriter.nameThisThread("cs-replay-read")
-            produce(backend, through: last, into: channel)
+            produce(backend, after: after, through: last, into: channel)
             finished.signal()
         }
         defer {
@@ -63,7 +72,7 @@ enum LogReplay {
         let changesResult = Mutex<[UInt32: InMemoryChanges]>([:])
         Thread.detachNewThread {
             GroupCommitWriter.nameThisThread("cs-replay-changes")
-            let changes = foldChanges(from: touchedChunks, capacities: capacities)
+            let changes = foldChanges(from: touchedChunks, capacities: capacities, initial: initialChanges)
             changesResult.withLock { $0 = changes }
             changesDone.signal()
         }
@@ -90,13 +99,13 @@ enum LogReplay {
                     replayed += 1
                 }
                 _ = touchedChunks.send(.events(events, touched: touched))
-                progress(replayed, last)
+                progress(replayed, last - after.sequence)
             case .failure(let error, let sequence):
                 throw Failure(error: error, sequence: sequence, replayed: replayed)
             case .end:
-                guard replayed == last else {
+                guard after.sequence + replayed == last else {
                     throw Failure(
-                        error: ChordStoreError(.dataLoss, "the log ends at event \(replayed); its head is \(last)"),
+                        error: ChordStoreError(.dataLoss, "the log ends at event \(after.sequence + replayed); its head is \(last)"),
                         sequence: nil, replayed: replayed)
                 }
                 endChanges()
@@ -113,8 +122,10 @@ enum LogReplay {
     /// (made as the store is, with the room `capacities` gives it), in log order, until
     /// `.end`. The states' fold checked every event first (its store is live), and
     /// changes in memory cannot fail (``InMemoryChanges/apply(_:chordsets:)``).
-    private static func foldChanges(from chunks: Channel<TouchedChunk>, capacities: [UInt32: StoreSet.Capacity]) -> [UInt32: InMemoryChanges] {
-        var changes: [UInt32: InMemoryChanges] = [0: StoreSet.newChanges(reserving: capacities[0])]
+    private static func foldChanges(
+        from chunks: Channel<TouchedChunk>, capacities: [UInt32: StoreSet.Capacity], initial: [UInt32: InMemoryChanges]?
+    ) -> [UInt32: InMemoryChanges] {
+        var changes: [UInt32: InMemoryChanges] = initial ?? [0: StoreSet.newChanges(reserving: capacities[0])]
         while case .events(let events, let touched) = chunks.receive() {
             for offset in touched.indices {
                 let event = events[offset]
@@ -135,15 +146,15 @@ enum LogReplay {
         return changes
     }
 
-    private static func produce(_ backend: any StorageBackend, through last: UInt64, into channel: Channel<Message>) {
+    private static func produce(_ backend: any StorageBackend, after: LogHead, through last: UInt64, into channel: Channel<Message>) {
         let chunkSize = 8_192
         var chunk: [ReplayFields] = []
         chunk.reserveCapacity(chunkSize)
-        var first: UInt64 = 1
-        var chain = RecordChain(expecting: 1, previousChecksum: 0)
+        var first = after.sequence + 1
+        var chain = RecordChain(expecting: first, previousChecksum: after.checksum)
         var failed = false
         do {
-            try backend.forEachLogRecord(from: 1) { sequence, record in
+            try backend.forEachLogRecord(from: first) { sequence, record in
                 guard sequence <= last else { return false }
                 do {
                     try chain.check(record, sequence: sequence)

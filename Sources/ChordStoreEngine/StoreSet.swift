@@ -50,6 +50,21 @@ struct StoreSet: StoreSpace, Sendable {
         stores[0] = makeStore(.initialDefault)
     }
 
+    /// A set as ``LiveStateFile`` saved it: its stores (each by its record's id), the
+    /// largest store id ever given (deleted stores' included), the tokens and the log's
+    /// head. Records are not kept, and chords are indexed (the live state's settings).
+    init(saved stores: [UInt32: Store], lastID: UInt32, tokens: [String: TokenRecord], logHead: LogHead) {
+        keepsRecords = false
+        indexingChords = true
+        capacities = [:]
+        reservingChanges = true
+        self.stores = stores
+        names = Dictionary(uniqueKeysWithValues: stores.values.map { ($0.record.name, $0.record.id) })
+        self.lastID = lastID
+        self.tokens = tokens
+        self.logHead = logHead
+    }
+
     private func makeStore(_ record: StoreRecord) -> Store {
         var store = Store(record: record, state: InMemoryState(indexingChords: indexingChords), log: InMemoryLog(keepsRecords: keepsRecords))
         if reservingChanges { store.changes = Self.newChanges(reserving: capacities[record.id]) }
@@ -122,6 +137,19 @@ struct StoreSet: StoreSpace, Sendable {
             guard let index = stores.index(forKey: id) else { preconditionFailure("a replay folded changes for store id \(id), which is not live") }
             stores.values[index].changes = storeChanges
         }
+    }
+
+    /// Each store's changes, taken out (the stores keep empty ones), for a replay that
+    /// goes on from this set to fold further and give back (``adoptChanges(_:)``); `nil`
+    /// for a set that has seen no event (a fresh replay makes its own).
+    mutating func takeChanges() -> [UInt32: InMemoryChanges]? {
+        guard logHead.sequence > 0 else { return nil }
+        var taken: [UInt32: InMemoryChanges] = [:]
+        for index in stores.indices {
+            taken[stores.keys[index]] = stores.values[index].changes
+            stores.values[index].changes = InMemoryChanges()
+        }
+        return taken
     }
 
     mutating func remove(_ store: StoreRecord) {
@@ -205,6 +233,13 @@ struct InMemoryLog: LogAppending, Sendable {
     let keepsRecords: Bool
 
     init(keepsRecords: Bool = true) { self.keepsRecords = keepsRecords }
+
+    /// A log as ``LiveStateFile`` saved it, without records.
+    init(logSequences: [UInt64], commands: [String: UInt64]) {
+        keepsRecords = false
+        self.logSequences = logSequences
+        self.commands = commands
+    }
 
     /// Makes room for the log positions of `events` events.
     mutating func reserveCapacity(events: Int) { logSequences.reserveCapacity(events) }

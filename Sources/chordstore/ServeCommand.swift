@@ -129,7 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
     var quorumTimeout = 10
     @Flag(help: ArgumentHelp(
-        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). Opening replays the whole log into memory, and memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
+        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). A clean stop saves the state to DIR/live-state and the next start loads it and replays only the log's later events; without one (or with one that is not this log's) opening replays the whole log into memory. Memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
     var liveState = false
     @Option(help: ArgumentHelp(
         "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Default: none.",
@@ -414,6 +414,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw Failure(error)
         }
         if let recovery = store.viewsRecovery { logger.notice("\(recovery)") }
+        if let start = store.liveStateStart { logger.notice("\(start)") }
         if let failure = store.liveStateFailure {
             logger.warning("--live-state: the log cannot be replayed into memory; serving the views instead (run chordstore verify)", metadata: [
                 "error": "\(failure)",

@@ -1,0 +1,147 @@
+import ChordStoreDomain
+import ChordStoreRecords
+import Foundation
+
+extension LiveStateFile {
+    /// Builds a saved set frame by frame, and refuses (`dataLoss`) frames out of place and
+    /// a set that could not have been folded: two stores of one id or name, two chordsets
+    /// of one id in a store, a store whose head is not its number of events, store
+    /// `default` missing, counts that differ from the end frame's.
+    struct Decoder {
+        private(set) var ended = false
+        private var head: LogHead?
+        private var lastID: UInt32 = 0
+        private var fold: UInt64 = 0
+        private var stores: [UInt32: StoreSet.Store] = [:]
+        private var names: Set<String> = []
+        private var tokens: [String: TokenRecord] = [:]
+        private var (chordsets, events) = (0, 0)
+        // The store being read.
+        private var record: StoreRecord?
+        private var state = InMemoryState(indexingChords: true)
+        private var undo: [String: [UInt64]] = [:]
+        private var redo: [String: [UInt64]] = [:]
+        private var sessionHistory: [String: [UInt64]] = [:]
+        private var revisions: [RevisionKey: Revision] = [:]
+        private var chordsetHistory: [UUID: [UInt64]] = [:]
+        private var deleted: [UInt64: [Chordset]] = [:]
+        private var logSequences: [UInt64] = []
+        private var commands: [String: UInt64] = [:]
+
+        mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer) throws(ChordStoreError) {
+            var cursor = Cursor(body)
+            if kind != .head { guard head != nil else { throw Self.damaged("does not start with its head") } }
+            switch kind {
+            case .head:
+                guard head == nil else { throw Self.damaged("has two heads") }
+                let (sequence, checksum, micros, epoch) = (try cursor.varint(), try cursor.varint(), try cursor.varint(), try cursor.varint())
+                head = LogHead(sequence: sequence, checksum: checksum, timestamp: Instant(microsecondsSince1970: Int64(bitPattern: micros)), epoch: epoch)
+                lastID = UInt32(clamping: try cursor.varint())
+                fold = try cursor.varint()
+            case .store:
+                try finishStore()
+                let id = UInt32(bigEndian: try cursor.take(4).loadUnaligned(as: UInt32.self))
+                let record = try StoreRecord(id: id, bytes: try cursor.rest())
+                guard stores[id] == nil, names.insert(record.name).inserted else { throw Self.damaged("has store \(id) (\(record.name)) twice") }
+                guard id <= lastID else { throw Self.damaged("has store \(id), past the largest id given (\(lastID))") }
+                self.record = record
+            case .chordset:
+                try requireStore()
+                var chordset = try WireCodec.readChordset(body)
+                guard state.chordset(chordset.id) == nil else { throw Self.damaged("has chordset \(chordset.id) twice in a store") }
+                chordset.index = state.chordsetCount()
+                state.insertChordset(chordset)
+                chordsets += 1
+            case .controls:
+                try requireStore()
+                state.setControlsChord(try WireCodec.readChord(body))
+            case .deleted:
+                try requireStore()
+                let sequence = try cursor.varint()
+                deleted[sequence, default: []].append(try WireCodec.readChordset(try cursor.rest()))
+            case .undo, .redo, .sessionHistory:
+                try requireStore()
+                let session = try cursor.string()
+                let sequences = try Self.sequences(&cursor)
+                switch kind {
+                case .undo: undo[session, default: []].append(contentsOf: sequences)
+                case .redo: redo[session, default: []].append(contentsOf: sequences)
+                default: sessionHistory[session, default: []].append(contentsOf: sequences)
+                }
+            case .revision:
+                try requireStore()
+                let key: RevisionKey
+                switch try cursor.byte() {
+                case 0: key = .chordset(try cursor.id())
+                case 1: key = .controls
+                case 2: key = .collection
+                case 3: key = .bulk
+                case let other: throw Self.damaged("has a revision of key kind \(other)")
+                }
+                let (last, lastByOther) = (try cursor.varint(), try cursor.varint())
+                revisions[key] = Revision(last: last, lastSession: try cursor.string(), lastByOther: lastByOther)
+            case .chordsetHistory:
+                try requireStore()
+                let id = try cursor.id()
+                chordsetHistory[id, default: []].append(contentsOf: try Self.sequences(&cursor))
+            case .logSequences:
+                try requireStore()
+                logSequences.append(contentsOf: try Self.sequences(&cursor))
+            case .command:
+                try requireStore()
+                let id = try cursor.string()
+                commands[id] = try cursor.varint()
+            case .token:
+                try finishStore()
+                let id = try cursor.string()
+                tokens[id] = try TokenRecord(id: id, bytes: try cursor.rest())
+            case .end:
+                try finishStore()
+                let counts = [try cursor.varint(), try cursor.varint(), try cursor.varint(), try cursor.varint()]
+                let held = [stores.count, tokens.count, chordsets, events].map(UInt64.init)
+                guard counts == held else {
+                    throw Self.damaged("holds \(held) stores, tokens, chordsets and events; its end says \(counts)")
+                }
+                ended = true
+            }
+        }
+
+        /// The set the frames made, once the end frame was read.
+        func loaded() throws(ChordStoreError) -> Loaded {
+            guard ended, let head else { throw Self.damaged("has no end") }
+            guard stores[0]?.record.name == StoreName.default else { throw Self.damaged("has no store \(StoreName.default)") }
+            return Loaded(set: StoreSet(saved: stores, lastID: lastID, tokens: tokens, logHead: head), fold: fold)
+        }
+
+        private static func sequences(_ cursor: inout Cursor) throws(ChordStoreError) -> [UInt64] {
+            var sequences: [UInt64] = []
+            while !cursor.atEnd { sequences.append(try cursor.varint()) }
+            return sequences
+        }
+
+        private func requireStore() throws(ChordStoreError) {
+            guard record != nil else { throw Self.damaged("has a store's frame before any store") }
+        }
+
+        /// Ends the store being read, if any.
+        private mutating func finishStore() throws(ChordStoreError) {
+            guard let record else { return }
+            guard record.head == UInt64(logSequences.count), record.headLogSequence == (logSequences.last ?? 0) else {
+                throw Self.damaged("has store \(record.name) at event \(record.head) with \(logSequences.count) events")
+            }
+            for (sequence, chordsets) in deleted { state.adoptDeletedChordsets(chordsets, at: sequence) }
+            let changes = InMemoryChanges(
+                undo: undo, redo: redo, revisions: revisions, chordsetHistory: chordsetHistory, sessionHistory: sessionHistory)
+            stores[record.id] = StoreSet.Store(
+                record: record, state: state, changes: changes, log: InMemoryLog(logSequences: logSequences, commands: commands))
+            events += logSequences.count
+            self.record = nil
+            state = InMemoryState(indexingChords: true)
+            (undo, redo, sessionHistory, revisions, chordsetHistory, deleted, logSequences, commands) = ([:], [:], [:], [:], [:], [:], [], [:])
+        }
+
+        private static func damaged(_ what: String) -> ChordStoreError {
+            ChordStoreError(.dataLoss, "the live state file \(what)")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import ChordStoreDomain
+import ChordStoreRecords
+@testable import ChordStoreEngine
+import Foundation
+import Synchronization
+import Testing
+
+/// The live state saved at a close (`DIR/live-state`, ``LiveStateFile``): the next opening
+/// loads it and replays only the log's later events, and sets it aside whenever it is
+/// not the state of this log.
+@Suite("Live state file")
+struct LiveStateFileTests {
+    private static func open(_ directory: URL, live: Bool = true) throws -> ChordStore {
+        var options = ChordStore.Options()
+        options.seed = 5
+        options.liveState = live
+        return try ChordStore.open(at: directory, options: options)
+    }
+
+    private static func backend(_ store: ChordStore) throws -> LMDBBackend {
+        try #require(store.backend as? LMDBBackend)
+    }
+
+    private static func file(_ directory: URL) -> URL { directory.appendingPathComponent(LiveStateFile.name) }
+
+    /// Events of every kind the live state keeps something of: chordsets added, renamed,
+    /// moved, deleted and deleted all, chords edited, the controls chord, undo and redo in
+    /// two sessions, command ids, a second store (and one made and deleted), a token.
+    private static func work(_ store: ChordStore, round: Int) async throws {
+        let alice = CommandContext(session: "alice"), bob = CommandContext(session: "bob")
+        for index in 0..<6 { _ = try await store.add("r\(round) c\(index)") }
+        let chordsets = try store.chordsets()
+        try await store.execute(.renameChordset(id: chordsets[0].id, title: "renamed \(round)"), context: alice)
+        try await store.execute(.moveChordset(id: chordsets[1].id, toIndex: 0), context: bob)
+        try await store.execute(.setChordBPM(chordID: chordsets[2].chords[3].id, bpm: 99), context: alice)
+        try await store.execute(.deleteChordset(id: chordsets[3].id), context: bob)
+        try await store.execute(.undo, context: bob)
+        try await store.execute(.undo, context: alice)
+        try await store.execute(.redo, context: alice)
+        try await store.execute(.setControlsChord(SetControlsChord(bpm: 100 + Double(round), color: ChordColor(hue: 0.5, purity: 0.5, brightness: 0.5))), context: alice)
+        try await store.execute(.deleteAll, context: bob)
+        try await store.execute(.undo, context: bob)
+        try await store.execute(.renameChordset(id: chordsets[4].id, title: "by id"), context: CommandContext(session: "alice", commandID: "cmd-\(round)"))
+        _ = try await store.createStore("songs-\(round)")
+        _ = try await store.createStore("gone-\(round)")
+        _ = try await store.execute(.addChordset(AddChordset(title: "in songs")), context: CommandContext(session: "carol", store: "songs-\(round)"))
+        _ = try await store.deleteStore("gone-\(round)")
+        _ = try await store.createToken(TokenGrant(id: "t\(round)", role: .readOnly, storeID: 0, storeName: StoreName.default, secretHash: Array(repeating: UInt8(round), count: 32)))
+        // Chords whose ids the client chose (indexed by id), then a delete-all left to undo
+        // after the next opening (what it removed is kept for that undo).
+        _ = try await store.execute(.addChordset(AddChordset(title: "chosen \(round)", chords: (0..<8).map { ChordSpec(id: UUID(), position: $0, bpm: 90) })), context: alice)
+        try await store.execute(.deleteAll, context: CommandContext(session: "dave"))
+    }
+
+    /// Where two sets differ (`nil`: nowhere).
+    static func difference(_ a: StoreSet, _ b: StoreSet) -> String? {
+        guard a.logHead.sequence == b.logHead.sequence, a.logHead.checksum == b.logHead.checksum else { return "heads \(a.logHead) and \(b.logHead)" }
+        guard a.lastStoreID() == b.lastStoreID() else { return "last store ids \(a.lastStoreID()) and \(b.lastStoreID())" }
+        guard a.tokens == b.tokens else { return "tokens" }
+        guard Set(a.stores.keys) == Set(b.stores.keys) else { return "store ids \(a.stores.keys.sorted()) and \(b.stores.keys.sorted())" }
+        for (id, store) in a.stores {
+            guard let other = b.stores[id] else { return "store \(id)" }
+            guard store.record == other.record else { return "store \(id)'s record" }
+            guard store.state == other.state else { return "store \(id)'s state" }
+            guard store.changes == other.changes else { return "store \(id)'s changes: \(store.changes.firstDifference(from: other.changes) ?? "?")" }
+            guard store.log.logSequences == other.log.logSequences, store.log.commands == other.log.commands else { return "store \(id)'s log" }
+        }
+        guard a.names == b.names else { return "names \(a.names) and \(b.names)" }
+        return nil
+    }
+
+    /// The live state the store has, and a replay of its whole log.
+    private static func liveAndReplay(_ store: ChordStore) throws -> (StoreSet, StoreSet) {
+        let backend = try backend(store)
+        let live = try #require(backend.live).read { $0 }
+        var replayed = try LogReplay.replay(backend, through: live.logHead.sequence, indexingChords: true) { _, _ in }
+        replayed.logHead = live.logHead
+        return (live, replayed)
+    }
+
+    @Test("a close saves the live state; the next opening loads it, replays only the events logged after it, and has the state a replay of the whole log gives")
+    func savedAndLoaded() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            #expect(try Self.backend(store).liveStart.withLock { $0 } == .replayed(setAside: nil))
+            try await Self.work(store, round: 1)
+            store.close()
+        }
+        let saved = try #require(try LiveStateFile.read(Self.file(directory)))
+        #expect(saved.fold == LiveStateFile.foldVersion)
+        #expect(saved.set.stores[0]?.state.chordsetCount() == 0)
+        do {
+            let store = try Self.open(directory)
+            let at = saved.set.logHead.sequence
+            #expect(at > 20)
+            #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: at, replayed: 0))
+            var (live, replayed) = try Self.liveAndReplay(store)
+            #expect(Self.difference(live, replayed) == nil)
+            #expect(Self.difference(saved.set, replayed) == nil)
+            // The delete-all's chordsets come back from what the file kept of them.
+            try await store.execute(.undo, context: CommandContext(session: "dave"))
+            #expect(try store.chordsets().count == 7)
+            (live, replayed) = try Self.liveAndReplay(store)
+            #expect(Self.difference(live, replayed) == nil)
+            store.close()
+        }
+        let first = try #require(try LiveStateFile.read(Self.file(directory))).set.logHead.sequence
+        // Events written without live state are replayed after the saved state.
+        do {
+            let store = try Self.open(directory, live: false)
+            try await Self.work(store, round: 2)
+            store.close()
+        }
+        let store = try Self.open(directory)
+        defer { store.close() }
+        let later = try store.head().sequence
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: first, replayed: later - first))
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(live, replayed) == nil)
+        // It decides commands as the replayed state would: an undo, a repeated command id.
+        let undone = try await store.execute(.undo, context: CommandContext(session: "dave"))
+        #expect(undone.mark != nil)
+        let repeated = try await store.execute(.renameChordset(id: try store.chordsets()[0].id, title: "x"), context: CommandContext(session: "alice", commandID: "cmd-1"))
+        #expect(repeated.logSequence <= first)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a saved state that is not this log's is set aside and the log replayed: another directory's, one past the log's end, a damaged one, an unfinished one, another layout's")
+    func setAside() async throws {
+        let directory = temporaryDirectory(), other = temporaryDirectory(), longer = temporaryDirectory()
+        for (dir, rounds) in [(directory, 1), (other, 1), (longer, 2)] {
+            let store = try Self.open(dir)
+            for round in 1...rounds { try await Self.work(store, round: round) }
+            store.close()
+        }
+        let good = try Data(contentsOf: Self.file(directory))
+        func opening(with bytes: Data) throws -> String? {
+            try bytes.write(to: Self.file(directory))
+            let store = try Self.open(directory)
+            defer { store.close() }
+            let (live, replayed) = try Self.liveAndReplay(store)
+            #expect(Self.difference(live, replayed) == nil)
+            guard case .replayed(let why) = try Self.backend(store).liveStart.withLock({ $0 }) else { return nil }
+            return why
+        }
+        #expect(try opening(with: try Data(contentsOf: Self.file(other)))?.contains("is not the one it was folded from") == true)
+        #expect(try opening(with: try Data(contentsOf: Self.file(longer)))?.contains("past the log's last") == true)
+        var damaged = good
+        damaged[damaged.count / 2] ^= 0x40
+        #expect(try opening(with: damaged)?.contains("damaged block") == true)
+        #expect(try opening(with: good.prefix(good.count - 40))?.contains("ends inside") == true)
+        var magic = good
+        magic[7] = UInt8(ascii: "9")
+        #expect(try opening(with: magic)?.contains("not a live state file") == true)
+        // Another layout's: the same state, written as a version with other views would.
+        let saved = try #require(try LiveStateFile.read(Self.file(other)))
+        try LiveStateFile.write(saved.set, fold: LiveStateFile.foldVersion + 1, to: Self.file(other))
+        #expect(try opening(with: try Data(contentsOf: Self.file(other)))?.contains("fold") == true)
+        // The good file is used again (each opening above saved its replay at its close).
+        let store = try Self.open(directory)
+        defer { store.close() }
+        guard case .saved = try Self.backend(store).liveStart.withLock({ $0 }) else {
+            Issue.record("the saved state was not used")
+            return
+        }
+    }
+
+    @Test("a state saved before any event loads; a leftover of a save cut short is removed")
+    func emptySaved() throws {
+        let directory = temporaryDirectory()
+        try Self.open(directory).close()
+        try Data("half a save".utf8).write(to: directory.appendingPathComponent(LiveStateFile.name + ".new"))
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: 0, replayed: 0))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(LiveStateFile.name + ".new").path))
+    }
+
+    @Test("the live state file of the first version with one (Tests/Fixtures/live-state1, beside format 3's log) still loads, as the state a replay of that log gives")
+    func fixtureLoads() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+        let directory = temporaryDirectory()
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("format3"), to: directory)
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("live-state1/live-state"), to: Self.file(directory))
+        let saved = try #require(try LiveStateFile.read(Self.file(directory)))
+        #expect(saved.set.logHead.sequence == 26)
+        #expect(saved.set.stores.values.map(\.record.name).sorted() == ["default", "songs"])
+        #expect(saved.set.lastStoreID() == 2)  // store `gone`, deleted
+        #expect(saved.set.stores.values.map { $0.state.chordsetCount() }.reduce(0, +) == 6)
+        #expect(saved.set.stores[0]?.state.chordsetsInOrder().map(\.title) == ["Verse 1", "Chorus", "Outro", "After stores"])
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: 26, replayed: 0))
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(live, replayed) == nil)
+        #expect(Self.difference(saved.set, replayed) == nil)
+    }
+}

@@ -166,6 +166,34 @@ struct LiveStateFileTests {
         }
     }
 
+    @Test("a log cut back and written again (a follower's, after an election) sets aside a state saved before the cut, as a kill that skipped the close's save leaves it")
+    func cutLog() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            for index in 0..<10 { _ = try await store.add("old \(index)") }
+            store.close()
+        }
+        let stale = try Data(contentsOf: Self.file(directory))
+        do {
+            let store = try Self.open(directory)
+            _ = try await store.truncate(after: 5, parkingIn: temporaryDirectory())
+            for index in 0..<5 { _ = try await store.add("new \(index)") }
+            store.close()
+        }
+        try stale.write(to: Self.file(directory))
+        let store = try Self.open(directory)
+        defer { store.close() }
+        guard case .replayed(let why?) = try Self.backend(store).liveStart.withLock({ $0 }) else {
+            Issue.record("the state saved before the cut was used")
+            return
+        }
+        #expect(why.contains("event 10 is not the one it was folded from"))
+        #expect(try store.chordsets().map(\.title).sorted() == (0..<5).map { "new \($0)" } + (0..<5).map { "old \($0)" })
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(live, replayed) == nil)
+    }
+
     @Test("a state saved before any event loads; a leftover of a save cut short is removed")
     func emptySaved() throws {
         let directory = temporaryDirectory()

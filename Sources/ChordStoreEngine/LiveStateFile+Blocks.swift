@@ -28,15 +28,14 @@ extension LiveStateFile {
     }
 
     /// Gathers frames into blocks of about ``blockSize`` bytes and writes each whole,
-    /// its hash chained to the block's before it.
+    /// its hash chained to the block's before it, to a new file front to back.
     struct BlockWriter {
-        let fd: Int32
-        let path: String
+        let file: SequentialFileWriter
         private var block: [UInt8] = []
         private var previousHash: UInt64 = 0
 
-        init(fd: Int32, path: String) {
-            (self.fd, self.path) = (fd, path)
+        init(file: SequentialFileWriter) {
+            self.file = file
             block.reserveCapacity(LiveStateFile.blockSize + 4_096)
         }
 
@@ -72,12 +71,10 @@ extension LiveStateFile {
         }
 
         func writeRaw(_ bytes: [UInt8]) throws(ChordStoreError) {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { throw DurableFile.failure("write", path, code: written < 0 ? errno : EIO) }
-                offset += written
+            do {
+                try bytes.withUnsafeBytes { try file.append($0) }
+            } catch {
+                throw ChordStoreError.wrapping(error)
             }
         }
     }
@@ -121,54 +118,5 @@ extension LiveStateFile {
             previousHash = hash
             return block
         }
-    }
-
-    /// Reads a frame's fields.
-    struct Cursor {
-        private let bytes: UnsafeRawBufferPointer
-        private var offset = 0
-
-        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-        var atEnd: Bool { offset >= bytes.count }
-
-        mutating func byte() throws(ChordStoreError) -> UInt8 {
-            guard offset < bytes.count else { throw Self.short }
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func varint() throws(ChordStoreError) -> UInt64 {
-            var value: UInt64 = 0
-            for shift in stride(from: UInt64(0), to: 64, by: 7) {
-                let byte = try byte()
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-            }
-            throw ChordStoreError(.dataLoss, "the live state file has a varint longer than 64 bits")
-        }
-
-        mutating func take(_ count: Int) throws(ChordStoreError) -> UnsafeRawBufferPointer {
-            guard count >= 0, count <= bytes.count - offset else { throw Self.short }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-        }
-
-        mutating func rest() throws(ChordStoreError) -> UnsafeRawBufferPointer { try take(bytes.count - offset) }
-
-        mutating func lengthDelimited() throws(ChordStoreError) -> UnsafeRawBufferPointer { try take(Int(clamping: try varint())) }
-
-        mutating func string() throws(ChordStoreError) -> String {
-            String(decoding: try lengthDelimited(), as: UTF8.self)
-        }
-
-        mutating func id() throws(ChordStoreError) -> UUID {
-            let raw = try take(16)
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
-            return UUID(uuid: uuid)
-        }
-
-        private static let short = ChordStoreError(.dataLoss, "the live state file has a frame shorter than its fields")
     }
 }

@@ -29,7 +29,7 @@ extension LiveStateFile {
         private var commands: [String: UInt64] = [:]
 
         mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer) throws(ChordStoreError) {
-            var cursor = Cursor(body)
+            var cursor = ProtoReader(body)
             if kind != .head { guard head != nil else { throw Self.damaged("does not start with its head") } }
             switch kind {
             case .head:
@@ -40,8 +40,8 @@ extension LiveStateFile {
                 fold = try cursor.varint()
             case .store:
                 try finishStore()
-                let id = UInt32(bigEndian: try cursor.take(4).loadUnaligned(as: UInt32.self))
-                let record = try StoreRecord(id: id, bytes: try cursor.rest())
+                let id = UInt32(bigEndian: try cursor.bytes(4).loadUnaligned(as: UInt32.self))
+                let record = try StoreRecord(id: id, bytes: cursor.rest())
                 guard stores[id] == nil, names.insert(record.name).inserted else { throw Self.damaged("has store \(id) (\(record.name)) twice") }
                 guard id <= lastID else { throw Self.damaged("has store \(id), past the largest id given (\(lastID))") }
                 self.record = record
@@ -58,7 +58,7 @@ extension LiveStateFile {
             case .deleted:
                 try requireStore()
                 let sequence = try cursor.varint()
-                deleted[sequence, default: []].append(try WireCodec.readChordset(try cursor.rest()))
+                deleted[sequence, default: []].append(try WireCodec.readChordset(cursor.rest()))
             case .undo, .redo, .sessionHistory:
                 try requireStore()
                 let session = try cursor.string()
@@ -72,7 +72,7 @@ extension LiveStateFile {
                 try requireStore()
                 let key: RevisionKey
                 switch try cursor.byte() {
-                case 0: key = .chordset(try cursor.id())
+                case 0: key = .chordset(try Self.id(&cursor))
                 case 1: key = .controls
                 case 2: key = .collection
                 case 3: key = .bulk
@@ -82,7 +82,7 @@ extension LiveStateFile {
                 revisions[key] = Revision(last: last, lastSession: try cursor.string(), lastByOther: lastByOther)
             case .chordsetHistory:
                 try requireStore()
-                let id = try cursor.id()
+                let id = try Self.id(&cursor)
                 chordsetHistory[id, default: []].append(contentsOf: try Self.sequences(&cursor))
             case .logSequences:
                 try requireStore()
@@ -94,7 +94,7 @@ extension LiveStateFile {
             case .token:
                 try finishStore()
                 let id = try cursor.string()
-                tokens[id] = try TokenRecord(id: id, bytes: try cursor.rest())
+                tokens[id] = try TokenRecord(id: id, bytes: cursor.rest())
             case .end:
                 try finishStore()
                 let counts = [try cursor.varint(), try cursor.varint(), try cursor.varint(), try cursor.varint()]
@@ -113,10 +113,17 @@ extension LiveStateFile {
             return Loaded(set: StoreSet(saved: stores, lastID: lastID, tokens: tokens, logHead: head), fold: fold)
         }
 
-        private static func sequences(_ cursor: inout Cursor) throws(ChordStoreError) -> [UInt64] {
+        private static func sequences(_ cursor: inout ProtoReader) throws(ChordStoreError) -> [UInt64] {
             var sequences: [UInt64] = []
-            while !cursor.atEnd { sequences.append(try cursor.varint()) }
+            while !cursor.isAtEnd { sequences.append(try cursor.varint()) }
             return sequences
+        }
+
+        private static func id(_ cursor: inout ProtoReader) throws(ChordStoreError) -> UUID {
+            let raw = try cursor.bytes(16)
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+            return UUID(uuid: uuid)
         }
 
         private func requireStore() throws(ChordStoreError) {

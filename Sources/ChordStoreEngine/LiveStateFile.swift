@@ -83,21 +83,20 @@ enum LiveStateFile {
 
     // MARK: Writing
 
-    /// Writes `set` to `target` through a file beside it (`.new`), synced and renamed
-    /// over the old one; the directory is synced. A failure leaves the old file or none.
+    /// Writes `set` to `target` through a file beside it (`.new`, written front to back
+    /// past the page cache: ``SequentialFileWriter``), synced and renamed over the old
+    /// one; the directory is synced. A failure leaves the old file or none.
     static func write(_ set: StoreSet, fold: UInt64 = foldVersion, to target: URL) throws(ChordStoreError) {
         let temporary = target.path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw DurableFile.failure("open", temporary) }
-        var writer = BlockWriter(fd: fd, path: temporary)
+        unlink(temporary)  // left by a save cut short
         do throws(ChordStoreError) {
+            let file = try SequentialFileWriter(creating: temporary)
+            var writer = BlockWriter(file: file)
             try writer.writeRaw(magic)
             try encode(set, fold: fold, into: &writer)
             try writer.finish()
-            guard fsync(fd) == 0 else { throw DurableFile.failure("sync", temporary) }
-            close(fd)
+            try file.finish()
         } catch {
-            close(fd)
             unlink(temporary)
             throw error
         }
@@ -244,8 +243,8 @@ enum LiveStateFile {
             }
             do {
                 try block.withUnsafeBytes { bytes in
-                    var cursor = Cursor(bytes)
-                    while !cursor.atEnd {
+                    var cursor = ProtoReader(bytes)
+                    while !cursor.isAtEnd {
                         guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) has frames after its end") }
                         let kindByte = try cursor.byte()
                         let body = try cursor.lengthDelimited()

@@ -58,6 +58,26 @@ package struct ProtoReader {
         return string
     }
 
+    /// The next byte.
+    package mutating func byte() throws(ChordStoreError) -> UInt8 {
+        guard offset < buffer.count else { throw malformed("truncated byte") }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    /// The next `count` bytes as they are (valid while the buffer is).
+    package mutating func bytes(_ count: Int) throws(ChordStoreError) -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= buffer.count - offset else { throw malformed("\(count) bytes run past the end") }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    /// The bytes left, as they are (valid while the buffer is).
+    package mutating func rest() -> UnsafeRawBufferPointer {
+        defer { offset = buffer.count }
+        return UnsafeRawBufferPointer(rebasing: buffer[min(offset, buffer.count)...])
+    }
+
     package mutating func uint32() throws(ChordStoreError) -> Int { Int(UInt32(truncatingIfNeeded: try varint())) }
 
     /// Skips a field of `wireType` (for unknown fields).

@@ -72,7 +72,7 @@ extension LiveStateFile {
                 try requireStore()
                 let key: RevisionKey
                 switch try cursor.byte() {
-                case 0: key = .chordset(try Self.id(&cursor))
+                case 0: key = .chordset(try WireCodec.readID(try cursor.bytes(16)))
                 case 1: key = .controls
                 case 2: key = .collection
                 case 3: key = .bulk
@@ -82,7 +82,7 @@ extension LiveStateFile {
                 revisions[key] = Revision(last: last, lastSession: try cursor.string(), lastByOther: lastByOther)
             case .chordsetHistory:
                 try requireStore()
-                let id = try Self.id(&cursor)
+                let id = try WireCodec.readID(try cursor.bytes(16))
                 chordsetHistory[id, default: []].append(contentsOf: try Self.sequences(&cursor))
             case .logSequences:
                 try requireStore()
@@ -117,13 +117,6 @@ extension LiveStateFile {
             var sequences: [UInt64] = []
             while !cursor.isAtEnd { sequences.append(try cursor.varint()) }
             return sequences
-        }
-
-        private static func id(_ cursor: inout ProtoReader) throws(ChordStoreError) -> UUID {
-            let raw = try cursor.bytes(16)
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
-            return UUID(uuid: uuid)
         }
 
         private func requireStore() throws(ChordStoreError) {

@@ -15,20 +15,26 @@ extension ChordStore {
     /// `sink` is awaited for each part: a slow sink slows the copy instead of filling
     /// memory. While a copy runs, a commit that needs a map to grow waits for it. Returns
     /// (or throws `sink`'s error) once the copy has ended. Fails with
-    /// `failedPrecondition` for a store in memory. With live state, the views first take
-    /// every event committed so far (a copy's views serve a new follower's reads while its
-    /// log arrives).
+    /// `failedPrecondition` for a store in memory. With live state, the views are first
+    /// brought to the live state (they take no commit then; a copy's views serve a new
+    /// follower's reads while its log arrives); on a full disk, or a map at its limit,
+    /// they are copied as they are (a restore catches them up or rebuilds them).
     public func copyFiles(_ sink: (BackupPart) async throws -> Void) async throws {
         guard let lmdb = backend as? LMDBBackend else {
             if let absence = backend.logAbsence { throw absence }
             throw ChordStoreError(.failedPrecondition, "a store in memory has no files to copy")
         }
         if lmdb.live != nil {
-            // A fold of up to 8,192 events, off the concurrency pool.
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            // A fold of up to 10,000 events, or a load of the whole state, off the concurrency pool.
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 Thread.detachNewThread {
-                    lmdb.checkpointViews()
-                    done.resume()
+                    done.resume(with: Result { () throws(ChordStoreError) in
+                        do throws(ChordStoreError) {
+                            try lmdb.bringViewsUp()
+                        } catch where error.code == .resourceExhausted {
+                            // Copied as they are.
+                        }
+                    })
                 }
             }
         }

@@ -145,7 +145,8 @@ extension ChordStore {
 
     /// Cuts the log back to `sequence`, first writing the records after it to a file in
     /// `directory` (never dropping them silently), then rebuilds the views from the
-    /// remaining log. For a former leader whose last events the new leader never had.
+    /// remaining log (with live state, the state in memory instead: the views are brought
+    /// up when read). For a former leader whose last events the new leader never had.
     /// Returns the file and how many records it holds (`nil` if none were after `sequence`).
     package func truncate(after sequence: UInt64, parkingIn directory: URL) async throws(ChordStoreError) -> ParkedSuffix? {
         let backend = self.backend

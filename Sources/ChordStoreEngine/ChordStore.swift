@@ -59,33 +59,41 @@ public final class ChordStore: Sendable {
         public var maxStores = 100_000
         /// Most live tokens; creating one more fails with `resourceExhausted`.
         public var maxTokens = 10_000
-        /// Keeps every store's state in memory (when the store opens, the state saved at
-        /// its last clean close is loaded and the log's later events replayed into it, or
-        /// the whole log: see ``liveStateStart``): commits decide against it and write only the log before they are
-        /// acknowledged, reads are answered from it, and a background thread folds the
-        /// commits into the LMDB views, which become a checkpoint. Off: the views serve
-        /// reads and take each commit's events before it is acknowledged. Memory: the
-        /// whole state twice (see docs/PERFORMANCE.md).
+        /// Keeps every store's state in memory: commits decide against it and write only
+        /// the log before they are acknowledged, and reads are answered from it. The state
+        /// is saved whole (`DIR/live-state`) at a clean close and in the background every
+        /// ``liveStateSaveEvents`` events or more; when the store opens, the state saved
+        /// last is loaded and the log's later events replayed into it, or the whole log
+        /// (see ``liveStateStart``). The LMDB views take no commit: they are brought up
+        /// when a copy of the files or `verify` reads them. Off: the views serve reads and
+        /// take each commit's events before it is acknowledged. Memory: the whole state
+        /// twice (see docs/PERFORMANCE.md).
         public var liveState = false
+        /// With ``liveState``, the least events between two saves of the state in the
+        /// background: a start after a kill or a machine crash replays at most about this
+        /// many of the log's events after the state saved last (more for a large state:
+        /// the file's size in bytes divided by 128, so that saving costs each event about
+        /// a microsecond). At least 1.
+        public var liveStateSaveEvents: UInt64 = 100_000
         /// The sentence an open of a data directory another process holds fails with
         /// (`UNAVAILABLE`), given that process's id when known; `nil`: one that suggests
         /// stopping it or sending commands to its server instead (what a verb that can do
         /// either says).
         public var directoryInUse: (@Sendable (_ owner: Int?) -> String)?
-        /// With live state, the most events the views may lag behind the log: past it, a
-        /// commit waits for them to catch up first (tests lower it).
-        var maxViewsLag: UInt64 = 8_192
         /// How often, at most, the views' restore point is taken while commits come (their
         /// last commit pinned, their file synced; see `ViewsRestorePoint`): a store opening
         /// after a machine crash then catches its views up from there instead of rebuilding
         /// them from the whole log. `nil` (the default): none is taken, and such a store
         /// rebuilds its views. The price is in every write: while a commit is pinned, the
         /// views' commits cannot reuse its pages, so each writes fresh pages, which the next
-        /// restore point writes to disk (docs/PERFORMANCE.md has the figures).
+        /// restore point writes to disk (docs/PERFORMANCE.md has the figures). Not taken
+        /// while the state is in memory (``liveState``), whose saved state plays that part.
         public var restorePointInterval: Duration?
         /// Told (on a background thread) what the engine gave up in the background that an
         /// operator should know: a restore point of the views a full disk kept from being
-        /// written, once per run of failures. `nil`: nobody is told.
+        /// written (once per run of failures), a save of the live state that failed (each
+        /// time: the next is tried ``liveStateSaveEvents`` events later). `nil`: nobody is
+        /// told.
         public var warn: (@Sendable (String) -> Void)?
         /// A restore point is taken at once, whatever the interval, after this many events,
         /// so that what a store opening after a machine crash folds one by one stays under
@@ -172,17 +180,21 @@ public final class ChordStore: Sendable {
         }
     }
 
+    /// The name of the file, in a data directory, where a store opened with
+    /// ``Options/liveState`` saves its state (at a close and in the background).
+    public static var liveStateFileName: String { LiveStateFile.name }
+
     /// How a store opened with ``Options/liveState`` built its state in memory: from the
-    /// state saved at its last close and the log's later events, or from a replay of the
+    /// state saved last (at a close or in the background) and the log's later events, or from a replay of the
     /// whole log (and why a saved state was set aside, if one was); `nil` without live state.
     public var liveStateStart: String? {
         switch (backend as? LMDBBackend)?.liveStart.withLock({ $0 }) {
         case .saved(let at, let replayed)?:
-            "the live state was loaded from the state saved at the last close (event \(at)) and the log's \(replayed) later events"
+            "the live state was loaded from the state saved last (event \(at)) and the log's \(replayed) later events"
         case .replayed(let setAside?)?:
-            "the live state was built from a replay of the whole log; the state saved at the last close was set aside: \(setAside)"
+            "the live state was built from a replay of the whole log; the state saved last was set aside: \(setAside)"
         case .replayed(nil)?:
-            "the live state was built from a replay of the whole log (no state was saved at a close)"
+            "the live state was built from a replay of the whole log (no state was saved)"
         case nil: nil
         }
     }

@@ -7,29 +7,29 @@ import Synchronization
 /// The durable backend with its live state in memory (``ChordStore/Options/liveState``):
 /// every store's state, changes and command ids as a ``StoreSet`` that the writer decides
 /// against and readers read (``LeftRight``), the records in the LMDB log, which is the
-/// only thing a commit writes before it is acknowledged. The views become a checkpoint:
-/// a background thread folds the committed events into them (``ViewsCheckpointer``); a
-/// commit waits for them once they lag ``ChordStore/Options/maxViewsLag`` events (8,192
-/// by default). A store opens from them as before (caught up with the log when they lag
-/// at most ``maxCatchUp`` events, rebuilt past it), then replays the log into memory.
+/// only thing a commit writes before it is acknowledged. The checkpoint is the state
+/// saved whole (``LiveStateFile``): at a clean close, and in the background once the log
+/// has grown enough since the last save (``LiveStateSaver``); a store opens from it and
+/// replays the log's later events. The views take no commit: they are brought to the
+/// live state only when something reads them (a copy of the files, `verify`: see
+/// ``bringViewsUp()``), or when the live state cannot be built (a damaged log), which
+/// leaves the store on them, as without live state.
 extension LMDBBackend {
-    /// How long the checkpoint thread lets commits gather before it folds them.
-    static let checkpointCoalescing: Duration = .milliseconds(10)
-
     /// The live state, once it is built (`nil`: the views serve reads and commits).
     var live: LeftRight<StoreSet>? { liveSlot.withLock { $0 } }
 
-    /// Builds the live state, from the state saved at the last close and the log's later
+    /// Builds the live state, from the state saved last and the log's later
     /// events, or from a replay of the whole log (``liveStart`` says which, and why a saved
-    /// state was set aside), and starts the checkpoint thread. A log that cannot be
+    /// state was set aside), and starts the thread that saves it. A log that cannot be
     /// replayed (a damaged record among those read) leaves the backend on its views, as it
-    /// was before live state (``liveFailure`` says why): they serve reads, `verify` names
-    /// the record.
-    /// Views that could not be brought to the log (a full disk) do not stop it: the state
-    /// comes from the log, and the views catch up once they can be written.
-    func startLive(progress: (UInt64, UInt64) -> Void) {
+    /// was before live state (``liveFailure`` says why): they are rebuilt from the records
+    /// before the damaged one (``fallBackToViews(progress:)``) and serve reads; writes are
+    /// refused; `verify` names the record.
+    /// `markFailure`: why the views could not be marked open, if they could not.
+    func startLive(markFailure: ChordStoreError?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         if case .damaged(let error)? = viewsFault.withLock({ $0 }) {
             liveFailure.withLock { $0 = error }
+            try fallBackToViews(markFailure: markFailure, progress: progress)
             return
         }
         let head = committedHead.withLock { $0 }
@@ -42,6 +42,7 @@ extension LMDBBackend {
         case .failure(.logFailed(let error)):
             // A record after the saved state cannot be replayed: a whole replay could not either.
             liveFailure.withLock { $0 = error }
+            try fallBackToViews(markFailure: markFailure, progress: progress)
             return
         case .failure(let setAside):
             do {
@@ -49,16 +50,23 @@ extension LMDBBackend {
                     self, through: head.sequence, indexingChords: true, capacities: viewsCapacities(), progress: progress)
             } catch {
                 liveFailure.withLock { $0 = error.error }
+                try fallBackToViews(markFailure: markFailure, progress: progress)
                 return
             }
             start = .replayed(setAside: setAside.why)
         }
         set.logHead = head
         liveStart.withLock { $0 = start }
-        liveSlot.withLock { $0 = LeftRight(set) }
+        let live = LeftRight(set)
+        liveSlot.withLock { $0 = live }
         viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
-        let checkpointer = ViewsCheckpointer(coalescing: Self.checkpointCoalescing) { [weak self] in self?.checkpointViews() }
-        checkpointerSlot.withLock { $0 = checkpointer }
+        var last: LiveSaveSchedule.Saved?
+        if case .saved(let at, _) = start { last = LiveSaveSchedule.Saved(sequence: at, bytes: LiveStateFile.size(at: liveStateURL)) }
+        let saver = LiveStateSaver(last: last, least: liveStateSaveEvents) { [weak self] in self?.saveLiveInBackground(live) }
+        saverSlot.withLock { $0 = saver }
+        // A start that replayed past a save's due point saves at once: a kill before the
+        // next commit would replay as much again.
+        saver.committed(head.sequence)
     }
 
     /// Why a saved live state was not used.
@@ -79,7 +87,7 @@ extension LMDBBackend {
         }
     }
 
-    /// The live state saved at the last close (``LiveStateFile``), brought to `head` by a
+    /// The live state saved last (``LiveStateFile``), brought to `head` by a
     /// replay of the log's later events (how many is returned). Fails when there is no
     /// file, or when it cannot be used: damaged, written by a version that folds
     /// differently, or of a log position this log does not hold (the record there is
@@ -88,13 +96,34 @@ extension LMDBBackend {
     /// A file left by a save the process did not finish is removed.
     private func loadSavedLive(through head: LogHead, progress: (UInt64, UInt64) -> Void) -> Result<(StoreSet, UInt64), SetAside> {
         unlink(liveStateURL.path + ".new")
+        var set: StoreSet
+        switch savedLive(through: head) {
+        case .success(let loaded): set = loaded
+        case .failure(let setAside): return .failure(setAside)
+        }
+        let saved = set.logHead
+        if saved.sequence < head.sequence {
+            do {
+                set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, from: consume set, progress: progress)
+            } catch {
+                if error.sequence != nil { return .failure(.logFailed(error.error)) }
+                return .failure(.unusable("the log's events after it could not be replayed: \(error.error)"))
+            }
+        }
+        return .success((set, head.sequence - saved.sequence))
+    }
+
+    /// The state saved last (``LiveStateFile``), if this log can take it: this version's
+    /// fold, and a log position the log holds (the same record there: the checksums
+    /// chain, so the whole log up to it is the one it was folded from).
+    func savedLive(through head: LogHead) -> Result<StoreSet, SetAside> {
         do {
             guard let loaded = try LiveStateFile.read(liveStateURL) else { return .failure(.none) }
             guard loaded.fold == LiveStateFile.foldVersion else {
                 return .failure(.unusable("it was folded by a version whose fold is \(loaded.fold), not \(LiveStateFile.foldVersion)"))
             }
-            var set = loaded.set
-            _ = consume loaded  // the only reference to the set's tables: the replay changes them in place
+            let set = loaded.set
+            _ = consume loaded  // the only reference to the set's tables: a replay changes them in place
             let saved = set.logHead
             guard saved.sequence <= head.sequence else {
                 return .failure(.unusable("it reflects event \(saved.sequence), past the log's last (\(head.sequence))"))
@@ -105,15 +134,7 @@ extension LMDBBackend {
                     return .failure(.unusable("the log's event \(saved.sequence) is not the one it was folded from"))
                 }
             }
-            if saved.sequence < head.sequence {
-                do {
-                    set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, from: consume set, progress: progress)
-                } catch {
-                    if error.sequence != nil { return .failure(.logFailed(error.error)) }
-                    return .failure(.unusable("the log's events after it could not be replayed: \(error.error)"))
-                }
-            }
-            return .success((set, head.sequence - saved.sequence))
+            return .success(set)
         } catch {
             return .failure(.unusable("\(error)"))
         }
@@ -124,9 +145,25 @@ extension LMDBBackend {
     func saveLive() {
         guard let live else { return }
         do {
-            try live.read { set in try LiveStateFile.write(set, to: liveStateURL) }
+            _ = try live.read { set in try LiveStateFile.write(set, to: liveStateURL) }
         } catch {
             warn?("the live state was not saved (the next start replays the log instead): \(error)")
+        }
+    }
+
+    /// Saves a copy of the published live state, on the saver's thread
+    /// (``LiveStateSaver``): the copy is taken under the read (a retain of each table), the
+    /// file written outside it, so readers and the writer go on. The writer then copies the
+    /// tables it changes next, once, as it does for a reader that stays. A failure is told
+    /// (``warn``) and returns `nil`.
+    private func saveLiveInBackground(_ live: LeftRight<StoreSet>) -> LiveSaveSchedule.Saved? {
+        let set = live.read { $0 }
+        do {
+            let bytes = try LiveStateFile.write(set, to: liveStateURL)
+            return LiveSaveSchedule.Saved(sequence: set.logHead.sequence, bytes: bytes)
+        } catch {
+            warn?("the live state was not saved in the background (a start after a kill replays more of the log): \(error)")
+            return nil
         }
     }
 
@@ -146,62 +183,14 @@ extension LMDBBackend {
         return Dictionary(capacities ?? [], uniquingKeysWith: { first, _ in first })
     }
 
-    /// Folds the log's events the views lack into them, in one transaction of the views.
-    /// A failure is recorded as a fault of the views (the next fold tries again; commits
-    /// are refused once the views lag ``maxViewsLag`` events).
-    func checkpointViews() {
-        viewsWriter.withLock { _ in
-            guard !viewsEnv.isClosed else { return }
-            guard viewsApplied.load(ordering: .acquiring) < committedHead.withLock({ $0 }).sequence else {
-                // Views that hold every event are behind nothing (a fault left by an open
-                // on a full disk, say).
-                viewsFault.withLock { fault in if case .behind? = fault { fault = nil } }
-                return
-            }
-            do {
-                try ensureMarkedOpen()
-                try withGrowingMap(only: viewsEnv) { try foldMissingEvents() }
-                viewsApplied.store(try viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence, ordering: .releasing)
-                viewsFault.withLock { fault in if case .behind? = fault { fault = nil } }
-                noteViewsCommitted()
-            } catch {
-                let wrapped = ChordStoreError.wrapping(error)
-                viewsFault.withLock { fault in
-                    // Damage stays until a rebuild: a passing failure does not hide it.
-                    if case .damaged? = fault { return }
-                    fault = if wrapped.code == .dataLoss || wrapped.reason == .diverged {
-                        .damaged(ChordStoreError(
-                            .unavailable, "the views could not take events the log holds (\(wrapped.message)); restart the server to rebuild them"))
-                    } else {
-                        .behind(wrapped)
-                    }
-                }
-            }
-        }
-    }
-
-    /// How many events the views lack (live state only).
-    var viewsLag: UInt64 {
-        let head = committedHead.withLock { $0 }.sequence
-        let applied = viewsApplied.load(ordering: .acquiring)
-        return head > applied ? head - applied : 0
-    }
-
-    /// Before a commit on the live state: a damaged log refuses it; views more than
-    /// ``maxViewsLag`` behind are caught up first (their failure refuses it).
+    /// Before a commit on the live state: a damaged log refuses it.
     private func prepareLiveCommit() throws(ChordStoreError) {
         if case .damaged(let error)? = viewsFault.withLock({ $0 }) { throw error }
-        guard viewsLag > maxViewsLag else { return }
-        checkpointViews()
-        if viewsLag > maxViewsLag {
-            throw viewsFault.withLock { $0 }?.error
-                ?? ChordStoreError(.unavailable, "the views are more than \(maxViewsLag) events behind the log and could not catch up")
-        }
     }
 
     /// One turn of the writer on the live state: the batch is decided against memory and
     /// its records appended to the log, in one durable commit of the log; the changed
-    /// state is then published, and the views take the batch later.
+    /// state is then published.
     func commitLive(
         _ live: LeftRight<StoreSet>, _ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs
     ) -> [Result<CommittedEvent, ChordStoreError>] {
@@ -239,8 +228,8 @@ extension LMDBBackend {
     }
 
     /// Runs `change` on the writer's copy of the live state with the log's write
-    /// transaction, commits the log (durably), publishes the state and tells the
-    /// checkpoint thread. `replay` makes the change's replay from its result, the head
+    /// transaction, commits the log (durably), publishes the state and tells the thread
+    /// that saves it. `replay` makes the change's replay from its result, the head
     /// before and the head after; `nil` replays the records the change appended. Retried
     /// after a growth of the log's map (the failed try is discarded whole).
     private func appendLive<T: Sendable>(
@@ -273,15 +262,15 @@ extension LMDBBackend {
         return (outcome.0, outcome.2)
     }
 
-    /// Records `head` as the log's last committed record and wakes the checkpoint thread.
+    /// Records `head` as the log's last committed record and tells the thread that saves
+    /// the live state (which wakes when a save is due).
     private func committedLive(_ head: LogHead) {
         committed(head)
-        checkpointerSlot.withLock { $0 }?.note()
+        saverSlot.withLock { $0 }?.committed(head.sequence)
     }
 
     /// A follower's batch on the live state: the log takes it (one durable commit), the
-    /// live state applies it and is published, then `logged` is called; the views take
-    /// it later.
+    /// live state applies it and is published, then `logged` is called.
     func appendReplicatedLive(
         _ live: LeftRight<StoreSet>, _ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void
     ) throws(ChordStoreError) -> LogHead {
@@ -311,7 +300,8 @@ extension LMDBBackend {
         return head
     }
 
-    /// Replaces the live state with a replay of the log up to `last` (all of it if `nil`).
+    /// Replaces the live state with a replay of the log up to `last` (all of it if `nil`);
+    /// the next commit saves it (a state saved before may be of events no longer logged).
     func replaceLive(_ live: LeftRight<StoreSet>, through last: UInt64?) throws(ChordStoreError) {
         let logHead = committedHead.withLock { $0 }
         let total = min(last ?? .max, logHead.sequence)
@@ -327,6 +317,7 @@ extension LMDBBackend {
                 set.logHead = head
                 return set
             }
+            saverSlot.withLock { $0 }?.forget()
         } catch {
             throw ChordStoreError.wrapping(error)
         }

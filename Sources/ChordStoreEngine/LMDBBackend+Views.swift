@@ -218,34 +218,47 @@ extension LMDBBackend {
         let total = min(last ?? .max, logHead.sequence)
         do {
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
-            let replay: StoreSet
+            var replay: StoreSet
             do {
                 // The load after the replay takes as long again: 100% is said once it is done.
                 replay = try LogReplay.replay(self, through: total) { done, all in progress(min(done, max(all, 1) - 1), all) }
             } catch {
                 throw error.error
             }
+            replay.logHead = head
+            try loadViews(replay)
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+        progress(total, total)
+    }
+
+    /// Replaces the views with `set` (a replay, or a copy of the live state) in one
+    /// transaction of the views, writing every index in key order with `MDB_APPEND`
+    /// (``ViewLoader``); they then hold the log up to `set.logHead`. Atomic: a crash
+    /// leaves the old views.
+    func loadViews(_ set: StoreSet) throws(ChordStoreError) {
+        do {
             // The map grows once to what the load will take on top of the pages the views
             // it replaces hold (freed only when the load commits; pages free already are
             // taken again). If that falls short, the load is retried after a growth of the
             // views' map (the only one it writes).
             let inUse = try viewsEnv.withReadTransaction { txn in try dbs.views.reduce(0) { try $0 + txn.stat($1).pages } }
-            let wanted = inUse * viewsEnv.pageSize + ViewLoader.estimatedBytes(replay)
+            let wanted = inUse * viewsEnv.pageSize + ViewLoader.estimatedBytes(set)
             let mapSize = viewsEnv.mapSize
             if wanted > mapSize { try? viewsEnv.grow(by: wanted - mapSize, upTo: maxMapSize) }
-            // Replayed once; only the load is retried if the views' map must grow.
+            // Made once; only the load is retried if the views' map must grow.
             try withGrowingMap(only: viewsEnv) {
                 viewLoads.wrappingAdd(1, ordering: .relaxed)
                 try viewsEnv.withWriteTransaction { txn in
                     for db in dbs.views { try txn.empty(db) }
-                    try ViewLoader.load(replay, txn: txn, dbs: dbs)
+                    try ViewLoader.load(set, txn: txn, dbs: dbs)
                     try txn.put(dbs.meta, key: StoreDatabases.viewsKey, value: [Self.viewsVersion])
-                    try AppliedHead.write(head, txn, dbs)
+                    try AppliedHead.write(set.logHead, txn, dbs)
                 }
             }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
-        progress(total, total)
     }
 }

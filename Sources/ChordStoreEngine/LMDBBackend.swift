@@ -15,7 +15,7 @@ import Synchronization
 /// machine went down while they were open (``ViewsMarker``).
 ///
 /// With live state (`LMDBBackend+Live.swift`), commits and reads use a state in memory
-/// instead, and the views are folded by a background thread, behind the log.
+/// instead, saved whole as the checkpoint; the views then take no commit.
 final class LMDBBackend: StorageBackend {
     /// The on-disk format this code writes and reads: 4 has tokens (records may carry the
     /// id of the token that made them, and token events; format 3's records are format 4's
@@ -67,19 +67,19 @@ final class LMDBBackend: StorageBackend {
     /// The live state, when it is kept (``ChordStore/Options/liveState``); see
     /// `LMDBBackend+Live.swift`.
     let liveSlot = Mutex<LeftRight<StoreSet>?>(nil)
-    /// The thread that folds the live state's commits into the views.
-    let checkpointerSlot = Mutex<ViewsCheckpointer?>(nil)
-    /// The last event the views hold, with live state (the checkpoint thread keeps it).
+    /// The thread that saves the live state in the background.
+    let saverSlot = Mutex<LiveStateSaver?>(nil)
+    /// The last event the views hold, with live state (whatever brings them up keeps it).
     let viewsApplied = Atomic<UInt64>(0)
-    /// Held by whoever writes the views while the checkpoint thread may: the checkpoint
-    /// (`checkpointViews`, called by that thread, the writer past the lag, verify, a
-    /// backup's copy and close), rebuilds and truncations.
+    /// Held by whoever writes the views, with live state, where more than one thread may:
+    /// bringing them up (`bringViewsUp`, for a backup's copy or verify), rebuilds and
+    /// truncations.
     let viewsWriter = Mutex<Void>(())
     /// Why the live state could not be built when the store opened (it then serves its
     /// views), or `nil`.
     let liveFailure = Mutex<ChordStoreError?>(nil)
-    /// With live state, the most events the views may lag behind the log.
-    let maxViewsLag: UInt64
+    /// With live state, the least events between two background saves of it.
+    let liveStateSaveEvents: UInt64
     /// The views' commit the last restore point names, pinned (see
     /// `LMDBBackend+RestorePoint.swift`); its lock serializes restore points.
     let pinnedViews = Mutex(PinnedViews())
@@ -92,7 +92,7 @@ final class LMDBBackend: StorageBackend {
     /// What the views' restore point did when the store opened after a machine crash, or
     /// `nil` if there was none to use.
     let viewsRecovery = Mutex<ViewsRecovery?>(nil)
-    /// Where the live state is saved at a close (``LiveStateFile``).
+    /// Where the live state is saved, at a close and in the background (``LiveStateFile``).
     let liveStateURL: URL
     /// How the live state was built when the store opened (`nil`: no live state).
     let liveStart = Mutex<LiveStart?>(nil)
@@ -109,7 +109,7 @@ final class LMDBBackend: StorageBackend {
         lock = try DirectoryLock(directory: directory, inUse: options.directoryInUse)
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
-        maxViewsLag = options.maxViewsLag
+        liveStateSaveEvents = options.liveStateSaveEvents
         warn = options.warn
         liveStateURL = directory.appendingPathComponent(LiveStateFile.name)
         maxMapSize = max(1 << 20, options.maxMapSize)
@@ -145,7 +145,9 @@ final class LMDBBackend: StorageBackend {
             throw Self.openError(error, directory: directory)
         }
         markedOpen.store(markFailure == nil, ordering: .releasing)
-        try openViews(markFailure: markFailure, progress: progress)
+        // With live state the views are brought up only when something reads them, or
+        // when the state cannot be built (`startLive`).
+        if !options.liveState { try openViews(markFailure: markFailure, progress: progress) }
         let recovery: ViewsRecovery? = switch outcome {
         case nil: nil
         case .unusable(let why): .unusable(why: why)
@@ -164,18 +166,20 @@ final class LMDBBackend: StorageBackend {
                     reason: .logDamaged))
             }
         }
-        if options.liveState { startLive(progress: progress) }
-        if let interval = options.restorePointInterval { startViewsSyncer(interval: interval, events: options.restorePointEvents) }
+        if options.liveState { try startLive(markFailure: markFailure, progress: progress) }
+        // With live state the saved state is the restore point: the views take no commit.
+        if let interval = options.restorePointInterval, live == nil {
+            startViewsSyncer(interval: interval, events: options.restorePointEvents)
+        }
     }
 
     /// Why commits are refused now, if they are: a full disk (until space is freed), a
     /// damaged log (until it is repaired and the views rebuilt), or a map at
     /// ``maxMapSize`` (since the last commit refused for it, until one succeeds).
-    /// With live state, views behind the log refuse nothing until they lag
-    /// ``maxViewsLag`` events.
+    /// With live state, views behind the log refuse nothing (they take no commit).
     var writeRefusal: ChordStoreError? {
         let fault = viewsFault.withLock { fault -> ChordStoreError? in
-            if case .behind? = fault, live != nil, viewsLag <= maxViewsLag { return nil }
+            if case .behind? = fault, live != nil { return nil }
             return fault?.error
         }
         return fault ?? (hasMapLimitRefusal.load(ordering: .acquiring) ? mapLimitRefusal.withLock { $0 } : nil)
@@ -198,7 +202,8 @@ final class LMDBBackend: StorageBackend {
         return try withViewStores(body)
     }
 
-    /// Runs `body` on the views (with live state, the checkpoint).
+    /// Runs `body` on the views (with live state, as far as they were brought up: see
+    /// ``bringViewsUp()``).
     func withViewStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
         do {
@@ -215,13 +220,32 @@ final class LMDBBackend: StorageBackend {
 
     func logHead() throws(ChordStoreError) -> LogHead { committedHead.withLock { $0 } }
 
-    /// With live state, the live state is checked, then the views (after a checkpoint;
-    /// against a replay up to the last event they hold, should the disk have kept them
-    /// from taking every one). Views damaged since the store opened are a problem.
+    /// The last event the views hold.
+    func viewsHead() throws(ChordStoreError) -> LogHead {
+        do {
+            return try viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }
+        } catch {
+            throw ChordStoreError.wrapping(error)
+        }
+    }
+
+    /// With live state, the live state is checked, then the state saved last
+    /// (``LiveStateFile``, against a replay up to the event it reflects), then the views
+    /// once brought up (``bringViewsUp()``; against a replay up to the last event they
+    /// hold, should a full disk keep them from being brought up). Views damaged since the
+    /// store opened are a problem.
     func verify(progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) -> VerifyReport {
         let report = try withStores { try Verifier.verify($0, backend: self, progress: progress) }
         guard live != nil, report.isSound else { return report }
-        checkpointViews()
+        let saved = try verifySavedLive(progress: progress)
+        guard saved.isSound else { return saved }
+        do throws(ChordStoreError) {
+            try bringViewsUp()
+        } catch where error.code == .resourceExhausted {
+            // A full disk: the views are checked up to the last event they hold.
+        } catch {
+            return VerifyReport(events: report.events, problem: error)
+        }
         if case .damaged(let error)? = viewsFault.withLock({ $0 }) { return VerifyReport(events: report.events, problem: error) }
         return try withViewStores { try Verifier.verify($0, backend: self, progress: progress) }
     }
@@ -354,63 +378,6 @@ final class LMDBBackend: StorageBackend {
         return logged.result
     }
 
-    func truncate(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        guard let live else { return try truncateLog(after: sequence) }
-        // The live state is cut first (readers then see no cut event), the views and the
-        // log after it; if those fail, the state is replayed from the uncut log again.
-        return try viewsWriter.withLock { _ throws(ChordStoreError) in
-            try replaceLive(live, through: sequence)
-            let head: LogHead
-            do {
-                head = try truncateLog(after: sequence)
-            } catch {
-                // The log was not cut (its views are caught up with it again): neither is
-                // the state.
-                try? replaceLive(live, through: nil)
-                viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
-                throw ChordStoreError.wrapping(error)
-            }
-            viewsApplied.store(head.sequence, ordering: .releasing)
-            return head
-        }
-    }
-
-    /// Cuts the log after `sequence`, and the views with it.
-    private func truncateLog(after sequence: UInt64) throws(ChordStoreError) -> LogHead {
-        // The views are rebuilt from the records up to `sequence` first, in one
-        // transaction, so no reader ever sees the views of the cut log; then the records
-        // after it go, in one transaction of the log. Should the process die between the
-        // two, the views are caught up with the uncut log when it reopens, and the cut
-        // is made again by whoever asked for it.
-        try rebuildViews(through: sequence, progress: { _, _ in })
-        var failure: (any Error)?
-        do {
-            try withGrowingMap {
-                try logEnv.withWriteTransaction { txn in try Self.deleteRecords(after: sequence, txn, dbs) }
-            }
-        } catch {
-            failure = error
-        }
-        do {
-            let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs) }
-            committedHead.withLock { $0 = head }
-        } catch {
-            failure = failure ?? error
-        }
-        if let failure {
-            try? repairViews()  // the views stop at `sequence`, the log may not: fold its events back in
-            throw ChordStoreError.wrapping(failure)
-        }
-        // Snapshot files are numbered in store default's sequence, not in log positions.
-        let defaultHead = (try? withSnapshot(store: StoreName.default) { $0.record.head }) ?? 0
-        snapshotFiles?.discard(after: defaultHead)
-        // A cut that removed the damaged records lets the store take writes again.
-        if case .damaged? = viewsFault.withLock({ $0 }), checkLogTail() == nil {
-            viewsFault.withLock { $0 = nil }
-        }
-        return committedHead.withLock { $0 }
-    }
-
     func storedEpoch() throws(ChordStoreError) -> UInt64 {
         do {
             return try logEnv.withReadTransaction { txn in
@@ -460,11 +427,11 @@ final class LMDBBackend: StorageBackend {
     }
 
     /// Syncs the views to disk and records the clean close, then releases the files. With
-    /// live state, the views first take every event (if the disk lets them).
+    /// live state, the state is saved first (the background save in progress, if any,
+    /// ends before).
     func close() {
-        if let checkpointer = checkpointerSlot.withLock({ $0 }) {
-            checkpointer.stop()
-            checkpointViews()
+        if let saver = saverSlot.withLock({ $0 }) {
+            saver.stop()
             saveLive()
         }
         stopViewsSyncer()
@@ -474,18 +441,6 @@ final class LMDBBackend: StorageBackend {
         viewsEnv.close()
         logEnv.close()
         lock.release()
-    }
-
-    private static func deleteRecords(after sequence: UInt64, _ txn: Transaction, _ dbs: StoreDatabases) throws {
-        var doomed: [[UInt8]] = []
-        try txn.withCursor(dbs.log) { cursor in
-            var entry = try StoreKeys.sequence(sequence + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let found = entry {
-                doomed.append(Array(found.key))
-                entry = try cursor.next()
-            }
-        }
-        for key in doomed { _ = try txn.delete(dbs.log, key: key) }
     }
 
     /// Runs `body`, growing the maps and retrying whenever it fails with `MDB_MAP_FULL`

@@ -86,7 +86,9 @@ enum LiveStateFile {
     /// Writes `set` to `target` through a file beside it (`.new`, written front to back
     /// past the page cache: ``SequentialFileWriter``), synced and renamed over the old
     /// one; the directory is synced. A failure leaves the old file or none.
-    static func write(_ set: StoreSet, fold: UInt64 = foldVersion, to target: URL) throws(ChordStoreError) {
+    /// Returns the file's size in bytes.
+    @discardableResult
+    static func write(_ set: StoreSet, fold: UInt64 = foldVersion, to target: URL) throws(ChordStoreError) -> Int {
         let temporary = target.path + ".new"
         unlink(temporary)  // left by a save cut short
         do throws(ChordStoreError) {
@@ -106,6 +108,13 @@ enum LiveStateFile {
             throw error
         }
         try DurableFile.sync(target.deletingLastPathComponent().path)
+        return size(at: target)
+    }
+
+    /// The size in bytes of the file at `url` (0 if there is none).
+    static func size(at url: URL) -> Int {
+        var info = stat()
+        return stat(url.path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// The frames of `set`, in the order ``read(_:)`` takes them (sorted where the set

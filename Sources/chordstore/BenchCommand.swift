@@ -94,7 +94,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
     @Flag(help: "Print an 'ack' line per acknowledged command.") var printAcks = false
     @Flag(help: "Skip fsync at commit (shows the CPU ceiling; acknowledged writes are not durable).") var noSync = false
     @Option(help: "Threads reading one chordset in a loop while the appends run (0...64).") var readers = 0
-    @Flag(help: "Keep the state in memory, the views folded in the background (as serve --live-state).") var liveState = false
+    @Flag(help: "Keep the state in memory, saved in the background, the views taking no commit (as serve --live-state).") var liveState = false
 
     func validate() throws {
         guard (1...4_096).contains(callers) else { throw ValidationError("--callers must be 1...4096") }

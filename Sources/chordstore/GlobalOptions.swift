@@ -218,11 +218,15 @@ func serverCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>
 /// Runs `body` with an open store in the data directory, closing it afterwards, and
 /// prints a refusal as `CODE: message` with exit status 1. `stoppedServerOnly`: the verb
 /// has no `--server` form, so a directory another process holds is refused with advice
-/// to stop it, not to send the verb to its server.
-func withStore<T>(_ global: GlobalOptions, stoppedServerOnly verb: String? = nil, _ body: (ChordStore) async throws -> T) async throws -> T {
+/// to stop it, not to send the verb to its server. `liveState`: open it as `serve
+/// --live-state` does (``ChordStore/Options/liveState``).
+func withStore<T>(
+    _ global: GlobalOptions, stoppedServerOnly verb: String? = nil, liveState: Bool = false, _ body: (ChordStore) async throws -> T
+) async throws -> T {
     let store: ChordStore
     do {
         var options = ChordStore.Options()
+        options.liveState = liveState
         if let verb {
             let path = URL(fileURLWithPath: global.dataDirectory).path
             options.directoryInUse = { owner in

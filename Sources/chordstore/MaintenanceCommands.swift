@@ -23,7 +23,9 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 }
 
-/// `chordstore verify`: checks every record and compares a replay with the views.
+/// `chordstore verify`: checks every record and compares a replay with the views (and,
+/// for a directory served with `--live-state`, with the state saved last and the state
+/// loaded from it).
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -35,6 +37,12 @@ struct VerifyCommand: AsyncParsableCommand {
             Checks every event's checksum chain and sequence (no gap), replays the whole log
             into a fresh state checking the invariants, and compares the result with the
             live views. Reports the first problem with its sequence number; exits 1 if any.
+
+            A directory a server with --live-state used (it holds live-state) is opened as
+            that server opens it: the state saved last is loaded and the log's later events
+            replayed into memory. Verify then compares the replay with that state, with the
+            state saved last (the one a start would load) and with the views, brought up
+            from the state in memory first. It holds the state in memory twice meanwhile.
 
             What it cannot see: LMDB keeps no checksums of its own pages, so damage to a
             page header or a B-tree branch page may make LMDB fail (or crash) while reading
@@ -50,7 +58,9 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let started = ContinuousClock.now
         try global.requireDataDirectory(toDo: "nothing to verify")
-        let report = try await withStore(global, stoppedServerOnly: "verify") { store in
+        let live = FileManager.default.fileExists(
+            atPath: URL(fileURLWithPath: global.dataDirectory).appendingPathComponent(ChordStore.liveStateFileName).path)
+        let report = try await withStore(global, stoppedServerOnly: "verify", liveState: live) { store in
             let progress = ProgressReporter(label: "verifying")
             defer { progress.finish() }
             return try store.verify(progress: progress.report)
@@ -72,7 +82,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let place = report.sequence.map { " at event \($0)" } ?? ""
             throw Failure(ChordStoreError(problem.code, "verify failed\(place): \(problem.message)"))
         }
-        Output.print("ok: \(report.events) events verified in \(String(format: "%.2f", seconds)) s; the views match a replay of the log")
+        Output.print("ok: \(report.events) events verified in \(String(format: "%.2f", seconds)) s; \(live ? "the state in memory, the state saved last and the views match" : "the views match") a replay of the log")
     }
 }
 

@@ -129,10 +129,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a quorum write waits for a majority when its call has no earlier deadline.")
     var quorumTimeout = 10
     @Flag(help: ArgumentHelp(
-        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, reads are answered from it, and a background thread folds the commits into the views (at most 8,192 events behind the log). A clean stop saves the state to DIR/live-state and the next start loads it and replays only the log's later events; without one (or with one that is not this log's) opening replays the whole log into memory. Memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
+        "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, and reads are answered from it. The state is saved to DIR/live-state at a clean stop and in the background (see --live-state-save-events); a start loads it and replays only the log's later events (without one, or with one that is not this log's, the whole log). The views take no commit: a backup, a new follower's copy or verify brings them up first. Memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
     var liveState = false
     @Option(help: ArgumentHelp(
-        "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Default: none.",
+        "With --live-state, the least events between two saves of the state in the background: a start after a kill or a machine crash replays at most about this many events after the state saved last (more for a large state: its file's size in bytes / 128, so that saving costs each event about a microsecond).",
+        valueName: "EVENTS"))
+    var liveStateSaveEvents = ChordStore.Options().liveStateSaveEvents
+    @Option(help: ArgumentHelp(
+        "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Not taken while --live-state keeps the state in memory: its saved state plays that part. Default: none.",
         valueName: "SECONDS"))
     var restorePointInterval: Double?
     @Option(help: "Most stores the server holds, 'default' included; creating one more is refused with RESOURCE_EXHAUSTED.")
@@ -185,6 +189,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-streams-per-token, --max-streams-per-store, --max-live-queries, --max-live-queries-per-token and --max-live-queries-per-store must be positive")
         }
         guard maxStreamResets >= 0 else { throw ValidationError("--max-stream-resets must not be negative") }
+        guard liveStateSaveEvents >= 1 else { throw ValidationError("--live-state-save-events must be at least 1") }
         if let seconds = restorePointInterval, !(0.01...3_600).contains(seconds) {
             throw ValidationError("--restore-point-interval must be 0.01...3600 seconds")
         }
@@ -397,13 +402,14 @@ struct ServeCommand: AsyncParsableCommand {
         let store: ChordStore
         do {
             let progressLogger = logger
-            let label = liveState ? "opening the store (the views caught up, the log replayed into memory)" : "rebuilding the views"
+            let label = liveState ? "opening the store (the log replayed into memory)" : "rebuilding the views"
             let progress = ProgressReporter(label: label, log: { progressLogger.info("\($0)") })
             defer { progress.finish() }
             var options = ChordStore.Options()
             options.maxStores = maxStores
             options.maxTokens = maxTokens
             options.liveState = liveState
+            options.liveStateSaveEvents = liveStateSaveEvents
             options.restorePointInterval = restorePointInterval.map { .milliseconds(Int($0 * 1_000)) }
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }
@@ -416,7 +422,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let recovery = store.viewsRecovery { logger.notice("\(recovery)") }
         if let start = store.liveStateStart { logger.notice("\(start)") }
         if let failure = store.liveStateFailure {
-            logger.warning("--live-state: the log cannot be replayed into memory; serving the views instead (run chordstore verify)", metadata: [
+            logger.warning("--live-state: the log cannot be replayed into memory; serving the views, rebuilt up to the damage, instead (run chordstore verify)", metadata: [
                 "error": "\(failure)",
             ])
         }

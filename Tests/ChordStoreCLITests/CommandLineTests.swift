@@ -36,6 +36,26 @@ struct CommandLineTests {
         #expect(profile.stdout.hasPrefix("2 chordsets, 16 chords"))
     }
 
+    @Test("verify opens a directory a --live-state server used (it holds live-state) as that server does, and checks the state in memory, the state saved last and the views")
+    func verifyLiveState() async throws {
+        let data = dataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var options = ChordStore.Options()
+        options.liveState = true
+        let store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options)
+        for index in 0..<5 { _ = try await store.execute(.addChordset(AddChordset(title: "c\(index)"))) }
+        store.close()
+        #expect(FileManager.default.fileExists(atPath: URL(fileURLWithPath: data).appendingPathComponent(ChordStore.liveStateFileName).path))
+        let verify = try await runChordstore(["verify", "--data", data])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdout.hasPrefix("ok: 5 events verified"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("the state in memory, the state saved last and the views match a replay of the log"), "\(verify.stdout)")
+        // A data directory without the file is verified as before.
+        try FileManager.default.removeItem(at: URL(fileURLWithPath: data).appendingPathComponent(ChordStore.liveStateFileName))
+        let plain = try await runChordstore(["verify", "--data", data])
+        #expect(plain.stdout.contains("; the views match a replay of the log"), "\(plain.stdout)")
+    }
+
     @Test("a refused command exits 1 with the status code and the reason on standard error")
     func refusal() async throws {
         let data = dataDirectory()

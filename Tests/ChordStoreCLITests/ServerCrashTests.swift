@@ -21,9 +21,13 @@ struct ServerCrashTests {
 
     /// Serves `directory` with `arguments` while 4 clients add chordsets, and kills the
     /// server with SIGKILL once they write (a moment later each `round`); the adds it
-    /// acknowledged go to `acknowledged`.
-    static func writeAndKill(_ directory: URL, _ arguments: [String], round: Int, _ acknowledged: AcknowledgedWrites) async throws {
-        let (process, port, _) = try await Self.serve(directory, arguments)
+    /// acknowledged go to `acknowledged`. With `waitingFor`, the kill also waits (up to
+    /// 20 s) until that file exists. Returns what the server logged.
+    @discardableResult
+    static func writeAndKill(
+        _ directory: URL, _ arguments: [String], round: Int, _ acknowledged: AcknowledgedWrites, waitingFor file: URL? = nil
+    ) async throws -> String {
+        let (process, port, log) = try await Self.serve(directory, arguments)
         let writers = Task {
             await withTaskGroup(of: Void.self) { group in
                 for client in 0..<4 {
@@ -48,19 +52,28 @@ struct ServerCrashTests {
         while acknowledged.all.count < before + 20, Date().timeIntervalSince(start) < 20 {
             try await Task.sleep(for: .milliseconds(5))
         }
+        while let file, !FileManager.default.fileExists(atPath: file.path), Date().timeIntervalSince(start) < 20 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         try await Task.sleep(for: .milliseconds(50 * round))
         kill(process.processIdentifier, SIGKILL)
         try await offPool { process.waitUntilExit() }
         await writers.value
+        return log.text
     }
 
-    @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write (views, then --live-state)", arguments: [false, true])
+    @Test("SIGKILL during concurrent writes from 4 clients loses no acknowledged write (views, then --live-state, saving its state in the background every 16 events: each start after a kill loads a state the background saved)", arguments: [false, true])
     func killServer(live: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let acknowledged = AcknowledgedWrites()
         for round in 0..<3 {
-            try await Self.writeAndKill(directory, ["--auth", "none"] + (live ? ["--live-state"] : []), round: round, acknowledged)
+            let log = try await Self.writeAndKill(
+                directory, ["--auth", "none"] + (live ? ["--live-state", "--live-state-save-events", "16"] : []), round: round, acknowledged,
+                waitingFor: live ? directory.appendingPathComponent("live-state") : nil)
+            if live, round > 0 {
+                #expect(log.contains("the live state was loaded from the state saved last"), "\(log)")
+            }
         }
         let ids = acknowledged.all
         #expect(ids.count > 50, "the clients should have written before the kills")

@@ -4,16 +4,18 @@ import ChordStoreRecords
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
-/// The live state saved at a close (`DIR/live-state`, ``LiveStateFile``): the next opening
+/// The live state saved at a close and in the background (`DIR/live-state`, ``LiveStateFile``): the next opening
 /// loads it and replays only the log's later events, and sets it aside whenever it is
 /// not the state of this log.
 @Suite("Live state file")
 struct LiveStateFileTests {
-    private static func open(_ directory: URL, live: Bool = true) throws -> ChordStore {
+    private static func open(_ directory: URL, live: Bool = true, saveEvents: UInt64? = nil) throws -> ChordStore {
         var options = ChordStore.Options()
         options.seed = 5
         options.liveState = live
+        if let saveEvents { options.liveStateSaveEvents = saveEvents }
         return try ChordStore.open(at: directory, options: options)
     }
 
@@ -164,6 +166,68 @@ struct LiveStateFileTests {
             Issue.record("the saved state was not used")
             return
         }
+    }
+
+    @Test("the state is saved in the background once the log has grown by liveStateSaveEvents events since the last save, while commits go on; a start after a kill loads the state saved last and replays only the later events")
+    func savedInTheBackground() async throws {
+        let directory = temporaryDirectory()
+        let background: Data
+        let at: UInt64
+        do {
+            let store = try Self.open(directory, saveEvents: 25)
+            let saver = try #require(try Self.backend(store).saverSlot.withLock { $0 })
+            for index in 0..<24 { _ = try await store.add("c\(index)") }
+            #expect(saver.saves.load(ordering: .relaxed) == 0)
+            #expect(!FileManager.default.fileExists(atPath: Self.file(directory).path))
+            for index in 24..<30 { _ = try await store.add("c\(index)") }
+            #expect(await eventually(timeout: .seconds(20)) { saver.saves.load(ordering: .relaxed) == 1 })
+            background = try Data(contentsOf: Self.file(directory))
+            let saved = try #require(try LiveStateFile.read(Self.file(directory)))
+            at = saved.set.logHead.sequence
+            #expect((25...30).contains(at))
+            #expect(saved.set.stores[0]?.state.chordsetCount() == Int(at))
+            // The next save is due 25 events (or the file's bytes / 128) after that one.
+            for index in 30..<40 { _ = try await store.add("c\(index)") }
+            #expect(saver.saves.load(ordering: .relaxed) == 1)
+            store.close()
+        }
+        // A kill after the background save skips the close's: its file is the one left.
+        try background.write(to: Self.file(directory))
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: at, replayed: 40 - at))
+        #expect(try store.chordsets().count == 40)
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(live, replayed) == nil)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("verify checks the state saved last against a replay up to its event: one the next start would load wrongly is a problem, one it would set aside is not")
+    func verifyChecksTheSavedState() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            for index in 0..<6 { _ = try await store.add("c\(index)") }
+            store.close()
+        }
+        let store = try Self.open(directory)
+        defer { store.close() }
+        // A state the file's checks pass (the right log position) that is not the log's,
+        // a chordset renamed in it, written while the store is open (its live state is right).
+        var loaded = try #require(try LiveStateFile.read(Self.file(directory)))
+        let first = try #require(loaded.set.stores[0]?.state.chordsetsInOrder().first)
+        let renamed = try loaded.set.withStore(try #require(loaded.set.store(id: 0))) { state, _, _ in
+            state.retitleChordset(first.id, to: "not in the log")
+        }
+        #expect(renamed)
+        try LiveStateFile.write(loaded.set, to: Self.file(directory))
+        let report = try store.verify()
+        #expect(report.problem?.message.contains("the state saved in") == true, "\(String(describing: report.problem))")
+        // A damaged file would be set aside by the next start: verify passes.
+        var bytes = try Data(contentsOf: Self.file(directory))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: Self.file(directory))
+        #expect(try store.verify().isSound)
     }
 
     @Test("a log cut back and written again (a follower's, after an election) sets aside a state saved before the cut, as a kill that skipped the close's save leaves it")

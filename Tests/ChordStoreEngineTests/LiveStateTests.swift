@@ -8,8 +8,8 @@ import Testing
 
 /// The LMDB backend with its state in memory (``ChordStore/Options/liveState``): commits
 /// are decided against memory and write only the log before they are answered; the views
-/// follow in the background as a checkpoint, at most ``ChordStore/Options/maxViewsLag``
-/// events behind; a store opens from them and the log.
+/// take no commit, and are brought up when something reads them; a store opens from the
+/// state saved last and the log.
 @Suite("Live state")
 struct LiveStateTests {
     private static func open(_ directory: URL, live: Bool = true, configure: (inout ChordStore.Options) -> Void = { _ in }) throws -> ChordStore {
@@ -42,7 +42,7 @@ struct LiveStateTests {
         try await store.execute(.renameChordset(id: first.id, title: "again"), context: CommandContext(session: "s", commandID: "r2"))
     }
 
-    @Test("commits are answered from memory before the views take them; the views catch up, on close too, and every way of opening the directory sees the same state")
+    @Test("commits are answered from memory and the views take none; they are brought up when verify reads them, not at a close; every way of opening the directory sees the same state")
     func viewsFollowTheLog() async throws {
         let directory = temporaryDirectory()
         let expected: StateSnapshot
@@ -50,34 +50,33 @@ struct LiveStateTests {
             let store = try Self.open(directory)
             let backend = try Self.backend(store)
             #expect(backend.live != nil)
-            // Without the checkpoint thread, a commit is answered, and read back, while the
-            // views have not taken it.
-            backend.checkpointerSlot.withLock { $0 }?.stop()
+            // A commit is answered, and read back, while the views have not taken it.
             let first = try await store.add("before the views")
             #expect(backend.viewsLag == 1)
             #expect(try store.chordset(first.id) != nil)
             #expect(try backend.withViewStores { try $0.logHead.sequence } == 0)
             try await store.execute(.deleteChordset(id: first.id))
             try await Self.work(store, adds: 30)
+            #expect(try backend.withViewStores { try $0.logHead.sequence } == 0)
             expected = try store.liveSnapshot()
             #expect(expected == (try store.replayedSnapshot()))
-            backend.checkpointViews()
+            // verify brings them up (a catch-up of 36 events) and checks them.
+            #expect(try store.verify().isSound)
             #expect(backend.viewsLag == 0)
             #expect(try Self.viewsSnapshot(backend) == expected)
-            #expect(try store.verify().isSound)
             // A repeated command id is answered from the log with its original event.
             let repeated = try await store.execute(.renameChordset(id: expected.chordsets[0].id, title: "again"), context: CommandContext(session: "s", commandID: "r2"))
             #expect(repeated.sequence == 36)
             for index in 0..<5 { _ = try await store.add("late \(index)") }
             store.close()
         }
-        // The close folded every event into the views (read alone, as a new follower does).
+        // The close left the views where verify brought them (read alone, as a new follower does).
         let views = try ChordStore.openViews(at: directory.appendingPathComponent("views"))
-        #expect(try views.lastLogSequence() == 41)
+        #expect(try views.lastLogSequence() == 36)
         views.close()
         let reopened = try Self.open(directory)
         #expect(try reopened.chordsets().count == 35)
-        #expect(try Self.viewsSnapshot(try Self.backend(reopened)) == (try reopened.liveSnapshot()))
+        #expect(try Self.backend(reopened).viewsLag == 5)
         // The undo stacks came back with the replay: session s undoes its last rename.
         try await reopened.execute(.undo, context: CommandContext(session: "s"))
         #expect(try reopened.chordsets()[0].title == "renamed")
@@ -89,7 +88,7 @@ struct LiveStateTests {
         #expect(try classic.verify().isSound)
     }
 
-    @Test("views a crash left behind the log are caught up when the store opens; the live state is the log's")
+    @Test("views a crash left behind the log are brought up when read; the live state is the log's")
     func crashLeavesViewsBehind() async throws {
         let directory = temporaryDirectory()
         let early = temporaryDirectory()
@@ -97,6 +96,7 @@ struct LiveStateTests {
         do {
             let store = try Self.open(directory)
             try await Self.work(store, adds: 10)
+            #expect(try store.verify().isSound)  // which brings the views up
             store.close()
             try FileManager.default.copyItem(at: directory.appendingPathComponent("views"), to: early)
             let reopened = try Self.open(directory)
@@ -104,36 +104,56 @@ struct LiveStateTests {
             expected = try reopened.liveSnapshot()
             reopened.close()
         }
-        // The views of the first opening beside the whole log, marked open in this boot:
-        // what a kill before the checkpoint thread folded the second opening's events leaves.
+        // The views of the first opening (brought up by its verify) beside the whole log,
+        // marked open in this boot: views behind the log, as a kill leaves them.
         try FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
         try FileManager.default.copyItem(at: early, to: directory.appendingPathComponent("views"))
         let boot = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         try boot.write(to: directory.appendingPathComponent("views/open"), atomically: true, encoding: .utf8)
         let store = try Self.open(directory)
         defer { store.close() }
+        let backend = try Self.backend(store)
         #expect(try store.liveSnapshot() == expected)
-        #expect(try Self.viewsSnapshot(try Self.backend(store)) == expected)
+        try backend.bringViewsUp()
+        #expect(backend.viewLoads.load(ordering: .relaxed) == 0)  // caught up, not loaded
+        #expect(try Self.viewsSnapshot(backend) == expected)
         try await store.execute(.undo, context: CommandContext(session: "s"))
         #expect(try store.verify().isSound)
     }
 
-    @Test("the views never fall more than maxViewsLag events behind: a commit past it folds them first")
-    func lagIsBounded() async throws {
-        let store = try Self.open(temporaryDirectory()) { $0.maxViewsLag = 50 }
+    @Test("views that must be rebuilt (here, gone) are loaded from a copy of the live state when read, without a replay")
+    func viewsLoadedFromTheLiveState() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            try await Self.work(store, adds: 20)
+            store.close()
+        }
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
+        let store = try Self.open(directory)
         defer { store.close() }
         let backend = try Self.backend(store)
-        // Without the checkpoint thread, only the bound folds the views.
-        backend.checkpointerSlot.withLock { $0 }?.stop()
-        for index in 0..<120 {
-            _ = try await store.add("c\(index)")
-            #expect(backend.viewsLag <= 51)
-        }
-        #expect(backend.viewsApplied.load(ordering: .acquiring) >= 69)
+        try await Self.work(store, adds: 5)
+        #expect(backend.viewLoads.load(ordering: .relaxed) == 0)
+        try backend.bringViewsUp()
+        #expect(backend.viewLoads.load(ordering: .relaxed) == 1)
+        #expect(backend.viewsLag == 0)
+        #expect(try Self.viewsSnapshot(backend) == (try store.liveSnapshot()))
         #expect(try store.verify().isSound)
+        // Current views are left as they are; a later commit leaves them one behind.
+        try backend.bringViewsUp()
+        #expect(backend.viewLoads.load(ordering: .relaxed) == 1)
+        _ = try await store.add("later")
+        #expect(backend.viewsLag == 1)
+        // A store opened without live state catches them up and serves them.
+        store.close()
+        let classic = try Self.open(directory, live: false)
+        defer { classic.close() }
+        #expect(try classic.chordsets().map(\.title).contains("later"))
+        #expect(try classic.verify().isSound)
     }
 
-    @Test("a follower's batch is acknowledged once the log holds it and the live state shows it; the views take it later")
+    @Test("a follower's batch is acknowledged once the log holds it and the live state shows it; the views take it when brought up")
     func followerBatch() async throws {
         let leader = try EngineKind.lmdb.makeStore(seed: 7)
         defer { leader.close() }
@@ -142,7 +162,6 @@ struct LiveStateTests {
         let follower = try Self.open(temporaryDirectory())
         defer { follower.close() }
         let backend = try Self.backend(follower)
-        backend.checkpointerSlot.withLock { $0 }?.stop()
         var seen: LogHead?
         let head = try backend.appendReplicated(batch, after: .start) { _ in
             seen = try? backend.withStores { try $0.logHead }
@@ -150,7 +169,7 @@ struct LiveStateTests {
         #expect(seen == head)
         #expect(try follower.chordsets() == leader.chordsets())
         #expect(try backend.withViewStores { try $0.logHead } == .empty)
-        backend.checkpointViews()
+        backend.catchUpViews()
         #expect(try backend.withViewStores { try $0.logHead } == head)
         #expect(try follower.verify().isSound)
     }
@@ -174,13 +193,26 @@ struct LiveStateTests {
             }
             store.close()
         }
+        do {
+            // Views of this log folded before the damage (by the opening above) are kept.
+            let store = try Self.open(directory)
+            defer { store.close() }
+            let backend = try Self.backend(store)
+            #expect(backend.live == nil)
+            #expect(store.liveStateFailure?.code == .dataLoss)
+            #expect(try store.chordsets().count == 5)
+            #expect(store.writeRefusal?.code == .dataLoss)
+            #expect(try !store.verify().isSound)
+        }
+        // Views that cannot serve (gone; with live state they may also stop far behind)
+        // are rebuilt from the records before the damaged one.
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("views"))
         let store = try Self.open(directory)
         defer { store.close() }
-        let backend = try Self.backend(store)
-        #expect(backend.live == nil)
-        #expect(store.liveStateFailure?.code == .dataLoss)
-        #expect(try store.chordsets().count == 5)
+        #expect(try Self.backend(store).live == nil)
+        #expect(try store.chordsets().map(\.title) == ["c0", "c1"])
         #expect(store.writeRefusal?.code == .dataLoss)
+        await #expect(throws: ChordStoreError.self) { _ = try await store.add("refused") }
         #expect(try !store.verify().isSound)
     }
 
@@ -196,7 +228,7 @@ struct LiveStateTests {
         #expect(try follower.head().sequence == 1)
         #expect(try backend.withStores { try $0.logHead } == .empty)
         #expect(follower.writeRefusal != nil)
-        backend.checkpointViews()
+        backend.catchUpViews()
         #expect(follower.writeRefusal != nil)
         #expect(follower.leadRefusal != nil)
         await #expect(throws: ChordStoreError.self) { _ = try await follower.add("refused") }

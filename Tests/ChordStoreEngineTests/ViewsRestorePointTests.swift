@@ -155,36 +155,37 @@ struct ViewsRestorePointTests {
         #expect(ViewsRestorePoint.read(in: Self.views(directory))?.applied == 10)
     }
 
-    @Test("with live state, restore points follow the views (which follow the log), and a crash goes back to one")
+    @Test("with live state no restore point is taken (the views take no commit): a machine crash loads the state saved last in the background and replays the log after it")
     func liveStateRestorePoint() async throws {
         let directory = temporaryDirectory()
         var options = ChordStore.Options()
         options.liveState = true
         options.restorePointInterval = .seconds(3_600)
         options.restorePointEvents = 25
+        options.liveStateSaveEvents = 25
         let store = try ChordStore.open(at: directory, options: options)
-        for n in 0..<60 { _ = try await store.add("c\(n)") }
         let backend = try Self.backend(store)
-        // A restore point is taken once the views hold 25 events past the last one; folds
-        // that take many events at once (a loaded machine) can end the last one anywhere
-        // past 60 - 25.
-        #expect(try await Self.eventually { (ViewsRestorePoint.read(in: Self.views(directory))?.applied ?? 0) > 60 - 25 },
-                "restore point at \(String(describing: ViewsRestorePoint.read(in: Self.views(directory))?.applied)), views at \(backend.viewsApplied.load(ordering: .acquiring))")
-        let point = try #require(ViewsRestorePoint.read(in: Self.views(directory)))
-        #expect(point.applied <= backend.viewsApplied.load(ordering: .acquiring))
+        #expect(backend.viewsSyncer.withLock { $0 } == nil)
+        for n in 0..<60 { _ = try await store.add("c\(n)") }
+        let saver = try #require(backend.saverSlot.withLock { $0 })
+        #expect(try await Self.eventually { saver.saves.load(ordering: .relaxed) >= 1 })
         try await Self.edit(store, adds: 5)
         let expected = try store.liveSnapshot()
-        // The views follow in the background and take restore points as they go: the copy
-        // is made while none can be written (as a crash finds the file and the pages it
-        // names durable), and its own restore point is the one it goes back to.
-        let image = try backend.pinnedViews.withLock { _ in try Self.crashImage(of: directory, zappingPastRestorePoint: true) }
+        #expect(ViewsRestorePoint.read(in: Self.views(directory)) == nil)
+        // As a machine crash leaves it: the files as they are, the views open in another boot.
+        let image = try Self.crashImage(of: directory, zappingPastRestorePoint: false)
         store.close()
 
         let reopened = try ChordStore.open(at: image, options: options)
         defer { reopened.close() }
-        if case .restored? = try Self.backend(reopened).viewsRecovery.withLock({ $0 }) {} else {
-            Issue.record("not restored: \(String(describing: reopened.viewsRecovery))")
+        guard case .saved(let at, let replayed)? = try Self.backend(reopened).liveStart.withLock({ $0 }) else {
+            Issue.record("not loaded from a saved state: \(String(describing: reopened.liveStateStart))")
+            return
         }
+        #expect(at >= 25)
+        #expect(replayed > 0)
+        // The views were not rebuilt: the start did not need them.
+        #expect(try Self.backend(reopened).viewLoads.load(ordering: .relaxed) == 0)
         #expect(try reopened.liveSnapshot() == expected)
         #expect(try reopened.verify().isSound)
     }

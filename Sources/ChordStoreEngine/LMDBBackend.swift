@@ -428,11 +428,12 @@ final class LMDBBackend: StorageBackend {
 
     /// Syncs the views to disk and records the clean close, then releases the files. With
     /// live state, the state is saved first (the background save in progress, if any,
-    /// ends before).
+    /// ends before; the close saves nothing if that save, or an earlier one, holds the
+    /// last committed event).
     func close() {
         if let saver = saverSlot.withLock({ $0 }) {
             saver.stop()
-            saveLive()
+            if saver.lastSaved != live?.read({ $0.logHead.sequence }) { saveLive() }
         }
         stopViewsSyncer()
         if !viewsEnv.isClosed {

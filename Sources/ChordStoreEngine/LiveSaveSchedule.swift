@@ -26,6 +26,9 @@ struct LiveSaveSchedule: Equatable {
     private(set) var committed: UInt64 = 0
     /// Whether a save runs.
     private(set) var saving = false
+    /// The log sequence of the state saved last, while the log still holds it (`nil`
+    /// after a cut, or before a save).
+    private(set) var lastSaved: UInt64?
     /// The committed sequence when the running save started.
     private var started: UInt64 = 0
     /// The log was cut back while the running save ran.
@@ -34,6 +37,7 @@ struct LiveSaveSchedule: Equatable {
     /// A schedule after `last` (the state the store opened from), or with no state saved.
     init(last: Saved?, least: UInt64) {
         self.least = max(1, least)
+        lastSaved = last?.sequence
         due = last.map { Self.sum($0.sequence, Self.eventsBetween(savedBytes: $0.bytes, least: least)) } ?? max(1, least)
     }
 
@@ -61,6 +65,7 @@ struct LiveSaveSchedule: Equatable {
     /// save is due now (after the running one, whose copy may predate the cut).
     mutating func forget() {
         due = 0
+        lastSaved = nil
         if saving { forgotten = true }
     }
 
@@ -71,6 +76,7 @@ struct LiveSaveSchedule: Equatable {
             due = 0
         } else if let saved {
             due = Self.sum(saved.sequence, Self.eventsBetween(savedBytes: saved.bytes, least: least))
+            lastSaved = saved.sequence
         } else {
             due = Self.sum(started, least)
         }

@@ -59,6 +59,10 @@ final class LiveStateSaver: Sendable {
         if signal { wake.signal() }
     }
 
+    /// The log sequence of the state saved last, while the log holds it (see
+    /// ``LiveSaveSchedule/lastSaved``).
+    var lastSaved: UInt64? { state.withLock { $0.schedule.lastSaved } }
+
     /// Stops the thread once its save in progress (if any) ends. Idempotent.
     func stop() {
         let signal = state.withLock { state -> Bool in

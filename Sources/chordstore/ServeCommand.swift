@@ -132,9 +132,9 @@ struct ServeCommand: AsyncParsableCommand {
         "Keep every store's state in memory: commands are decided against it and write only the log before they are answered, and reads are answered from it. The state is saved to DIR/live-state at a clean stop and in the background (see --live-state-save-events); a start loads it and replays only the log's later events (without one, or with one that is not this log's, the whole log). The views take no commit: a backup, a new follower's copy or verify brings them up first. Memory holds the whole state twice (docs/PERFORMANCE.md). Without it the views serve reads and take every commit before it is answered."))
     var liveState = false
     @Option(help: ArgumentHelp(
-        "With --live-state, the least events between two saves of the state in the background: a start after a kill or a machine crash replays at most about this many events after the state saved last (more for a large state: its file's size in bytes / 128, so that saving costs each event about a microsecond).",
+        "With --live-state, the least events between two saves of the state in the background: a start after a kill or a machine crash replays at most about this many events after the state saved last (more for a large state: its file's size in bytes / 128, so that saving costs each event about a microsecond). Default: \(ChordStore.Options().liveStateSaveEvents).",
         valueName: "EVENTS"))
-    var liveStateSaveEvents = ChordStore.Options().liveStateSaveEvents
+    var liveStateSaveEvents: UInt64?
     @Option(help: ArgumentHelp(
         "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Not taken while --live-state keeps the state in memory: its saved state plays that part. Default: none.",
         valueName: "SECONDS"))
@@ -189,7 +189,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-streams-per-token, --max-streams-per-store, --max-live-queries, --max-live-queries-per-token and --max-live-queries-per-store must be positive")
         }
         guard maxStreamResets >= 0 else { throw ValidationError("--max-stream-resets must not be negative") }
-        guard liveStateSaveEvents >= 1 else { throw ValidationError("--live-state-save-events must be at least 1") }
+        if let events = liveStateSaveEvents {
+            guard liveState else { throw ValidationError("--live-state-save-events is for --live-state: without it the state is not kept in memory") }
+            guard events >= 1 else { throw ValidationError("--live-state-save-events must be at least 1") }
+        }
         if let seconds = restorePointInterval, !(0.01...3_600).contains(seconds) {
             throw ValidationError("--restore-point-interval must be 0.01...3600 seconds")
         }
@@ -409,7 +412,7 @@ struct ServeCommand: AsyncParsableCommand {
             options.maxStores = maxStores
             options.maxTokens = maxTokens
             options.liveState = liveState
-            options.liveStateSaveEvents = liveStateSaveEvents
+            options.liveStateSaveEvents = liveStateSaveEvents ?? options.liveStateSaveEvents
             options.restorePointInterval = restorePointInterval.map { .milliseconds(Int($0 * 1_000)) }
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }

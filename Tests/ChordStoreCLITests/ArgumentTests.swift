@@ -28,6 +28,8 @@ struct ArgumentTests {
             (["--handshake-timeout", "0"], "--handshake-timeout and --frame-timeout must be 1...3600"),
             (["--frame-timeout", "4000"], "--handshake-timeout and --frame-timeout must be 1...3600"),
             (["--restore-point-interval", "0"], "--restore-point-interval must be 0.01...3600 seconds"),
+            (["--live-state", "--live-state-save-events", "0"], "--live-state-save-events must be at least 1"),
+            (["--live-state-save-events", "50"], "--live-state-save-events is for --live-state"),
             (["--max-buffered-bytes", "1000"], "--max-buffered-bytes must be at least --max-frame-size"),
             (["--node", ""], "--node must be 1...255 bytes with no control characters"),
             (["--node", "a\nb"], "--node must be 1...255 bytes with no control characters"),

@@ -14,8 +14,10 @@ struct LiveSaveScheduleTests {
         #expect(schedule.saving)
         let started3 = schedule.commit(500)
         #expect(!started3)  // one at a time
+        #expect(schedule.lastSaved == nil)
         schedule.finished(LiveSaveSchedule.Saved(sequence: 100, bytes: 1_280))
         #expect(schedule.due == 200)
+        #expect(schedule.lastSaved == 100)
         // The last commit came while it saved: due already, found when the thread looks again.
         let started4 = schedule.startIfDue()
         #expect(started4)
@@ -67,6 +69,7 @@ struct LiveSaveScheduleTests {
         schedule.forget()  // while that save runs
         schedule.finished(LiveSaveSchedule.Saved(sequence: 20, bytes: 0))
         #expect(schedule.due == 0)
+        #expect(schedule.lastSaved == nil)  // its copy may hold cut events
         let started15 = schedule.startIfDue()
         #expect(started15)
     }

@@ -202,6 +202,27 @@ struct LiveStateFileTests {
         #expect(try store.verify().isSound)
     }
 
+    @Test("a close writes nothing when the state saved last holds the last event (the file the store opened from, or a background save's)")
+    func closeSkipsAnUnchangedState() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let store = try Self.open(directory)
+            for index in 0..<3 { _ = try await store.add("c\(index)") }
+            store.close()
+        }
+        func inode() throws -> UInt64 {
+            try #require(try FileManager.default.attributesOfItem(atPath: Self.file(directory).path)[.systemFileNumber] as? UInt64)
+        }
+        let first = try inode()
+        try Self.open(directory).close()
+        #expect(try inode() == first)
+        let store = try Self.open(directory)
+        _ = try await store.add("later")
+        store.close()
+        #expect(try inode() != first)
+        #expect(try LiveStateFile.read(Self.file(directory))?.set.logHead.sequence == 4)
+    }
+
     @Test("verify checks the state saved last against a replay up to its event: one the next start would load wrongly is a problem, one it would set aside is not")
     func verifyChecksTheSavedState() async throws {
         let directory = temporaryDirectory()

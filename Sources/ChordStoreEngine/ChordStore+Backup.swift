@@ -31,8 +31,8 @@ extension ChordStore {
                     done.resume(with: Result { () throws(ChordStoreError) in
                         do throws(ChordStoreError) {
                             try lmdb.bringViewsUp()
-                        } catch where error.code == .resourceExhausted {
-                            // Copied as they are.
+                        } catch where error.code == .resourceExhausted && ((try? lmdb.viewsPlan().servesReads) ?? false) {
+                            // Views of this log, behind it: copied as they are.
                         }
                     })
                 }

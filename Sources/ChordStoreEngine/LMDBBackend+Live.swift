@@ -22,9 +22,10 @@ extension LMDBBackend {
     /// events, or from a replay of the whole log (``liveStart`` says which, and why a saved
     /// state was set aside), and starts the thread that saves it. A log that cannot be
     /// replayed (a damaged record among those read) leaves the backend on its views, as it
-    /// was before live state (``liveFailure`` says why): they are rebuilt from the records
-    /// before the damaged one (``fallBackToViews(progress:)``) and serve reads; writes are
-    /// refused; `verify` names the record.
+    /// was before live state (``liveFailure`` says why): they are brought to the log, or,
+    /// past a record that cannot be read, rebuilt from the records before it
+    /// (``fallBackToViews(markFailure:progress:)``), and serve reads; a record that cannot
+    /// be read refuses writes; `verify` names the record.
     /// `markFailure`: why the views could not be marked open, if they could not.
     func startLive(markFailure: ChordStoreError?, progress: (UInt64, UInt64) -> Void) throws(ChordStoreError) {
         if case .damaged(let error)? = viewsFault.withLock({ $0 }) {
@@ -317,7 +318,7 @@ extension LMDBBackend {
                 set.logHead = head
                 return set
             }
-            saverSlot.withLock { $0 }?.forget()
+            saverSlot.withLock { $0 }?.forget(at: head.sequence)
         } catch {
             throw ChordStoreError.wrapping(error)
         }

@@ -33,7 +33,7 @@ extension LMDBBackend {
             if !ofThisLog || applied < lastGood {
                 do {
                     try viewsWriter.withLock { _ throws(ChordStoreError) in try rebuildViews(through: lastGood, progress: progress) }
-                } catch where ofThisLog {
+                } catch where ofThisLog && error.code == .resourceExhausted {
                     // A full disk: views of this log serve as they are.
                 }
             }

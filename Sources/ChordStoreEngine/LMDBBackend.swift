@@ -167,6 +167,8 @@ final class LMDBBackend: StorageBackend {
             }
         }
         if options.liveState { try startLive(markFailure: markFailure, progress: progress) }
+        // The state in memory did not need the views: nothing caught them up or rebuilt them.
+        if live != nil { viewsRecovery.withLock { $0 = nil } }
         // With live state the saved state is the restore point: the views take no commit.
         if let interval = options.restorePointInterval, live == nil {
             startViewsSyncer(interval: interval, events: options.restorePointEvents)

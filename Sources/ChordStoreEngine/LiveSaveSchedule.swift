@@ -61,9 +61,11 @@ struct LiveSaveSchedule: Equatable {
         return true
     }
 
-    /// The log was cut back: a state saved before may hold events it no longer has, so a
-    /// save is due now (after the running one, whose copy may predate the cut).
-    mutating func forget() {
+    /// The log was cut back to `sequence`: a state saved before may hold events it no
+    /// longer has, so a save is due now (after the running one, whose copy may predate
+    /// the cut).
+    mutating func forget(at sequence: UInt64) {
+        committed = sequence
         due = 0
         lastSaved = nil
         if saving { forgotten = true }

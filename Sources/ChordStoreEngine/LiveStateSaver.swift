@@ -47,11 +47,11 @@ final class LiveStateSaver: Sendable {
         if signal { wake.signal() }
     }
 
-    /// Makes a save due now, or after the running one (the log was cut back: the state
-    /// saved last may hold events it no longer has).
-    func forget() {
+    /// Makes a save due now, or after the running one (the log was cut back to
+    /// `sequence`: the state saved last may hold events it no longer has).
+    func forget(at sequence: UInt64) {
         let signal = state.withLock { state -> Bool in
-            state.schedule.forget()
+            state.schedule.forget(at: sequence)
             guard state.schedule.startIfDue(), state.sleeping else { return false }
             state.sleeping = false
             return true

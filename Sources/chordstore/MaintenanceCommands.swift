@@ -41,8 +41,10 @@ struct VerifyCommand: AsyncParsableCommand {
             A directory a server with --live-state used (it holds live-state) is opened as
             that server opens it: the state saved last is loaded and the log's later events
             replayed into memory. Verify then compares the replay with that state, with the
-            state saved last (the one a start would load) and with the views, brought up
-            from the state in memory first. It holds the state in memory twice meanwhile.
+            state saved last (if a start would load it: a file a start would set aside only
+            costs that start a longer replay) and with the views, brought up first (caught up
+            from the log, or loaded from the state in memory). It holds the state in memory
+            twice meanwhile, plus the replay.
 
             What it cannot see: LMDB keeps no checksums of its own pages, so damage to a
             page header or a B-tree branch page may make LMDB fail (or crash) while reading
@@ -82,7 +84,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let place = report.sequence.map { " at event \($0)" } ?? ""
             throw Failure(ChordStoreError(problem.code, "verify failed\(place): \(problem.message)"))
         }
-        Output.print("ok: \(report.events) events verified in \(String(format: "%.2f", seconds)) s; \(live ? "the state in memory, the state saved last and the views match" : "the views match") a replay of the log")
+        Output.print("ok: \(report.events) events verified in \(String(format: "%.2f", seconds)) s; \(live ? "the state in memory, the state saved last (if the next start would load it) and the views match" : "the views match") a replay of the log")
     }
 }
 

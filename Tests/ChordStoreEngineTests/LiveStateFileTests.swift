@@ -168,7 +168,7 @@ struct LiveStateFileTests {
         }
     }
 
-    @Test("the state is saved in the background once the log has grown by liveStateSaveEvents events since the last save, while commits go on; a start after a kill loads the state saved last and replays only the later events")
+    @Test("the state is saved in the background once the log has grown by liveStateSaveEvents events since the last save; a start after a kill loads the state saved last and replays only the later events")
     func savedInTheBackground() async throws {
         let directory = temporaryDirectory()
         let background: Data
@@ -221,6 +221,15 @@ struct LiveStateFileTests {
         store.close()
         #expect(try inode() != first)
         #expect(try LiveStateFile.read(Self.file(directory))?.set.logHead.sequence == 4)
+        // A background save that holds the last event: the close writes nothing either.
+        let fresh = temporaryDirectory()
+        let saving = try Self.open(fresh, saveEvents: 2)
+        for index in 0..<2 { _ = try await saving.add("saved \(index)") }
+        let saver = try #require(try Self.backend(saving).saverSlot.withLock { $0 })
+        #expect(await eventually(timeout: .seconds(20)) { saver.lastSaved == 2 })
+        let saved = try #require(try FileManager.default.attributesOfItem(atPath: Self.file(fresh).path)[.systemFileNumber] as? UInt64)
+        saving.close()
+        #expect(try FileManager.default.attributesOfItem(atPath: Self.file(fresh).path)[.systemFileNumber] as? UInt64 == saved)
     }
 
     @Test("verify checks the state saved last against a replay up to its event: one the next start would load wrongly is a problem, one it would set aside is not")

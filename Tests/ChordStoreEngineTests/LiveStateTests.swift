@@ -121,7 +121,7 @@ struct LiveStateTests {
         #expect(try store.verify().isSound)
     }
 
-    @Test("views that must be rebuilt (here, gone) are loaded from a copy of the live state when read, without a replay")
+    @Test("views that must be rebuilt (here, gone) are loaded from a copy of the live state when read")
     func viewsLoadedFromTheLiveState() async throws {
         let directory = temporaryDirectory()
         do {

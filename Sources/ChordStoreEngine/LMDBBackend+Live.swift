@@ -60,7 +60,7 @@ extension LMDBBackend {
         liveStart.withLock { $0 = start }
         let live = LeftRight(set)
         liveSlot.withLock { $0 = live }
-        viewsApplied.store((try? viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence) ?? 0, ordering: .releasing)
+        viewsApplied.store((try? viewsHead().sequence) ?? 0, ordering: .releasing)
         var last: LiveSaveSchedule.Saved?
         if case .saved(let at, _) = start { last = LiveSaveSchedule.Saved(sequence: at, bytes: LiveStateFile.size(at: liveStateURL)) }
         let saver = LiveStateSaver(last: last, least: liveStateSaveEvents) { [weak self] in self?.saveLiveInBackground(live) }

@@ -149,13 +149,12 @@ extension LMDBBackend {
         noteViewsCommitted()
     }
 
-    /// Tells the restore points' thread, if it runs, that the views took commits.
-    /// `logHead`: the log's last event, when the caller has it at hand (unused with live
-    /// state, where the views' own last event counts).
+    /// Tells the restore points' thread, if it runs (never while the state is in memory),
+    /// that the views took commits. `logHead`: the log's last event, when the caller has
+    /// it at hand.
     func noteViewsCommitted(logHead: UInt64? = nil) {
         guard let syncer = viewsSyncer.withLock({ $0 }) else { return }
-        // With live state the views follow the log: their own last event counts.
-        syncer.note(live == nil ? logHead ?? committedHead.withLock { $0 }.sequence : viewsApplied.load(ordering: .acquiring))
+        syncer.note(logHead ?? committedHead.withLock { $0 }.sequence)
     }
 
     /// Starts the thread that takes the restore points, which takes a first one at once.

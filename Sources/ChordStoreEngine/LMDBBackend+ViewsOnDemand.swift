@@ -85,7 +85,7 @@ extension LMDBBackend {
             do {
                 try ensureMarkedOpen()
                 try withGrowingMap(only: viewsEnv) { try foldMissingEvents() }
-                viewsApplied.store(try viewsEnv.withReadTransaction { try AppliedHead.read($0, dbs) }.sequence, ordering: .releasing)
+                viewsApplied.store(try viewsHead().sequence, ordering: .releasing)
                 viewsFault.withLock { fault in if case .behind? = fault { fault = nil } }
                 noteViewsCommitted()
             } catch {

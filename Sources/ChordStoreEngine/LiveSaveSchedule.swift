@@ -7,7 +7,7 @@
 /// time. A log cut back while a save runs makes that save's file stale: another is due as
 /// soon as it ends. A failed save is tried again `least` events after the sequence it
 /// started at. Sums saturate: a huge `least` means "hardly ever", not a crash.
-struct LiveSaveSchedule: Equatable {
+struct LiveSaveSchedule: ThreadSchedule, Equatable {
     /// What one save did: the log sequence it reflects and the file's size.
     struct Saved: Equatable, Sendable {
         var sequence: UInt64
@@ -33,6 +33,8 @@ struct LiveSaveSchedule: Equatable {
     private var started: UInt64 = 0
     /// The log was cut back while the running save ran.
     private var forgotten = false
+    /// Saves completed (for tests).
+    private(set) var saves = 0
 
     /// A schedule after `last` (the state the store opened from), or with no state saved.
     init(last: Saved?, least: UInt64) {
@@ -71,9 +73,17 @@ struct LiveSaveSchedule: Equatable {
         if saving { forgotten = true }
     }
 
+    /// What the thread does: save if a save runs (started by a commit while the thread
+    /// was awake) or is due (the last commit came while the thread saved); else sleep
+    /// until a commit starts one.
+    mutating func next(now: ContinuousClock.Instant) -> ScheduledStep {
+        saving || startIfDue() ? .work : .sleep(until: nil)
+    }
+
     /// The running save ended: `saved`, or `nil` if it failed.
     mutating func finished(_ saved: Saved?) {
         saving = false
+        if saved != nil { saves += 1 }
         if forgotten {
             due = 0
         } else if let saved {

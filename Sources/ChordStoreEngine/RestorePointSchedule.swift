@@ -2,18 +2,9 @@
 /// at most every `interval` while commits come, at once when `events` events have come
 /// since the last one covered, never while idle; after one that failed, not before the
 /// interval, however many events come.
-struct RestorePointSchedule: Sendable {
-    /// What the thread does next.
-    enum Step: Equatable {
-        case stop
-        case take
-        /// Sleep until woken, or until the instant given.
-        case sleep(until: ContinuousClock.Instant?)
-    }
-
+struct RestorePointSchedule: ThreadSchedule {
     let interval: Duration
     let events: UInt64
-    private var stopped = false
     /// Commits since the last restore point.
     private var dirty = false
     /// `events` events since the last one covered: take one now.
@@ -35,7 +26,6 @@ struct RestorePointSchedule: Sendable {
     /// The views hold events up to `sequence`. Returns whether a sleeping thread must be
     /// woken: its wait changed (from none to the interval's, or to none).
     mutating func note(_ sequence: UInt64) -> Bool {
-        guard !stopped else { return false }
         noted = max(noted, sequence)
         let wasDirty = dirty
         dirty = true
@@ -44,26 +34,19 @@ struct RestorePointSchedule: Sendable {
         return becameUrgent || !wasDirty
     }
 
-    /// Stop. Returns whether a sleeping thread must be woken (the first time).
-    mutating func stop() -> Bool {
-        defer { stopped = true }
-        return !stopped
-    }
-
-    /// What to do at `now`.
-    mutating func next(now: ContinuousClock.Instant) -> Step {
-        if stopped { return .stop }
+    /// What to do at `now`: `.work` takes a restore point.
+    mutating func next(now: ContinuousClock.Instant) -> ScheduledStep {
         if (urgent && !failed) || (dirty && now >= due) {
             urgent = false
             dirty = false
             due = now + interval
-            return .take
+            return .work
         }
         return .sleep(until: dirty || urgent ? due : nil)
     }
 
     /// The restore point just taken covered events up to `covered`, or failed (`nil`).
-    mutating func taken(_ covered: UInt64?) {
+    mutating func finished(_ covered: UInt64?) {
         failed = covered == nil
         if let covered { self.covered = max(self.covered, covered) }
         // Events noted while it was taken may be past the threshold again.

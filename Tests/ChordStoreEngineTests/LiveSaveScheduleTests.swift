@@ -19,14 +19,22 @@ struct LiveSaveScheduleTests {
         #expect(schedule.due == 200)
         #expect(schedule.lastSaved == 100)
         // The last commit came while it saved: due already, found when the thread looks again.
-        let started4 = schedule.startIfDue()
-        #expect(started4)
+        let step4 = schedule.next(now: .now)
+        #expect(step4 == .work)
+        #expect(schedule.saving)
         schedule.finished(LiveSaveSchedule.Saved(sequence: 500, bytes: 128 * 1_000))
         #expect(schedule.due == 1_500)
         let started5 = schedule.commit(1_499)
         #expect(!started5)
         let started6 = schedule.commit(1_500)
         #expect(started6)
+        // The thread, woken by that commit, finds the save started.
+        let step6 = schedule.next(now: .now)
+        #expect(step6 == .work)
+        schedule.finished(LiveSaveSchedule.Saved(sequence: 1_500, bytes: 0))
+        let idle = schedule.next(now: .now)
+        #expect(idle == .sleep(until: nil))
+        #expect(schedule.saves == 3)
     }
 
     @Test("a store opened from a saved state counts from it; a start past the due point saves at once")

@@ -168,7 +168,7 @@ struct ViewsRestorePointTests {
         #expect(backend.viewsSyncer.withLock { $0 } == nil)
         for n in 0..<60 { _ = try await store.add("c\(n)") }
         let saver = try #require(backend.saverSlot.withLock { $0 })
-        #expect(try await Self.eventually { saver.saves.load(ordering: .relaxed) >= 1 })
+        #expect(try await Self.eventually { saver.saves >= 1 })
         try await Self.edit(store, adds: 5)
         let expected = try store.liveSnapshot()
         #expect(ViewsRestorePoint.read(in: Self.views(directory)) == nil)

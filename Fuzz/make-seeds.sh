@@ -35,6 +35,8 @@ printf 'cancel { call_id: 7 }' | enc Frame | framed > "$out/fuzz-frame/cancel"
 cat "$out/fuzz-frame/0" "$out/fuzz-frame/1" > "$out/fuzz-frame/two"
 # A key padded past five bytes, which SwiftProtobuf refuses (found by fuzz-frame, 2026-11-30).
 printf '\x00\x00\x00\x07\x8a\x80\x80\x80\x80\x00\x00' > "$out/fuzz-frame/long-key"
+# The frame fuzz-frame found (an unknown field's key in six bytes, then an empty call).
+echo 'AAAAfPDcg7+DAABoAHJvZAAAc3RvcmUudjFPcHRpb24AAAAA8D9AAABFCkMIAxImY2hvcmRzJ3RvcmVhbC5DaG9yZIO/gwAAcAByaG9yZHNkU3RvcmUvTCIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIAAAA6CgA=' | base64 -d > "$out/fuzz-frame/long-key-found"
 # Payloads for the command harness: first byte = index of the method in Method.allCases.
 payload() { printf "\\$(printf '%03o' "$1")" > "$out/fuzz-command/$2"; printf '%s' "$3" | enc "$4" >> "$out/fuzz-command/$2"; }
 payload 0 add "title: \"Verse\" chords { position: 7 bpm: 120 } creation_micros: 1700000000000000" AddChordsetRequest

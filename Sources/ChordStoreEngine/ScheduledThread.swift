@@ -74,7 +74,8 @@ final class ScheduledThread<Schedule: ThreadSchedule>: Sendable {
                 finished.signal()
                 return
             case .step(.sleep(let deadline?)):
-                let wait = max(.zero, deadline - .now)
+                // At most a day at a time: a deadline centuries away would overflow.
+                let wait = min(max(.zero, deadline - .now), .seconds(86_400))
                 if wake.wait(timeout: .now() + .nanoseconds(Int(wait / .nanoseconds(1)))) == .timedOut {
                     // A signal sent after the timeout is left in the semaphore: the next
                     // sleep returns at once and asks the schedule again.

@@ -10,8 +10,8 @@ import SwiftProtobuf
 /// tenth of the framed port's CPU per point read went there). Anything it does not read
 /// with certainty (another kind, a known field with an unexpected wire type, a group,
 /// a string that is not UTF-8, a varint past 64 bits, a key in more than five bytes) goes
-/// through SwiftProtobuf, so the
-/// answer is always SwiftProtobuf's: the tests and the frame fuzzer compare both readings.
+/// through SwiftProtobuf, so the answer is always SwiftProtobuf's: the tests and the
+/// frame fuzzer compare both readings.
 package enum ClientFrame: Sendable, Equatable {
     /// `Frame.call`.
     case call(CallFrame)
@@ -200,8 +200,9 @@ private struct ProtoReader {
     var atEnd: Bool { index >= end }
 
     /// A field's number and wire type. A key in more than five bytes (a valid varint
-    /// padded with zero groups) is left to SwiftProtobuf, which refuses it in a message's
-    /// fields (its `nextFieldNumber` reads a key of five bytes at most).
+    /// padded with zero groups) is left to SwiftProtobuf everywhere: it refuses one among
+    /// a message's fields (its `nextFieldNumber` reads a key of five bytes at most), and
+    /// its answer stands wherever it accepts one (a map entry's).
     mutating func tag() -> (UInt64, WireType)? {
         let start = index
         guard let tag = varint(), index - start <= 5, tag <= UInt64(UInt32.max), tag >> 3 != 0,

@@ -1,5 +1,5 @@
 @testable import ChordStoreEngine
-import Dispatch
+import Foundation
 import Synchronization
 import TestSupport
 import Testing
@@ -13,13 +13,17 @@ struct ScheduledThreadTests {
         var requested = 0
         var done = 0
         var deadline: ContinuousClock.Instant?
+        /// The last answer was to sleep: the thread has marked itself asleep (in the same
+        /// turn of its lock).
+        var asleep = false
 
         mutating func next(now: ContinuousClock.Instant) -> ScheduledStep {
             if let deadline, now >= deadline {
                 self.deadline = nil
                 requested += 1
             }
-            return requested > done ? .work : .sleep(until: deadline)
+            asleep = requested <= done
+            return asleep ? .sleep(until: deadline) : .work
         }
 
         mutating func finished(_ outcome: Int) { done += 1 }
@@ -39,7 +43,7 @@ struct ScheduledThreadTests {
         thread.update { $0.requested += 1; return true }
         #expect(await eventually { thread.read { $0.done } == 1 })
         thread.update { $0.requested += 2; return true }
-        #expect(await eventually { thread.read { $0.done } == 3 })
+        #expect(await eventually { thread.read { $0.done == 3 && $0.asleep } })
         // An update that does not ask leaves the thread asleep.
         thread.update { $0.requested += 1; return false }
         try? await Task.sleep(for: .milliseconds(200))
@@ -65,16 +69,17 @@ struct ScheduledThreadTests {
         }
         thread.update { $0.requested += 1; return true }
         #expect(await eventually { started.isSet })
+        // stop() blocks: called on a thread of its own, not on the tasks' shared pool.
         let stopped = Flag()
-        let stopping = Task.detached {
+        Thread {
             thread.stop()
             stopped.set()
-        }
+        }.start()
         try? await Task.sleep(for: .milliseconds(200))
         let early = stopped.isSet
         #expect(!early, "stop returned while the work ran")
         gate.signal()
-        await stopping.value
+        #expect(await eventually { stopped.isSet })
         let doneAtStop = thread.read { $0.done }
         #expect(doneAtStop == 1)
         thread.update { $0.requested += 1; return true }

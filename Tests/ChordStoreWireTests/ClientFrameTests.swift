@@ -130,7 +130,7 @@ struct ClientFrameTests {
              .call({ var call = CallFrame(); call.callID = .max >> 1; return call }())),
             ("a length past the end", Self.field(1, bytes: [0x12, 0x05, 0x61]), nil),
             // Found by fuzz-frame in CI: a key padded to six bytes (field 1, a string) is a
-            // valid varint, which SwiftProtobuf refuses as a key; so must the hand reader.
+            // valid varint, which SwiftProtobuf refuses as a key: the hand reader declines it.
             ("a key in six bytes", [0x8A, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00], nil),
             ("a key in six bytes inside a call", Self.field(1, bytes: [0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 0x05]), nil),
             ("an unknown key in six bytes (the fuzzer's input)", [0xF0, 0xDC, 0x83, 0xBF, 0x83, 0x00, 0x00] + Self.field(1, bytes: []), nil),

@@ -325,13 +325,14 @@ extension LMDBBackend {
     }
 
     /// Every store as the live state has it, with a read transaction of the log for
-    /// their records.
+    /// their records, begun only if the read looks one up (a point read does not).
     func withLiveStores<T>(_ live: LeftRight<StoreSet>, _ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         do {
-            // The state first: the log then holds at least every event it reflects.
+            // The state first: the log, read at the first lookup or later, then holds at
+            // least every event it reflects.
             return try live.read { set in
-                try logEnv.withReadTransaction { txn in
-                    try body(InMemoryStores(all: set, records: LogTransactionRecords(txn: txn, log: dbs.log)))
+                try logEnv.withLazyReadTransaction { lazy in
+                    try body(InMemoryStores(all: set, records: LazyLogRecords(lazy: lazy, log: dbs.log)))
                 }
             }
         } catch {

@@ -41,3 +41,15 @@ struct LogTransactionRecords: RecordLookup {
         return try body(record)
     }
 }
+
+/// The log's records through a read transaction begun at the first lookup
+/// (``LazyReadTransaction``): a read of the live state that needs no record (a point
+/// read) opens no transaction of the log.
+struct LazyLogRecords: RecordLookup {
+    let lazy: LazyReadTransaction
+    let log: Database
+
+    func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        try LogTransactionRecords(txn: lazy.transaction(), log: log).withRecord(at: logSequence, body)
+    }
+}

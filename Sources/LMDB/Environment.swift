@@ -56,6 +56,8 @@ public final class Environment: @unchecked Sendable {
     private let closed = Atomic(false)
     /// Read transactions reset after use, renewed by the next reads (``withReadTransaction(_:)``).
     private let idleReaders = Mutex<[IdleReader]>([])
+    /// Read transactions begun (``readTransactionsBegun``).
+    private let readsBegun = Atomic(0)
 
     /// A reset read transaction: no thread uses it until one takes it out of
     /// `idleReaders` and renews it (`MDB_NOTLS` lets any thread do so).
@@ -340,10 +342,23 @@ public final class Environment: @unchecked Sendable {
     /// How many reset read transactions wait to be renewed, at most.
     static let maxIdleReaders = 16
 
+    /// Runs `body` with a read transaction that begins only if `body` asks for it
+    /// (``LazyReadTransaction/transaction()``), and ends with the call: a read that may
+    /// need the environment, and mostly does not, costs nothing when it does not.
+    public func withLazyReadTransaction<T>(_ body: (LazyReadTransaction) throws -> T) throws -> T {
+        let lazy = LazyReadTransaction(environment: self)
+        defer { lazy.end() }
+        return try body(lazy)
+    }
+
+    /// Read transactions begun since the environment was opened (for tests).
+    package var readTransactionsBegun: Int { readsBegun.load(ordering: .relaxed) }
+
     /// A read transaction: an idle one renewed, else a new one. Call under `resizeLock`.
-    private func beginRead() throws(LMDBError) -> Transaction {
+    func beginRead() throws(LMDBError) -> Transaction {
         if isClosed { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin on a closed environment") }
         try checkUsable()
+        readsBegun.add(1, ordering: .relaxed)
         while let idle = idleReaders.withLock({ $0.popLast() }) {
             if mdb_txn_renew(idle.handle) == MDB_SUCCESS { return Transaction(handle: idle.handle, isReadOnly: true) }
             mdb_txn_abort(idle.handle)
@@ -353,7 +368,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Ends a read transaction from ``beginRead()``: reset and kept for the next read, or
     /// freed when enough are kept. Call under `resizeLock`.
-    private func endRead(_ txn: Transaction) {
+    func endRead(_ txn: Transaction) {
         mdb_txn_reset(txn.handle)
         let kept = idleReaders.withLock { idle in
             guard idle.count < Self.maxIdleReaders else { return false }

@@ -26,6 +26,13 @@ final class ReadWriteLock: @unchecked Sendable {
         lock.deallocate()
     }
 
+    /// Takes the lock shared, for a holder whose end is not a scope of its own
+    /// (``LazyReadTransaction``); pair with ``unlockShared()`` on the same thread.
+    func lockShared() { pthread_rwlock_rdlock(lock) }
+
+    /// Releases a lock taken by ``lockShared()``.
+    func unlockShared() { pthread_rwlock_unlock(lock) }
+
     func withShared<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }

@@ -88,6 +88,23 @@ struct LiveStateTests {
         #expect(try classic.verify().isSound)
     }
 
+    @Test("a point read of the live state opens no transaction of the log; a read of records opens one, and sees them")
+    func pointReadsOpenNoLogTransaction() async throws {
+        let store = try Self.open(temporaryDirectory())
+        defer { store.close() }
+        let backend = try Self.backend(store)
+        let added = try await store.add("point")
+        try await store.execute(.renameChordset(id: added.id, title: "read"), context: CommandContext(session: "s"))
+        let before = backend.logEnv.readTransactionsBegun
+        #expect(try store.chordset(added.id)?.title == "read")
+        #expect(try store.chordsetMessage(added.id) != nil)
+        #expect(try store.chordsets().count == 1)
+        #expect(backend.logEnv.readTransactionsBegun == before, "point reads and lists are answered from memory alone")
+        let history = try store.history(chordset: added.id)
+        #expect(history.count == 2)
+        #expect(backend.logEnv.readTransactionsBegun == before + 1, "the history reads its records in one transaction")
+    }
+
     @Test("views a crash left behind the log are brought up when read; the live state is the log's")
     func crashLeavesViewsBehind() async throws {
         let directory = temporaryDirectory()

@@ -185,6 +185,39 @@ struct EnvironmentTests {
         try env.withReadTransaction { txn throws in #expect(try txn.get(db, key: [1])?.first == 2) }
     }
 
+    @Test("a lazy read transaction begins at its first use, sees the commits made before that, ends with the call, and lets the map grow after")
+    func lazyReadTransaction() throws {
+        var options = Environment.Options()
+        options.mapSize = 1 << 20
+        let env = try Environment(directory: try temporaryDirectory(), options: options)
+        let db = try env.openDatabase("kv")
+        try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: [1]) }
+        let before = env.readTransactionsBegun
+        let unused = try env.withLazyReadTransaction { lazy in lazy.isBegun }
+        #expect(!unused)
+        #expect(env.readTransactionsBegun == before, "a lazy transaction never used begins none")
+        let seen = try env.withLazyReadTransaction { lazy throws -> [UInt8?] in
+            // A commit before the first use is seen; one after it is not.
+            try env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: [2]) }
+            let first = try lazy.transaction().get(db, key: [1])?.first
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                try? env.withWriteTransaction { txn throws in try txn.put(db, key: [1], value: [3]) }
+                done.signal()
+            }
+            done.wait()
+            let again = try lazy.transaction().get(db, key: [1])?.first
+            return [first, again]
+        }
+        #expect(seen == [2, 2])
+        #expect(env.readTransactionsBegun == before + 1, "one transaction for both uses")
+        // Ended with the call: its shared lock is released, so the map can grow.
+        try env.grow(by: 1 << 20)
+        try env.withReadTransaction { txn throws in #expect(try txn.get(db, key: [1])?.first == 3) }
+        env.close()
+        #expect(throws: LMDBError.self) { try env.withLazyReadTransaction { try $0.transaction() } }
+    }
+
     @Test("emptying a database removes its keys and keeps it usable")
     func emptyDatabase() throws {
         let env = try Environment(directory: try temporaryDirectory())

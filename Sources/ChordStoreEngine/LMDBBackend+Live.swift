@@ -328,11 +328,11 @@ extension LMDBBackend {
     /// their records, begun only if the read looks one up (a point read does not).
     func withLiveStores<T>(_ live: LeftRight<StoreSet>, _ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         do {
-            // The state first: the log, read at the first lookup or later, then holds at
-            // least every event it reflects.
+            // The state first: the log, read at the first lookup, then holds every event
+            // it reflects, unless it was cut back meanwhile (LazyLogRecords checks).
             return try live.read { set in
                 try logEnv.withLazyReadTransaction { lazy in
-                    try body(InMemoryStores(all: set, records: LazyLogRecords(lazy: lazy, log: dbs.log)))
+                    try body(InMemoryStores(all: set, records: LazyLogRecords(lazy: lazy, log: dbs.log, head: set.logHead)))
                 }
             }
         } catch {

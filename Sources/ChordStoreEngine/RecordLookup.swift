@@ -45,11 +45,26 @@ struct LogTransactionRecords: RecordLookup {
 /// The log's records through a read transaction begun at the first lookup
 /// (``LazyReadTransaction``): a read of the live state that needs no record (a point
 /// read) opens no transaction of the log.
+///
+/// The transaction begins after the state was read, so the log holds every event the
+/// state reflects unless it was cut back meanwhile (a follower taking a new leader's log):
+/// at its start the transaction checks that the log's record at the state's head is the
+/// one the state has (`UNAVAILABLE`, to be tried again, if not).
 struct LazyLogRecords: RecordLookup {
     let lazy: LazyReadTransaction
     let log: Database
+    /// The last event the state read reflects.
+    let head: LogHead
 
     func withRecord<T>(at logSequence: UInt64, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
-        try LogTransactionRecords(txn: lazy.transaction(), log: log).withRecord(at: logSequence, body)
+        let begins = !lazy.isBegun
+        let records = LogTransactionRecords(txn: try lazy.transaction(), log: log)
+        if begins, head.sequence > 0 {
+            let checksum = try records.withRecord(at: head.sequence) { RecordCodec.storedChecksum($0) }
+            guard checksum == head.checksum else {
+                throw ChordStoreError(.unavailable, "the log was cut back while this read ran (event \(head.sequence) is no longer the one read); try again")
+            }
+        }
+        return try records.withRecord(at: logSequence, body)
     }
 }

@@ -103,6 +103,22 @@ struct LiveStateTests {
         let history = try store.history(chordset: added.id)
         #expect(history.count == 2)
         #expect(backend.logEnv.readTransactionsBegun == before + 1, "the history reads its records in one transaction")
+        // A log cut back after the state was read (its record at the state's head is
+        // another) refuses the lookup, to be tried again; the log as read is served.
+        let head = try #require(backend.live).read { $0.logHead }
+        var cut = head
+        cut.checksum &+= 1
+        for (stated, refused) in [(head, false), (cut, true)] {
+            let outcome = Result { () throws -> Int? in
+                try backend.logEnv.withLazyReadTransaction { lazy in
+                    try LazyLogRecords(lazy: lazy, log: backend.dbs.log, head: stated).withRecord(at: 1) { $0.count }
+                }
+            }
+            switch outcome {
+            case .success(let bytes): #expect(!refused && (bytes ?? 0) > 0)
+            case .failure(let error): #expect(refused && (error as? ChordStoreError)?.code == .unavailable, "\(error)")
+            }
+        }
     }
 
     @Test("views a crash left behind the log are brought up when read; the live state is the log's")

@@ -210,6 +210,9 @@ struct EnvironmentTests {
             return [first, again]
         }
         #expect(seen == [2, 2])
+        // Kept past its call, it begins nothing (a shared lock nothing would release).
+        let kept = try env.withLazyReadTransaction { $0 }
+        #expect(throws: LMDBError.self) { try kept.transaction() }
         #expect(env.readTransactionsBegun == before + 1, "one transaction for both uses")
         // Ended with the call: its shared lock is released, so the map can grow.
         try env.grow(by: 1 << 20)

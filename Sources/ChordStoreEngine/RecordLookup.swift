@@ -16,10 +16,16 @@ extension RecordLookup {
     /// first record); `dataLoss` if the log holds no record there.
     func checksum(at logSequence: UInt64) throws -> UInt64 {
         guard logSequence > 0 else { return 0 }
-        guard let checksum = try withRecord(at: logSequence, { RecordCodec.storedChecksum($0) ?? 0 }) else {
+        guard let checksum = try storedChecksum(at: logSequence) else {
             throw ChordStoreError(.dataLoss, "the log holds no event \(logSequence), which a store's index names")
         }
         return checksum
+    }
+
+    /// The stored checksum of the record at `logSequence` (0 for a record that holds
+    /// none), or `nil` if the log holds no record there.
+    func storedChecksum(at logSequence: UInt64) throws -> UInt64? {
+        try withRecord(at: logSequence) { RecordCodec.storedChecksum($0) ?? 0 }
     }
 }
 
@@ -60,8 +66,7 @@ struct LazyLogRecords: RecordLookup {
         let begins = !lazy.isBegun
         let records = LogTransactionRecords(txn: try lazy.transaction(), log: log)
         if begins, head.sequence > 0 {
-            let checksum = try records.withRecord(at: head.sequence) { RecordCodec.storedChecksum($0) }
-            guard checksum == head.checksum else {
+            guard try records.storedChecksum(at: head.sequence) == head.checksum else {
                 throw ChordStoreError(.unavailable, "the log was cut back while this read ran (event \(head.sequence) is no longer the one read); try again")
             }
         }

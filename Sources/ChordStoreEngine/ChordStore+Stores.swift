@@ -40,7 +40,7 @@ extension ChordStore {
         guard limit >= 0 else { throw ChordStoreError(.invalidArgument, "limit \(limit) is negative") }
         return try backend.withStores { stores in
             let logSequence = try stores.logHead.sequence
-            return try stores.stores(after: name, limit: limit).map { try Self.info(stores.snapshot(of: $0), logSequence: logSequence) }
+            return try stores.stores(after: name, limit: limit).map { try Self.info($0, in: stores, logSequence: logSequence) }
         }
     }
 
@@ -52,15 +52,15 @@ extension ChordStore {
             guard let record = try stores.store(named: name) else {
                 throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
             }
-            return try Self.info(try stores.snapshot(of: record), logSequence: try stores.logHead.sequence)
+            return try Self.info(record, in: stores, logSequence: try stores.logHead.sequence)
         }
     }
 
-    private static func info(_ snapshot: any StoreSnapshot, logSequence: UInt64) throws -> StoreInfo {
-        let record = snapshot.record
+    private static func info(_ record: StoreRecord, in stores: any StoresSnapshot, logSequence: UInt64) throws -> StoreInfo {
+        let counts = try stores.counts(of: record)
         return StoreInfo(
             name: record.name, id: record.id, created: record.created.microsecondsSince1970 == 0 ? nil : record.created,
-            chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount(), headSequence: record.head,
+            chordsets: counts.chordsets, chords: counts.chords, headSequence: record.head,
             logSequence: logSequence)
     }
 }

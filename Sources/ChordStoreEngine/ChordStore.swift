@@ -75,6 +75,14 @@ public final class ChordStore: Sendable {
         /// the file's size in bytes divided by 128, so that saving costs each event about
         /// a microsecond). At least 1.
         public var liveStateSaveEvents: UInt64 = 100_000
+        /// With ``liveState``, the most bytes the state in memory may take (both of its
+        /// copies, as estimated from each store's chordsets, chords, events and command ids:
+        /// docs/PERFORMANCE.md, "The memory bound"): over it, the stores used least
+        /// recently are evicted, keeping only their index into the log and their command
+        /// ids, and are folded again from the log on their next call (on the caller's
+        /// thread; about 9 µs per event of the store). A start and a replay of the whole
+        /// log keep within it too. `nil`: no bound.
+        public var maxStateMemory: Int?
         /// The sentence an open of a data directory another process holds fails with
         /// (`UNAVAILABLE`), given that process's id when known; `nil`: one that suggests
         /// stopping it or sending commands to its server instead (what a verb that can do
@@ -215,7 +223,8 @@ public final class ChordStore: Sendable {
     /// ``execute(_:context:)``, returning the event with its record's bytes as the log
     /// holds them (what a reply sends).
     public func commit(_ command: Command, context: CommandContext = CommandContext()) async throws(ChordStoreError) -> CommittedEvent {
-        try await writer.submit(SubmittedCommand(command: command, context: context)).get()
+        backend.prepareWrite(store: context.store)
+        return try await writer.submit(SubmittedCommand(command: command, context: context)).get()
     }
 
     /// Queues `command` for the writer and returns at once; `completion` gets its recorded
@@ -228,6 +237,7 @@ public final class ChordStore: Sendable {
         _ command: Command, context: CommandContext = CommandContext(),
         completion: @escaping @Sendable (Result<CommittedEvent, ChordStoreError>) -> Void
     ) {
+        backend.prepareWrite(store: context.store)
         writer.submit(SubmittedCommand(command: command, context: context), completion: completion)
     }
 

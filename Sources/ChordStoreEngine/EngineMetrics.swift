@@ -11,17 +11,42 @@ struct EngineMetrics: Sendable {
     let commitDuration: CoreMetrics.Timer
     /// The log's commit: its pages written and fsynced (what durability costs).
     let logSync: CoreMetrics.Timer
+    /// Stores evicted from the live state's memory (its bound).
+    let stateEvictions: Counter
+    /// Evicted stores put back in memory after a read folded them from the log (the
+    /// writer's loads are not counted apart: they come with its commits).
+    let stateLoads: Counter
+    /// The live state's estimated bytes (both copies), after each turn of the bound.
+    let stateBytes: Gauge
 
     init(factory: any MetricsFactory) {
         commitEvents = Recorder(label: "chordstore_commit_events", dimensions: [], aggregate: true, factory: factory)
         commitDuration = CoreMetrics.Timer(label: "chordstore_commit_seconds", dimensions: [], factory: factory)
         logSync = CoreMetrics.Timer(label: "chordstore_log_sync_seconds", dimensions: [], factory: factory)
+        stateEvictions = Counter(label: "chordstore_state_evictions_total", dimensions: [], factory: factory)
+        stateLoads = Counter(label: "chordstore_state_loads_total", dimensions: [], factory: factory)
+        stateBytes = Gauge(label: "chordstore_state_bytes", dimensions: [], factory: factory)
     }
 
     /// A writer turn committed `events` in `duration`.
     func committed(events: Int, in duration: Duration) {
         commitDuration.recordNanoseconds(duration.nanoseconds)
         commitEvents.record(events)
+    }
+
+    /// A turn of the memory bound put `stores` evicted stores back in memory.
+    func stateLoaded(_ stores: Int) {
+        if stores > 0 { stateLoads.increment(by: Int64(stores)) }
+    }
+
+    /// A turn of the memory bound evicted `stores` stores.
+    func stateEvicted(_ stores: Int) {
+        stateEvictions.increment(by: Int64(stores))
+    }
+
+    /// The live state's estimated `bytes` (both copies) after a turn of the memory bound.
+    func stateSize(_ bytes: Int) {
+        stateBytes.record(bytes)
     }
 
     /// The log's pages of a commit were written and fsynced in `duration`.

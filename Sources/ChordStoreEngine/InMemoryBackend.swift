@@ -135,9 +135,14 @@ final class InMemoryBackend: StorageBackend {
 /// Every store whose state is in memory, at one commit: an in-memory backend's (its
 /// records in the set), or the LMDB backend's live state (its records in a read
 /// transaction of the log).
+///
+/// A store evicted from memory (``StoreSet/evict(_:)``) is folded from the log's records
+/// for the read, and left with `residency` to be put back in memory.
 struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     let all: StoreSet
     let records: Records
+    /// Where uses of stores are noted and readers' loads left (`nil`: memory is not bounded).
+    var residency: StateResidency? = nil
 
     var logHead: LogHead { all.logHead }
     func store(named name: String) -> StoreRecord? { all.store(named: name) }
@@ -153,7 +158,15 @@ struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     func tokens() -> [TokenRecord] { all.tokens.values.sorted { $0.grant.id < $1.grant.id } }
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot {
         guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)", reason: .storeNotFound) }
-        return InMemoryStoreSnapshot(store: stored, records: records)
+        residency?.used(store.id)
+        guard stored.evicted != nil else { return InMemoryStoreSnapshot(store: stored, records: records) }
+        let resident = try stored.resident(records: records)
+        residency?.loaded(resident, generation: all.generation)
+        return InMemoryStoreSnapshot(store: resident, records: records)
+    }
+    func counts(of store: StoreRecord) throws -> StoreCounts {
+        guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)", reason: .storeNotFound) }
+        return stored.evicted ?? StoreCounts(chordsets: stored.state.chordsetCount(), chords: stored.state.chordCount())
     }
 }
 

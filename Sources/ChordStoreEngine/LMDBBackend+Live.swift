@@ -48,7 +48,8 @@ extension LMDBBackend {
         case .failure(let setAside):
             do {
                 set = try LogReplay.replay(
-                    self, through: head.sequence, indexingChords: true, capacities: viewsCapacities(), progress: progress)
+                    self, through: head.sequence, indexingChords: true, capacities: viewsCapacities(), budget: residency?.bound,
+                    load: foldFromLog, progress: progress)
             } catch {
                 liveFailure.withLock { $0 = error.error }
                 try fallBackToViews(markFailure: markFailure, progress: progress)
@@ -65,6 +66,12 @@ extension LMDBBackend {
         if case .saved(let at, _) = start { last = LiveSaveSchedule.Saved(sequence: at, bytes: LiveStateFile.size(at: liveStateURL)) }
         let saver = LiveStateSaver(last: last, least: liveStateSaveEvents) { [weak self] in self?.saveLiveInBackground(live) }
         saverSlot.withLock { $0 = saver }
+        if let residency {
+            let evictor = StateEvictor { [weak self] in self?.keepStateBound(live, residency) }
+            residency.onLoad { [weak evictor] in evictor?.noteChange() }
+            evictorSlot.withLock { $0 = evictor }
+            evictor.noteChange()  // a state loaded whole may be over the bound
+        }
         // A start that replayed past a save's due point saves at once: a kill before the
         // next commit would replay as much again.
         saver.committed(head.sequence)
@@ -98,14 +105,18 @@ extension LMDBBackend {
     private func loadSavedLive(through head: LogHead, progress: (UInt64, UInt64) -> Void) -> Result<(StoreSet, UInt64), SetAside> {
         unlink(liveStateURL.path + ".new")
         var set: StoreSet
-        switch savedLive(through: head) {
+        switch savedLive(through: head, bound: residency?.bound) {
         case .success(let loaded): set = loaded
         case .failure(let setAside): return .failure(setAside)
         }
         let saved = set.logHead
         if saved.sequence < head.sequence {
             do {
-                set = try LogReplay.replay(self, through: head.sequence, indexingChords: true, from: consume set, progress: progress)
+                // A store evicted when the state was saved is folded from the log if the
+                // replay has events of it, and stays evicted otherwise.
+                set = try LogReplay.replay(
+                    self, through: head.sequence, indexingChords: true, from: consume set, budget: residency?.bound, load: foldFromLog,
+                    progress: progress)
             } catch {
                 if error.sequence != nil { return .failure(.logFailed(error.error)) }
                 return .failure(.unusable("the log's events after it could not be replayed: \(error.error)"))
@@ -117,9 +128,9 @@ extension LMDBBackend {
     /// The state saved last (``LiveStateFile``), if this log can take it: this version's
     /// fold, and a log position the log holds (the same record there: the checksums
     /// chain, so the whole log up to it is the one it was folded from).
-    func savedLive(through head: LogHead) -> Result<StoreSet, SetAside> {
+    func savedLive(through head: LogHead, bound: Int? = nil) -> Result<StoreSet, SetAside> {
         do {
-            guard let loaded = try LiveStateFile.read(liveStateURL) else { return .failure(.none) }
+            guard let loaded = try LiveStateFile.read(liveStateURL, bound: bound) else { return .failure(.none) }
             guard loaded.fold == LiveStateFile.foldVersion else {
                 return .failure(.unusable("it was folded by a version whose fold is \(loaded.fold), not \(LiveStateFile.foldVersion)"))
             }
@@ -244,7 +255,7 @@ extension LMDBBackend {
                 var synced = ContinuousClock.now
                 let result = try logEnv.withWriteTransaction { txn in
                     let records = LogTransactionRecords(txn: txn, log: dbs.log)
-                    let result = try LiveSpace.with(&set, records: records, append: { sequence, record in
+                    let result = try LiveSpace.with(&set, records: records, residency: residency, append: { sequence, record in
                         try KeyBytes.sequence(sequence).withViewBytes { key in
                             try record.withUnsafeBytes { try txn.put(self.dbs.log, key: key, value: $0, flags: .append) }
                         }
@@ -255,11 +266,15 @@ extension LMDBBackend {
                 }
                 metrics.logSynced(in: ContinuousClock.now - synced)
                 let head = set.logHead
-                let made = replay(result, start, head) ?? StoreSet.replay(of: appended, head: head)
-                return ((result, head, set.store(id: 0)?.head ?? 0), made)
+                let made = replay(result.result, start, head) ?? StoreSet.replay(of: appended, head: head)
+                return ((result.result, head, set.store(id: 0)?.head ?? 0), StoreSet.replay(loading: result.loaded, then: made))
             }
         }
-        if outcome.1 != committedHead.withLock({ $0 }) { committedLive(outcome.1) }
+        if outcome.1 != committedHead.withLock({ $0 }) {
+            committedLive(outcome.1)
+        } else {
+            evictorSlot.withLock { $0 }?.noteChange()  // a turn that logged nothing may have loaded a store
+        }
         return (outcome.0, outcome.2)
     }
 
@@ -268,6 +283,7 @@ extension LMDBBackend {
     private func committedLive(_ head: LogHead) {
         committed(head)
         saverSlot.withLock { $0 }?.committed(head.sequence)
+        evictorSlot.withLock { $0 }?.noteChange()
     }
 
     /// A follower's batch on the live state: the log takes it (one durable commit), the
@@ -280,10 +296,10 @@ extension LMDBBackend {
         do {
             let defaultHead = try logEnv.withReadTransaction { txn in
                 try live.write { set in
-                    try LiveSpace.with(&set, records: LogTransactionRecords(txn: txn, log: dbs.log), append: nil) { space in
-                        try ReplicaApplier.apply(records, after: previous, to: &space)
+                    let applied = try LiveSpace.with(&set, records: LogTransactionRecords(txn: txn, log: dbs.log), residency: residency, append: nil) {
+                        space in try ReplicaApplier.apply(records, after: previous, to: &space)
                     }
-                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(of: records, head: set.logHead))
+                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(loading: applied.loaded, then: StoreSet.replay(of: records, head: set.logHead)))
                 }
             }
             snapshotFiles?.maybeTake(head: defaultHead, backend: self)
@@ -308,17 +324,18 @@ extension LMDBBackend {
         let total = min(last ?? .max, logHead.sequence)
         do {
             let head = try logEnv.withReadTransaction { txn in try Self.readHead(txn, dbs, at: total) }
-            try live.replace { _ throws(ChordStoreError) in
+            try live.replace { previous throws(ChordStoreError) in
                 var set: StoreSet
                 do throws(LogReplay.Failure) {
-                    set = try LogReplay.replay(self, through: total, indexingChords: true) { _, _ in }
+                    set = try LogReplay.replay(self, through: total, indexingChords: true, budget: residency?.bound, load: foldFromLog) { _, _ in }
                 } catch {
                     throw error.error
                 }
                 set.logHead = head
-                return set
+                return set.replacing(previous)
             }
             saverSlot.withLock { $0 }?.forget(at: head.sequence)
+            evictorSlot.withLock { $0 }?.noteChange()
         } catch {
             throw ChordStoreError.wrapping(error)
         }
@@ -332,7 +349,7 @@ extension LMDBBackend {
             // it reflects, unless it was cut back meanwhile (LazyLogRecords checks).
             return try live.read { set in
                 try logEnv.withLazyReadTransaction { lazy in
-                    try body(InMemoryStores(all: set, records: LazyLogRecords(lazy: lazy, log: dbs.log, head: set.logHead)))
+                    try body(InMemoryStores(all: set, records: LazyLogRecords(lazy: lazy, log: dbs.log, head: set.logHead), residency: residency))
                 }
             }
         } catch {

@@ -134,7 +134,7 @@ extension LMDBBackend {
         case .rebuild:
             try viewsWriter.withLock { _ throws(ChordStoreError) in
                 try ensureMarkedOpen()
-                let set = live.read { $0 }
+                let set = try residentWhole(live.read { $0 })
                 try loadViews(set)
                 viewsApplied.store(set.logHead.sequence, ordering: .releasing)
                 viewsFault.withLock { fault in if case .behind? = fault { fault = nil } }

@@ -80,6 +80,11 @@ final class LMDBBackend: StorageBackend {
     let liveFailure = Mutex<ChordStoreError?>(nil)
     /// With live state, the least events between two background saves of it.
     let liveStateSaveEvents: UInt64
+    /// With live state and a memory bound (``ChordStore/Options/maxStateMemory``), where
+    /// uses of stores are noted; `nil` without a bound.
+    let residency: StateResidency?
+    /// The thread that keeps the live state under its memory bound, if it runs.
+    let evictorSlot = Mutex<StateEvictor?>(nil)
     /// The views' commit the last restore point names, pinned (see
     /// `LMDBBackend+RestorePoint.swift`); its lock serializes restore points.
     let pinnedViews = Mutex(PinnedViews())
@@ -110,6 +115,7 @@ final class LMDBBackend: StorageBackend {
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         liveStateSaveEvents = options.liveStateSaveEvents
+        residency = options.liveState ? options.maxStateMemory.map { StateResidency(bound: max(0, $0)) } : nil
         warn = options.warn
         liveStateURL = directory.appendingPathComponent(LiveStateFile.name)
         maxMapSize = max(1 << 20, options.maxMapSize)
@@ -433,6 +439,7 @@ final class LMDBBackend: StorageBackend {
     /// ends before; the close saves nothing if that save, or an earlier one, holds the
     /// last committed event).
     func close() {
+        evictorSlot.withLock { $0 }?.stop()
         if let saver = saverSlot.withLock({ $0 }) {
             saver.stop()
             if saver.lastSaved != live?.read({ $0.logHead.sequence }) { saveLive() }

@@ -40,6 +40,8 @@ final class LeftRight<Value: Sendable>: Sendable {
     /// How many times the writer's copy was remade from the published one instead of
     /// being brought up to date in place.
     private let copies = Atomic(0)
+    /// How many replays threw (only a bug makes one).
+    private let replayFailures = Atomic(0)
 
     /// Both copies start as `value`.
     init(_ value: Value, readerGrace: Duration = .milliseconds(5)) {
@@ -51,6 +53,10 @@ final class LeftRight<Value: Sendable>: Sendable {
     /// How many times the writer's copy was remade from the published one (a reader that
     /// stayed past the grace, a change that threw, a replay that failed).
     var fallbackCopies: Int { copies.load(ordering: .relaxed) }
+
+    /// How many replays of a change on the other copy threw, each then remade as a copy
+    /// (a replay that does not apply: only a bug makes one; tests check for none).
+    var failedReplays: Int { replayFailures.load(ordering: .relaxed) }
 
     /// Calls `body` with the published value. The value stays as it is for the length of
     /// the call whatever the writer does meanwhile; `body` should not keep it longer (the
@@ -108,7 +114,9 @@ final class LeftRight<Value: Sendable>: Sendable {
                 for replay in writer.pending { try replay(&writer.spare.value) }
                 writer.pending = []
                 return
-            } catch {}
+            } catch {
+                replayFailures.add(1, ordering: .relaxed)
+            }
         }
         remake(&writer)
     }

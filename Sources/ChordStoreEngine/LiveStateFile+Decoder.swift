@@ -8,6 +8,11 @@ extension LiveStateFile {
     /// of one id in a store, a store whose head is not its number of events, store
     /// `default` missing, counts that differ from the end frame's.
     struct Decoder {
+        /// The most estimated bytes of the state's copies that stores are kept in memory
+        /// for; the stores past it are evicted as they are read (`nil`: no bound).
+        let budget: Int?
+        /// The estimated bytes of the stores read so far (both copies).
+        private var bytes = 0
         private(set) var ended = false
         private var head: LogHead?
         private var lastID: UInt32 = 0
@@ -27,10 +32,22 @@ extension LiveStateFile {
         private var deleted: [UInt64: [Chordset]] = [:]
         private var logSequences: [UInt64] = []
         private var commands: [String: UInt64] = [:]
+        /// Whether a frame of the store's state or changes was read.
+        private var holdsState = false
+        private var evicted: StoreCounts?
+
+        /// A decoder that keeps stores in memory within `budget` (`nil`: all of them).
+        init(budget: Int? = nil) {
+            self.budget = budget
+        }
 
         mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer) throws(ChordStoreError) {
             var cursor = ProtoReader(body)
             if kind != .head { guard head != nil else { throw Self.damaged("does not start with its head") } }
+            if (Kind.chordset.rawValue...Kind.chordsetHistory.rawValue).contains(kind.rawValue) {
+                guard evicted == nil else { throw Self.damaged("has a frame of an evicted store's state") }
+                holdsState = true
+            }
             switch kind {
             case .head:
                 guard head == nil else { throw Self.damaged("has two heads") }
@@ -91,6 +108,10 @@ extension LiveStateFile {
                 try requireStore()
                 let id = try cursor.string()
                 commands[id] = try cursor.varint()
+            case .evicted:
+                try requireStore()
+                guard !holdsState, evicted == nil else { throw Self.damaged("has store \(record?.name ?? "") evicted, with its state") }
+                evicted = StoreCounts(chordsets: Int(clamping: try cursor.varint()), chords: Int(clamping: try cursor.varint()))
             case .token:
                 try finishStore()
                 let id = try cursor.string()
@@ -132,12 +153,16 @@ extension LiveStateFile {
             for (sequence, chordsets) in deleted { state.adoptDeletedChordsets(chordsets, at: sequence) }
             let changes = InMemoryChanges(
                 undo: undo, redo: redo, revisions: revisions, chordsetHistory: chordsetHistory, sessionHistory: sessionHistory)
-            stores[record.id] = StoreSet.Store(
-                record: record, state: state, changes: changes, log: InMemoryLog(logSequences: logSequences, commands: commands))
+            var store = StoreSet.Store(
+                record: record, state: state, changes: changes, log: InMemoryLog(logSequences: logSequences, commands: commands), evicted: evicted)
+            if let budget, store.evicted == nil, bytes + store.estimatedBytes * ResidencyPlan.copies > budget { store.evict() }
+            bytes += store.estimatedBytes * ResidencyPlan.copies
+            stores[record.id] = store
             events += logSequences.count
             self.record = nil
             state = InMemoryState(indexingChords: true)
             (undo, redo, sessionHistory, revisions, chordsetHistory, deleted, logSequences, commands) = ([:], [:], [:], [:], [:], [:], [], [:])
+            (holdsState, evicted) = (false, nil)
         }
 
         private static func damaged(_ what: String) -> ChordStoreError {

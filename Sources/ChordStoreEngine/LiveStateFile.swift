@@ -73,6 +73,11 @@ enum LiveStateFile {
         case token = 13
         /// The end: the counts of stores, tokens, chordsets and events written (varints).
         case end = 14
+        /// The store is evicted from memory (``ChordStore/Options/maxStateMemory``): its
+        /// chordsets and chords counted (varints). Its state and changes are not in the
+        /// file (no frames of kinds 3 to 10), only its log positions and command ids: a
+        /// start folds it from the log. Follows the store's other frames.
+        case evicted = 15
     }
 
     /// What a file held: the state, at `set.logHead`, folded by fold version `fold`.
@@ -132,9 +137,16 @@ enum LiveStateFile {
             withUnsafeBytes(of: store.record.id.bigEndian) { frame.bytes.append(contentsOf: $0) }
             frame.bytes.append(contentsOf: store.record.bytes)
             try writer.frame(.store, &frame)
-            chordsets += try encodeState(store.state, into: &writer)
-            try encodeChanges(store.changes, into: &writer)
+            if store.evicted == nil {
+                chordsets += try encodeState(store.state, into: &writer)
+                try encodeChanges(store.changes, into: &writer)
+            }
             try encodeLog(store.log, into: &writer)
+            if let counts = store.evicted {
+                frame.varint(UInt64(counts.chordsets))
+                frame.varint(UInt64(counts.chords))
+                try writer.frame(.evicted, &frame)
+            }
             events += store.log.logSequences.count
         }
         for (id, token) in set.tokens.sorted(by: { $0.key < $1.key }) {
@@ -236,7 +248,10 @@ enum LiveStateFile {
 
     /// The state the file at `url` holds; `nil` when there is no file. Throws
     /// `dataLoss` for a file that is damaged, unfinished, inconsistent or of another format.
-    static func read(_ url: URL) throws(ChordStoreError) -> Loaded? {
+    /// With `bound` (``ChordStore/Options/maxStateMemory``), stores are kept in memory in
+    /// the file's order (by id) while the state stays within three quarters of it
+    /// (``ResidencyPlan``); the others are loaded evicted.
+    static func read(_ url: URL, bound: Int? = nil) throws(ChordStoreError) -> Loaded? {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         if fd < 0, errno == ENOENT { return nil }
         guard fd >= 0 else { throw DurableFile.failure("open", url.path) }
@@ -245,7 +260,7 @@ enum LiveStateFile {
         guard try reader.readRaw(magic.count) == magic else {
             throw ChordStoreError(.dataLoss, "\(url.path) is not a live state file of this format")
         }
-        var decoder = Decoder()
+        var decoder = Decoder(budget: bound.map { $0 / 4 * 3 })
         while !decoder.ended {
             guard let block = try reader.nextBlock() else {
                 throw ChordStoreError(.dataLoss, "\(url.path) ends before its last frame: it was not written to the end")

@@ -34,6 +34,11 @@ enum LogReplay {
     /// states failed in is not sent: the replay ends there.
     private enum TouchedChunk: Sendable {
         case events([ReplayFields], touched: [[UUID]?])
+        /// Stores evicted in the set the replay went on from, folded from the log before
+        /// the next chunk's events: their changes (``StoreSet/Store/resident(records:)``).
+        case loaded([UInt32: InMemoryChanges])
+        /// Stores the replay evicted to stay within its budget: their changes are dropped.
+        case evicted([UInt32])
         case end
     }
 
@@ -44,10 +49,17 @@ enum LogReplay {
     /// replay goes on from that set (a saved live state: ``LiveStateFile``) with the
     /// records after its head, the first of which must chain to it; the set's own
     /// settings apply then (`indexingChords` and `capacities` are not used), and
-    /// ``Failure/replayed`` counts from its head.
+    /// ``Failure/replayed`` counts from its head. A store evicted in `start` (a saved
+    /// state under a memory bound) stays so unless an event of the replay is its: it is
+    /// then folded from the log first, by `load`, and stays in memory. With `budget` (a
+    /// memory bound: ``ChordStore/Options/maxStateMemory``; it needs `load`), whenever a
+    /// chunk leaves the state over it, the stores written least recently are evicted
+    /// (``ResidencyPlan``, their last event as their last use), and loaded again by `load`
+    /// if a later event is theirs.
     static func replay(
         _ backend: any StorageBackend, through last: UInt64, indexingChords: Bool = false,
-        capacities: [UInt32: StoreSet.Capacity] = [:], from start: consuming StoreSet? = nil, progress: (UInt64, UInt64) -> Void
+        capacities: [UInt32: StoreSet.Capacity] = [:], from start: consuming StoreSet? = nil,
+        budget: Int? = nil, load: (StoreSet.Store) throws -> StoreSet.Store = { $0 }, progress: (UInt64, UInt64) -> Void
     ) throws(Failure) -> StoreSet {
         var set = start ?? StoreSet(keepsRecords: false, indexingChords: indexingChords, capacities: capacities, reservingChanges: false)
         let after = set.logHead
@@ -90,7 +102,19 @@ enum LogReplay {
             case .events(let first, let events):
                 var touched: [[UUID]?] = []
                 touched.reserveCapacity(events.count)
+                var loaded: [UInt32: InMemoryChanges] = [:]
                 for offset in events.indices {  // borrowed in place, not copied out
+                    if set.isEvicted(events[offset].store), !events[offset].event.isServerEvent, let store = set[events[offset].store] {
+                        // Not the log's record at fault: the saved state's index of the store.
+                        do {
+                            var resident = try load(store)
+                            loaded[store.record.id] = resident.changes
+                            resident.changes = InMemoryChanges()  // the changes' thread has them
+                            set.install(resident)
+                        } catch {
+                            throw Failure(error: .wrapping(error), sequence: nil, replayed: replayed)
+                        }
+                    }
                     do {
                         touched.append(try StoreFold.apply(events[offset], record: [], to: &set, foldingChanges: false))
                     } catch {
@@ -98,7 +122,13 @@ enum LogReplay {
                     }
                     replayed += 1
                 }
+                if !loaded.isEmpty { _ = touchedChunks.send(.loaded(loaded)) }
                 _ = touchedChunks.send(.events(events, touched: touched))
+                if let budget, set.estimatedBytes * ResidencyPlan.copies > budget, set.residentCount > 1 {
+                    let evictions = ResidencyPlan.evictions(set.residency(), lastUse: set.lastEvents(), bound: budget)
+                    set.evict(evictions)
+                    _ = touchedChunks.send(.evicted(evictions))
+                }
                 progress(replayed, last - after.sequence)
             case .failure(let error, let sequence):
                 throw Failure(error: error, sequence: sequence, replayed: replayed)
@@ -126,7 +156,18 @@ enum LogReplay {
         from chunks: Channel<TouchedChunk>, capacities: [UInt32: StoreSet.Capacity], initial: [UInt32: InMemoryChanges]?
     ) -> [UInt32: InMemoryChanges] {
         var changes: [UInt32: InMemoryChanges] = initial ?? [0: StoreSet.newChanges(reserving: capacities[0])]
-        while case .events(let events, let touched) = chunks.receive() {
+        while true {
+            let events: [ReplayFields], touched: [[UUID]?]
+            switch chunks.receive() {
+            case .events(let chunk, let folded): (events, touched) = (chunk, folded)
+            case .loaded(let loaded):
+                changes.merge(loaded) { _, folded in folded }
+                continue
+            case .evicted(let ids):
+                for id in ids { changes[id] = InMemoryChanges() }
+                continue
+            case .end: return changes
+            }
             for offset in touched.indices {
                 let event = events[offset]
                 guard let chordsets = touched[offset] else {
@@ -143,7 +184,6 @@ enum LogReplay {
                 changes.values[index].apply(event.change, chordsets: chordsets)
             }
         }
-        return changes
     }
 
     private static func produce(_ backend: any StorageBackend, after: LogHead, through last: UInt64, into channel: Channel<Message>) {

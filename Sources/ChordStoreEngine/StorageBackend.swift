@@ -42,8 +42,17 @@ protocol StoresSnapshot {
     func stores(after name: String?, limit: Int) throws -> [StoreRecord]
     /// The snapshot of one live store.
     func snapshot(of store: StoreRecord) throws -> any StoreSnapshot
+    /// How many chordsets and chords one live store holds (what a list of stores shows).
+    func counts(of store: StoreRecord) throws -> StoreCounts
     /// Every live token, by id.
     func tokens() throws -> [TokenRecord]
+}
+
+extension StoresSnapshot {
+    func counts(of store: StoreRecord) throws -> StoreCounts {
+        let snapshot = try snapshot(of: store)
+        return StoreCounts(chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount())
+    }
 }
 
 /// A consistent, read-only view of one store at one committed point: its events (through
@@ -97,6 +106,10 @@ extension StoreSnapshot {
 /// Where a store keeps its log and projections: LMDB on disk or plain memory. Every
 /// method that writes is called on the writer thread only.
 protocol StorageBackend: AnyObject, Sendable {
+    /// Readies store `name` for a command, on the caller's thread, before it is queued for
+    /// the writer: a store evicted from memory is folded from the log here, so that the
+    /// writer, which every write waits for, does not fold it (``LMDBBackend``'s live state).
+    func prepareWrite(store name: String)
     /// Validates, appends and folds `batch` as one atomic, durable commit. A command that
     /// fails validation gets its error and writes nothing; a storage failure fails them all.
     func commit(_ batch: [SubmittedCommand], applier: BatchApplier, generator: inout IncreasingIDs) -> [Result<CommittedEvent, ChordStoreError>]
@@ -208,4 +221,8 @@ extension StoreSnapshot {
     func forEachRecord(from sequence: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEachChainedRecord(from: sequence) { sequence, record, _ in try body(sequence, record) }
     }
+}
+
+extension StorageBackend {
+    func prepareWrite(store name: String) {}
 }

@@ -11,9 +11,22 @@ struct StoreSet: StoreSpace, Sendable {
         var state: InMemoryState
         var changes = InMemoryChanges()
         var log: InMemoryLog
+        /// Set while the store is evicted from memory (``StoreSet/evict(_:)``): `state`
+        /// and `changes` are then empty, to be folded again from the log's records
+        /// (``resident(records:)``); the counts answer a list of stores meanwhile.
+        var evicted: StoreCounts?
     }
 
     private(set) var stores: [UInt32: Store]
+    /// The stores' estimated bytes in memory, summed (``Store/estimatedBytes``: one copy),
+    /// kept as they change, for the memory bound.
+    private(set) var estimatedBytes = 0
+    /// How many stores are in memory (not evicted), kept as they change.
+    private(set) var residentCount = 1
+    /// Which replacement of the live state this set is (``replacing(_:)``): a store a
+    /// reader folded from an earlier one is not put back (the log may have been cut and
+    /// written again since, to the same heads).
+    private(set) var generation: UInt64 = 0
     private(set) var names: [String: UInt32] = [StoreName.default: 0]
     private(set) var lastID: UInt32 = 0
     /// The live tokens, by id.
@@ -48,6 +61,7 @@ struct StoreSet: StoreSpace, Sendable {
         self.reservingChanges = reservingChanges
         stores = [:]
         stores[0] = makeStore(.initialDefault)
+        estimatedBytes = stores[0]?.estimatedBytes ?? 0
     }
 
     /// A set as ``LiveStateFile`` saved it: its stores (each by its record's id), the
@@ -63,6 +77,8 @@ struct StoreSet: StoreSpace, Sendable {
         self.lastID = lastID
         self.tokens = tokens
         self.logHead = logHead
+        estimatedBytes = stores.values.reduce(0) { $0 + $1.estimatedBytes }
+        residentCount = stores.values.lazy.filter { $0.evicted == nil }.count
     }
 
     private func makeStore(_ record: StoreRecord) -> Store {
@@ -110,6 +126,11 @@ struct StoreSet: StoreSpace, Sendable {
         guard let index = stores.index(forKey: store.id) else {
             throw ChordStoreError(.internal, "store \(store.name) is not live")
         }
+        guard stores.values[index].evicted == nil else {
+            throw ChordStoreError(.internal, "store \(store.name) is evicted from memory: it must be loaded before it changes")
+        }
+        let before = stores.values[index].estimatedBytes
+        defer { estimatedBytes += stores.values[index].estimatedBytes - before }
         return try Self.borrow(&stores.values[index], body)
     }
 
@@ -123,7 +144,10 @@ struct StoreSet: StoreSpace, Sendable {
         if let index = stores.index(forKey: store.id) {
             stores.values[index].record = store
         } else {
-            stores[store.id] = makeStore(store)
+            let made = makeStore(store)
+            estimatedBytes += made.estimatedBytes
+            residentCount += 1
+            stores[store.id] = made
             names[store.name] = store.id
             lastID = max(lastID, store.id)
         }
@@ -152,8 +176,46 @@ struct StoreSet: StoreSpace, Sendable {
         return taken
     }
 
+    /// Evicts the stores with `ids` from memory: their state and changes are dropped,
+    /// their registry record, log index and command ids stay (a repeated command id is
+    /// still recognised), and they are folded again from the log when next used. Ids
+    /// not live or evicted already are passed over.
+    mutating func evict(_ ids: [UInt32]) {
+        for id in ids {
+            guard let index = stores.index(forKey: id), stores.values[index].evicted == nil else { continue }
+            let before = stores.values[index].estimatedBytes
+            residentCount -= 1
+            stores.values[index].evict()
+            estimatedBytes += stores.values[index].estimatedBytes - before
+        }
+    }
+
+    /// Puts `store`, folded from the log (``Store/resident(records:)``), in place of its
+    /// evicted self, if it is still evicted at the same event; returns whether it did.
+    @discardableResult
+    mutating func install(_ store: Store) -> Bool {
+        guard store.evicted == nil, let index = stores.index(forKey: store.record.id),
+            stores.values[index].evicted != nil, stores.values[index].record.head == store.record.head
+        else { return false }
+        estimatedBytes += store.estimatedBytes - stores.values[index].estimatedBytes
+        residentCount += 1
+        stores.values[index] = store
+        return true
+    }
+
+    /// This set as the replacement of `previous` (a rebuild, a cut of the log): one
+    /// generation later.
+    func replacing(_ previous: StoreSet) -> StoreSet {
+        var set = self
+        set.generation = previous.generation &+ 1
+        return set
+    }
+
     mutating func remove(_ store: StoreRecord) {
-        stores[store.id] = nil
+        if let removed = stores.removeValue(forKey: store.id) {
+            estimatedBytes -= removed.estimatedBytes
+            if removed.evicted == nil { residentCount -= 1 }
+        }
         names[store.name] = nil
     }
 

@@ -48,6 +48,11 @@ enum Verifier {
             }
             for store in replay.liveStores {
                 do {
+                    // What a list of stores shows (kept apart for a store evicted from memory).
+                    let counts = StoreCounts(chordsets: store.state.chordsetCount(), chords: store.state.chordCount())
+                    guard try stores.counts(of: store.record) == counts else {
+                        throw ChordStoreError(.dataLoss, "the list of stores counts \(try stores.counts(of: store.record)); a replay \(counts)")
+                    }
                     try check(try stores.snapshot(of: store.record), against: store)
                 } catch {
                     let wrapped = ChordStoreError.wrapping(error)

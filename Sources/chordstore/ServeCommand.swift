@@ -136,6 +136,10 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "EVENTS"))
     var liveStateSaveEvents: UInt64?
     @Option(help: ArgumentHelp(
+        "With --live-state, the most memory the state may take (both of its copies, as estimated from each store's chordsets, chords, events and command ids; docs/PERFORMANCE.md, \"The memory bound\"): over it, the stores used least recently are evicted, keeping only their index into the log (about 8 bytes an event) and command ids, and are folded again from the log on their next call, on the thread that answers it (about 9 µs per event of the store; the calls after it find it in memory). A start and a replay of the whole log keep within it too. A size such as 512MiB or 4GiB, or none for no bound. Default: half the memory this process may use (the machine's, or its control group's memory.max if lower).",
+        valueName: "SIZE"))
+    var maxStateMemory: String?
+    @Option(help: ArgumentHelp(
         "Keep a restore point of the views, taken at most this often while writes come (and after every 4,096 events): a start after a machine crash then catches the views up from it in a fraction of a second, instead of rebuilding them from the whole log (seconds per million events). It costs every write: the views' pages are written afresh and synced, about a third of the write throughput on a small machine (docs/PERFORMANCE.md). Not taken while --live-state keeps the state in memory: its saved state plays that part. Default: none.",
         valueName: "SECONDS"))
     var restorePointInterval: Double?
@@ -192,6 +196,12 @@ struct ServeCommand: AsyncParsableCommand {
         if let events = liveStateSaveEvents {
             guard liveState else { throw ValidationError("--live-state-save-events is for --live-state: without it the state is not kept in memory") }
             guard events >= 1 else { throw ValidationError("--live-state-save-events must be at least 1") }
+        }
+        if let maxStateMemory {
+            guard liveState else { throw ValidationError("--max-state-memory is for --live-state: without it the state is not kept in memory") }
+            guard maxStateMemory == "none" || (ByteSize.parse(maxStateMemory) ?? 0) >= 1 else {
+                throw ValidationError("--max-state-memory takes a size such as 512MiB or 4GiB, or none; not '\(maxStateMemory)'")
+            }
         }
         if let seconds = restorePointInterval, !(0.01...3_600).contains(seconds) {
             throw ValidationError("--restore-point-interval must be 0.01...3600 seconds")
@@ -413,6 +423,7 @@ struct ServeCommand: AsyncParsableCommand {
             options.maxTokens = maxTokens
             options.liveState = liveState
             options.liveStateSaveEvents = liveStateSaveEvents ?? options.liveStateSaveEvents
+            options.maxStateMemory = stateMemoryBound
             options.restorePointInterval = restorePointInterval.map { .milliseconds(Int($0 * 1_000)) }
             options.maxMapSize = ByteSize.parse(mapSizeMax) ?? options.maxMapSize
             if let endpoint { options.metrics = endpoint.factory }
@@ -506,5 +517,23 @@ struct ServeCommand: AsyncParsableCommand {
             throw Failure(failure)
         }
         logger.notice("stopped; the log is closed")
+    }
+}
+
+extension ServeCommand {
+    /// The live state's memory bound: `--max-state-memory`, or half the memory this
+    /// process may use; `nil` for `none`.
+    var stateMemoryBound: Int? {
+        guard let maxStateMemory else { return Self.availableMemory / 2 }
+        return maxStateMemory == "none" ? nil : ByteSize.parse(maxStateMemory)
+    }
+
+    /// The memory this process may use: the machine's, or its control group's limit if
+    /// lower (cgroup v2's `memory.max`, what a container is given).
+    static var availableMemory: Int {
+        let physical = Int(clamping: ProcessInfo.processInfo.physicalMemory)
+        let text = (try? String(contentsOfFile: "/sys/fs/cgroup/memory.max", encoding: .utf8)) ?? "max"
+        guard let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit > 0 else { return physical }
+        return min(physical, limit)
     }
 }

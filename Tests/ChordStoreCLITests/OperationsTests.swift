@@ -79,6 +79,43 @@ struct OperationsTests {
         #expect(lines.contains { $0.contains("\"message\":\"shutting down: draining\"") })
     }
 
+    @Test("serve --live-state --max-state-memory evicts the stores used least recently (counted in /metrics) and answers from the log as before; a restart keeps the state")
+    func stateMemoryBound() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for round in 0..<2 {
+            let served = try await Self.serve(directory, ["--live-state", "--max-state-memory", "1"])
+            defer { served.stopIfRunning() }
+            let http = try #require(served.httpPort)
+            let server = ["--server", "127.0.0.1:\(served.port)"]
+            if round == 0 {
+                #expect(try await runChordstore(server + ["store", "create", "songs"]).status == 0)
+                for (store, title) in [("default", "Verse"), ("songs", "Intro"), ("default", "Chorus")] {
+                    let added = try await runChordstore(server + ["--store", store, "add", title])
+                    try #require(added.status == 0, "\(added.stderr)")
+                }
+            }
+            // Bound 1: of the two stores, the one used first is evicted at each turn; a
+            // read of it folds it from the log and puts it back (a load).
+            for (store, titles) in [("default", ["Verse", "Chorus"]), ("songs", ["Intro"]), ("default", ["Verse", "Chorus"])] {
+                let listed = try await runChordstore(server + ["--store", store, "list"])
+                #expect(listed.status == 0, "\(listed.stderr)")
+                #expect(titles.allSatisfy { listed.stdout.contains($0) }, "\(store): \(listed.stdout)")
+            }
+            var metrics = ""
+            for _ in 0..<500 {
+                metrics = try await httpGet(port: http, path: "/metrics").body
+                let moved = ["chordstore_state_evictions_total", "chordstore_state_loads_total"].allSatisfy { (Self.sample($0, in: metrics) ?? 0) >= 1 }
+                if moved { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect((Self.sample("chordstore_state_evictions_total", in: metrics) ?? 0) >= 1, "\(metrics)")
+            #expect((Self.sample("chordstore_state_loads_total", in: metrics) ?? 0) >= 1, "\(metrics)")
+            #expect((Self.sample("chordstore_state_bytes", in: metrics) ?? 0) > 0, "\(metrics)")
+            #expect(try await served.terminate() == 0)
+        }
+    }
+
     @Test("/metrics of a leader and its follower passes Prometheus's lint (promtool check metrics): every metric has HELP and TYPE")
     func metricsPassPromtool() async throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("operations-lint-\(UUID().uuidString)")

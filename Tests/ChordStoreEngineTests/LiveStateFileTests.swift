@@ -28,7 +28,7 @@ struct LiveStateFileTests {
     /// Events of every kind the live state keeps something of: chordsets added, renamed,
     /// moved, deleted and deleted all, chords edited, the controls chord, undo and redo in
     /// two sessions, command ids, a second store (and one made and deleted), a token.
-    private static func work(_ store: ChordStore, round: Int) async throws {
+    static func work(_ store: ChordStore, round: Int) async throws {
         let alice = CommandContext(session: "alice"), bob = CommandContext(session: "bob")
         for index in 0..<6 { _ = try await store.add("r\(round) c\(index)") }
         let chordsets = try store.chordsets()
@@ -72,7 +72,7 @@ struct LiveStateFileTests {
     }
 
     /// The live state the store has, and a replay of its whole log.
-    private static func liveAndReplay(_ store: ChordStore) throws -> (StoreSet, StoreSet) {
+    static func liveAndReplay(_ store: ChordStore) throws -> (StoreSet, StoreSet) {
         let backend = try backend(store)
         let live = try #require(backend.live).read { $0 }
         var replayed = try LogReplay.replay(backend, through: live.logHead.sequence, indexingChords: true) { _, _ in }
@@ -317,5 +317,26 @@ struct LiveStateFileTests {
         let (live, replayed) = try Self.liveAndReplay(store)
         #expect(Self.difference(live, replayed) == nil)
         #expect(Self.difference(saved.set, replayed) == nil)
+    }
+
+    @Test("the live state file of the first version to evict stores (Tests/Fixtures/live-state2, beside format 3's log: `default` evicted) still loads; the evicted store folds from the log as a replay gives it")
+    func evictedFixtureLoads() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+        let directory = temporaryDirectory()
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("format3"), to: directory)
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("live-state2/live-state"), to: Self.file(directory))
+        let saved = try #require(try LiveStateFile.read(Self.file(directory)))
+        #expect(saved.set.logHead.sequence == 26)
+        #expect(saved.set.stores[0]?.evicted == StoreCounts(chordsets: 4, chords: 33))  // and the controls chord
+        #expect(saved.set.stores[0]?.state.chordsetCount() == 0)
+        #expect(saved.set.stores[1]?.evicted == nil)
+        #expect(saved.set.stores[1]?.state.chordsetCount() == 2)
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: 26, replayed: 0))
+        #expect(try store.chordsets(order: .index).map(\.title) == ["Verse 1", "Chorus", "Outro", "After stores"])
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(try Self.backend(store).residentWhole(live), replayed) == nil)
+        #expect(Self.difference(try Self.backend(store).residentWhole(saved.set), replayed) == nil)
     }
 }

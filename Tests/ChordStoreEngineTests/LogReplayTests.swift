@@ -47,6 +47,8 @@ struct LogReplayTests {
             for session in ["s0", "s1"] { _ = try? await store.execute(.undo, context: CommandContext(session: session)) }
             _ = try? await store.execute(.redo, context: CommandContext(session: "s0"))
         }
+        // A store written again in the last chunk, long after its other events.
+        _ = try await store.execute(.addChordset(AddChordset(title: "late")), context: CommandContext(session: "s", store: "later"))
 
         let backend = try #require(store.backend as? LMDBBackend)
         let head = try backend.logHead().sequence
@@ -70,5 +72,19 @@ struct LogReplayTests {
         }
         #expect(piped.tokens == serial.tokens)
         #expect(piped.tokens.keys.sorted() == ["admin1"])
+
+        // Under a memory budget, the stores written least recently are evicted at the end of
+        // a chunk, and folded again from the log when a later event is theirs: the state
+        // is the same, store by store.
+        var loads = 0
+        let bounded = try LogReplay.replay(backend, through: head, indexingChords: true, budget: 1, load: { store in
+            loads += 1
+            return try store.resident(records: records)
+        }) { _, _ in }
+        #expect(loads == 1)  // "later", evicted after the first chunk
+        #expect(bounded.evictedCount == 2)  // all but the store written last, after the last chunk
+        let whole = try bounded.residentWhole(records: records)
+        let unbounded = try LogReplay.replay(backend, through: head, indexingChords: true) { _, _ in }
+        #expect(LiveStateFileTests.difference(whole, unbounded) == nil)
     }
 }

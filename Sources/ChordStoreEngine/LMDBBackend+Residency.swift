@@ -73,6 +73,7 @@ extension LMDBBackend {
             guard let record = set.store(named: resolved), record.head >= Self.foldAheadEvents, set.isEvicted(record.id),
                 let store = set[record.id]
             else { return nil }
+            residency.used(record.id)  // so that the thread that keeps the bound, if it puts it back first, keeps it
             return (store, set.generation)
         }
         guard let (store, generation) = evicted, let folded = try? foldFromLog(store) else { return }

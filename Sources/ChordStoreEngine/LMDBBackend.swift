@@ -80,8 +80,9 @@ final class LMDBBackend: StorageBackend {
     let liveFailure = Mutex<ChordStoreError?>(nil)
     /// With live state, the least events between two background saves of it.
     let liveStateSaveEvents: UInt64
-    /// With live state and a memory bound (``ChordStore/Options/maxStateMemory``), where
-    /// uses of stores are noted; `nil` without a bound.
+    /// With live state, where uses of stores are noted and loads left, under the memory
+    /// bound (``ChordStore/Options/maxStateMemory``; `Int.max` without one); `nil` without
+    /// live state.
     let residency: StateResidency?
     /// The thread that keeps the live state under its memory bound, if it runs.
     let evictorSlot = Mutex<StateEvictor?>(nil)
@@ -115,7 +116,9 @@ final class LMDBBackend: StorageBackend {
         marker = ViewsMarker(viewsDirectory: viewsDirectory)
         maxMapGrowth = max(1 << 20, options.maxMapGrowth)
         liveStateSaveEvents = options.liveStateSaveEvents
-        residency = options.liveState ? options.maxStateMemory.map { StateResidency(bound: max(0, $0)) } : nil
+        // Without a bound too: stores a start found evicted (saved under one) are put back
+        // after a read, and a command folds a large one ahead.
+        residency = options.liveState ? StateResidency(bound: max(0, options.maxStateMemory ?? .max)) : nil
         warn = options.warn
         liveStateURL = directory.appendingPathComponent(LiveStateFile.name)
         maxMapSize = max(1 << 20, options.maxMapSize)

@@ -263,7 +263,8 @@ struct StateEvictionTests {
         let backend = try Self.backend(store)
         let residency = try #require(backend.residency)
         #expect(try await Self.eventually { _ = try store.chordsets(); return try Self.evicted(store) == [1] })
-        // The evictor may put a load back at any time: take what is left first.
+        // The thread that keeps the bound would take the load: stopped first.
+        backend.evictorSlot.withLock { $0 }?.stop()
         _ = residency.takeLoaded(id: 1)
         backend.prepareWrite(store: "big")
         let left = residency.takeLoaded(id: 1)
@@ -304,6 +305,19 @@ struct StateEvictionTests {
         residency.loaded(folded, generation: generation + 1)
         backend.keepStateBound(live, residency)
         #expect(!live.read { $0.isEvicted(1) })
+        // The writer does not take a load of an earlier generation either: it folds the store.
+        backend.evictorSlot.withLock { $0 }?.stop()
+        try live.write { set in
+            set.evict([1])
+            return ((), { $0.evict([1]) })
+        }
+        var stale = folded
+        stale.state = InMemoryState()  // what the writer must not take
+        try #require(backend.residency).loaded(stale, generation: generation)
+        _ = try await store.execute(.addChordset(AddChordset(title: "after")), context: CommandContext(store: "songs"))
+        #expect(try store.chordsets(store: "songs").map(\.title) == ["before", "after"])
+        let (state, replayed) = try LiveStateFileTests.liveAndReplay(store)
+        #expect(LiveStateFileTests.difference(try backend.residentWhole(state), replayed) == nil)
     }
 
     @Test("a start under a bound keeps stores in memory, in id order, only while the state stays within three quarters of it: the others open evicted")

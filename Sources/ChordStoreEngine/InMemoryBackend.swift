@@ -141,7 +141,8 @@ final class InMemoryBackend: StorageBackend {
 struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     let all: StoreSet
     let records: Records
-    /// Where uses of stores are noted and readers' loads left (`nil`: memory is not bounded).
+    /// Where uses of stores are noted and readers' loads left (`nil`: not tracked, as in
+    /// the in-memory backend, which evicts nothing).
     var residency: StateResidency? = nil
 
     var logHead: LogHead { all.logHead }

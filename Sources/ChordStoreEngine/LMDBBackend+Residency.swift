@@ -14,9 +14,9 @@ extension LMDBBackend {
     /// loaded are put back in memory (if still evicted at the same event); then, if the
     /// state is over the bound (its size is kept as it changes: ``StoreSet/estimatedBytes``),
     /// the stores used least recently are evicted from both copies (``ResidencyPlan``).
-    /// Each step is a turn of the state's writer (``LeftRight``), between commits: the
-    /// plan reads every store there, not in a read, which a reader holding the state for
-    /// milliseconds would make the writer copy it whole.
+    /// Each step is a turn of the state's writer (``LeftRight``), between commits. The
+    /// plan reads every store in that turn, not in a read of the state: a read that long
+    /// (milliseconds for 10,000 stores) would make the writer copy the state.
     func keepStateBound(_ live: LeftRight<StoreSet>, _ residency: StateResidency) {
         let loaded = residency.takeLoaded()
         if !loaded.isEmpty {

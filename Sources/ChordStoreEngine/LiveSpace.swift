@@ -14,7 +14,8 @@ import ChordStoreDomain
 struct LiveSpace<Records: RecordLookup>: StoreSpace {
     var set: StoreSet
     let records: Records
-    /// Where uses of stores are noted (`nil`: memory is not bounded).
+    /// Where uses of stores are noted, and loads left by readers and commands' callers
+    /// (`nil`: not tracked).
     let residency: StateResidency?
     /// Appends a record to the log's transaction (`nil`: the log holds them already,
     /// as a follower's batch, logged before it is applied).

@@ -450,12 +450,20 @@ public final class ChordStore: Sendable {
 
     /// Returns when store `store` holds an event after its `sequence`, or after `timeout`,
     /// or when the store closes or the task is cancelled (so callers re-check their state).
-    /// Commits to other stores wake it too, and it goes back to waiting.
-    public func waitForCommit(after sequence: UInt64, store: String, timeout: Duration = .seconds(1)) async {
+    /// Commits to other stores wake it too, and it goes back to waiting. A store that does
+    /// not exist returns at once, unless `awaitingCreation`: then it is waited for as a
+    /// store without events (a follower's copy of a store the leader has just made).
+    public func waitForCommit(after sequence: UInt64, store: String, awaitingCreation: Bool = false, timeout: Duration = .seconds(1)) async {
         let deadline = ContinuousClock.now + timeout
         while !Task.isCancelled {
             let logPosition = notifier.head
-            guard let head = try? lastSequence(store: store), head <= sequence else { return }
+            let known: UInt64?
+            do {
+                known = try lastSequence(store: store)
+            } catch {
+                known = awaitingCreation && error.code == .notFound ? 0 : nil
+            }
+            guard let head = known, head <= sequence else { return }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return }
             await notifier.wait(after: logPosition, timeout: left)

@@ -292,14 +292,17 @@ extension LMDBBackend {
         _ live: LeftRight<StoreSet>, _ records: [[UInt8]], after previous: LogPosition, logged: (LogHead) -> Void
     ) throws(ChordStoreError) -> LogHead {
         try prepareLiveCommit()
-        let head = try appendToLog(records, after: previous, start: committedHead.withLock { $0 })
+        let start = committedHead.withLock { $0 }
+        let head = try appendToLog(records, after: previous, start: start)
         do {
+            // Checked as the log took them: decoded once, for both copies of the state.
+            let logged = try ReplicaApplier.decodeLogged(records, after: start)
             let defaultHead = try logEnv.withReadTransaction { txn in
                 try live.write { set in
                     let applied = try LiveSpace.with(&set, records: LogTransactionRecords(txn: txn, log: dbs.log), residency: residency, append: nil) {
-                        space in try ReplicaApplier.apply(records, after: previous, to: &space)
+                        space in try ReplicaApplier.foldLogged(logged, after: start, to: &space)
                     }
-                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(loading: applied.loaded, then: StoreSet.replay(of: records, head: set.logHead)))
+                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(loading: applied.loaded) { set in try ReplicaApplier.foldLogged(logged, after: start, to: &set) })
                 }
             }
             snapshotFiles?.maybeTake(head: defaultHead, backend: self)

@@ -48,18 +48,43 @@ enum ReplicaApplier {
     /// checked again (each record's checksum is read from its trailer, not computed), and
     /// only what the fold needs is decoded.
     static func foldLogged(_ records: [[UInt8]], after head: LogHead, to space: inout some StoreSpace) throws {
-        try checkFollows(head.position, space.logHead)
-        for record in records {
-            let sequence = try space.logHead.nextSequence()
+        try foldLogged(decodeLogged(records, after: head), after: head, to: &space)
+    }
+
+    /// Decodes records ``appendToLog(_:after:head:_:)`` has just checked and the log took,
+    /// after `head`, for the fold of ``LoggedRecord``s (once, for both copies of
+    /// the live state): what the fold needs of each, and its place.
+    static func decodeLogged(_ records: [[UInt8]], after head: LogHead) throws -> [LoggedRecord] {
+        var sequence = head.sequence
+        return try records.map { record in
+            sequence += 1  // the log took it as the next: no overflow
             let fields = try record.withUnsafeBytes { try RecordCodec.decodeReplayFields($0, sequence: sequence) }
             guard fields.logSequence == sequence else {
                 throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(fields.logSequence)")
             }
             let position = try record.withUnsafeBytes { try RecordCodec.position($0, sequence: sequence) }
-            try space.appendRecord(sequence, record)
-            try StoreFold.apply(fields, record: record, to: &space)
-            space.logHead = LogHead(sequence: sequence, checksum: position.checksum, timestamp: fields.timestamp, epoch: position.epoch)
+            return LoggedRecord(fields: fields, record: record, checksum: position.checksum, epoch: position.epoch)
         }
+    }
+
+    /// Folds records ``decodeLogged(_:after:)`` decoded, after `head`.
+    static func foldLogged(_ logged: [LoggedRecord], after head: LogHead, to space: inout some StoreSpace) throws {
+        try checkFollows(head.position, space.logHead)
+        for entry in logged {
+            let sequence = entry.fields.logSequence
+            try space.appendRecord(sequence, entry.record)
+            try StoreFold.apply(entry.fields, record: entry.record, to: &space)
+            space.logHead = LogHead(sequence: sequence, checksum: entry.checksum, timestamp: entry.fields.timestamp, epoch: entry.epoch)
+        }
+    }
+
+    /// A record the log took, decoded for the fold (``decodeLogged(_:after:)``).
+    struct LoggedRecord: Sendable {
+        let fields: ReplayFields
+        let record: [UInt8]
+        /// The record's checksum and epoch, read from its trailer.
+        let checksum: UInt64
+        let epoch: UInt64
     }
 
     /// The log's half of the check, for a follower that logs a batch before its views take

@@ -248,13 +248,18 @@ extension ServiceDispatcher {
 
     /// Read your writes: returns once this node has applied event `sequence` of the
     /// call's store; fails with UNAVAILABLE after `limit` (the call's deadline, if sooner,
-    /// ends it first).
+    /// ends it first). A follower that does not have the store yet waits for its creation
+    /// as for its events (the leader made it, and the event that did is on its way); a
+    /// leader answers `NOT_FOUND`.
     package func waitForSequence(_ sequence: UInt64, store name: String, limit: Duration = .seconds(30)) async throws(WireError) {
         let deadline = ContinuousClock.now + limit
+        let following = replication?.writeRefusal() != nil
         while true {
             let last: UInt64
             do {
                 last = try store.lastSequence(store: name)
+            } catch where following && error.code == .notFound {
+                last = 0
             } catch {
                 throw WireError(error)
             }
@@ -265,7 +270,7 @@ extension ServiceDispatcher {
                     .unavailable, "this node has applied events up to \(last) of store \(StoreName.resolved(name)), not yet \(sequence)",
                     reason: .notCaughtUp)
             }
-            await store.waitForCommit(after: last, store: name, timeout: .milliseconds(200))
+            await store.waitForCommit(after: last, store: name, awaitingCreation: following, timeout: .milliseconds(200))
         }
     }
 

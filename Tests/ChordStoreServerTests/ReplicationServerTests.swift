@@ -155,6 +155,31 @@ struct ReplicationServerTests {
         for client in [admin, a, b, readerA, readerB] { await client.close() }
     }
 
+    @Test("a read with min_sequence at a follower of a store the leader has not made yet waits for the store, as for its events; a leader answers NOT_FOUND")
+    func followerWaitsForAStoreToCome() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let early = try #require(Client(address: follower.address, store: "later"))
+        let waiting = Task {
+            let list: Chordstore_V1_ChordsetList = try await early.call(
+                .listChordsets, Chordstore_V1_ListChordsetsRequest(), timeout: .seconds(30), minSequence: 1)
+            return list.chordsets.map(\.title)
+        }
+        try await Task.sleep(for: .milliseconds(200))  // the read is waiting at the follower
+        let admin = try #require(Client(address: leader.address))
+        _ = try await admin.createStore("later")
+        let later = try #require(Client(address: leader.address, store: "later"))
+        _ = try await later.addChordset(title: "X")
+        #expect(try await waiting.value == ["X"])
+        let atLeader = try #require(Client(address: leader.address, store: "never"))
+        let refused = await #expect(throws: ClientError.self) {
+            let _: Chordstore_V1_ChordsetList = try await atLeader.call(
+                .listChordsets, Chordstore_V1_ListChordsetsRequest(), timeout: .seconds(5), minSequence: 1)
+        }
+        #expect(refused?.code == .notFound)
+        for client in [early, admin, later, atLeader] { await client.close() }
+    }
+
     @Test("a client given several servers gets past one that accepts connections but never answers (a frozen leader): a health check finds it out, Health names the leader, the write goes there once")
     func clientFindsTheLeaderPastAFrozenServer() async throws {
         let (leader, follower, _) = try await Member.startPair()

@@ -449,26 +449,29 @@ public final class ChordStore: Sendable {
     }
 
     /// Returns when store `store` holds an event after its `sequence`, or after `timeout`,
-    /// or when the store closes or the task is cancelled (so callers re-check their state).
-    /// Commits to other stores wake it too, and it goes back to waiting. A store that does
-    /// not exist returns at once, unless `awaitingCreation`: then it is waited for as a
-    /// store without events (a follower's copy of a store the leader has just made).
-    public func waitForCommit(after sequence: UInt64, store: String, awaitingCreation: Bool = false, timeout: Duration = .seconds(1)) async {
+    /// or when the store closes or the task is cancelled (so callers re-check their state);
+    /// `false` if the store is closing. Commits to other stores wake it too, and it goes
+    /// back to waiting. A store that does not exist returns at once, unless
+    /// `awaitingCreation`: then it is waited for as a store without events (a follower's
+    /// copy of a store the leader has just made).
+    @discardableResult
+    public func waitForCommit(after sequence: UInt64, store: String, awaitingCreation: Bool = false, timeout: Duration = .seconds(1)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while !Task.isCancelled {
+        while !Task.isCancelled, !notifier.isClosed {
             let logPosition = notifier.head
             let known: UInt64?
             do {
                 known = try lastSequence(store: store)
             } catch {
-                known = awaitingCreation && error.code == .notFound ? 0 : nil
+                known = awaitingCreation && error.reason == .storeNotFound ? 0 : nil
             }
-            guard let head = known, head <= sequence else { return }
+            guard let head = known, head <= sequence else { break }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { return }
+            guard left > .zero else { break }
             await notifier.wait(after: logPosition, timeout: left)
-            if notifier.head <= logPosition { return }  // timed out, or closed
+            if notifier.head <= logPosition { break }  // timed out, or closed
         }
+        return !notifier.isClosed
     }
 
     /// Why the store refuses commands now, if it does: a full disk (they are taken again

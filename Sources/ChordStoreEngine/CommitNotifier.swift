@@ -42,6 +42,9 @@ final class CommitNotifier: Sendable {
     /// The last log position published.
     var head: UInt64 { state.withLock { $0.head } }
 
+    /// Whether the store is closing (``close()``).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Called by the writer after a commit that ended at `head`.
     func published(_ head: UInt64) {
         let now = state.withLock { state -> UInt64 in

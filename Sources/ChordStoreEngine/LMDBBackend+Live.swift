@@ -296,13 +296,13 @@ extension LMDBBackend {
         let head = try appendToLog(records, after: previous, start: start)
         do {
             // Checked as the log took them: decoded once, for both copies of the state.
-            let logged = try ReplicaApplier.decodeLogged(records, after: start)
+            let decoded = try ReplicaApplier.decodeLogged(records, after: start)
             let defaultHead = try logEnv.withReadTransaction { txn in
                 try live.write { set in
                     let applied = try LiveSpace.with(&set, records: LogTransactionRecords(txn: txn, log: dbs.log), residency: residency, append: nil) {
-                        space in try ReplicaApplier.foldLogged(logged, after: start, to: &space)
+                        space in try ReplicaApplier.foldLogged(decoded, after: start, to: &space)
                     }
-                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(loading: applied.loaded) { set in try ReplicaApplier.foldLogged(logged, after: start, to: &set) })
+                    return (set.store(id: 0)?.head ?? 0, StoreSet.replay(loading: applied.loaded) { set in try ReplicaApplier.foldLogged(decoded, after: start, to: &set) })
                 }
             }
             snapshotFiles?.maybeTake(head: defaultHead, backend: self)

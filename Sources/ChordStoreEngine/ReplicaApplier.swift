@@ -80,7 +80,9 @@ enum ReplicaApplier {
 
     /// A record the log took, decoded for the fold (``decodeLogged(_:after:)``).
     struct LoggedRecord: Sendable {
+        /// What the fold takes of the record.
         let fields: ReplayFields
+        /// The record as the log holds it.
         let record: [UInt8]
         /// The record's checksum and epoch, read from its trailer.
         let checksum: UInt64

@@ -5,61 +5,6 @@ import Foundation
 /// Every store as plain Swift values: the in-memory backend's storage, and what a replay
 /// of the log produces (for rebuild, verify and reads of the past).
 struct StoreSet: StoreSpace, Sendable {
-    /// One store's projections and log.
-    struct Store: Sendable {
-        var record: StoreRecord
-        /// Set while the store is evicted from memory (``StoreSet/evict(_:)``): `state`
-        /// and `changes` are then empty, to be folded again from the log's records
-        /// (``resident(records:)``); the counts answer a list of stores meanwhile.
-        var evicted: StoreCounts?
-        /// The state, changes and log, behind one reference: reading a store's record
-        /// out of the set's table copies the store, and this way that copy retains one
-        /// reference, not each of the tables'.
-        private var parts: Parts
-
-        init(record: StoreRecord, state: InMemoryState, changes: InMemoryChanges = InMemoryChanges(), log: InMemoryLog, evicted: StoreCounts? = nil) {
-            self.record = record
-            self.evicted = evicted
-            parts = Parts(state: state, changes: changes, log: log)
-        }
-
-        var state: InMemoryState {
-            get { parts.state }
-            _modify { makeUnique(); yield &parts.state }
-        }
-        var changes: InMemoryChanges {
-            get { parts.changes }
-            _modify { makeUnique(); yield &parts.changes }
-        }
-        var log: InMemoryLog {
-            get { parts.log }
-            _modify { makeUnique(); yield &parts.log }
-        }
-
-        /// Runs `body` on the state, changes and log, changed in place.
-        mutating func withParts<T>(_ body: (inout InMemoryState, inout InMemoryChanges, inout InMemoryLog) throws -> T) rethrows -> T {
-            makeUnique()
-            let parts = parts
-            return try body(&parts.state, &parts.changes, &parts.log)
-        }
-
-        private mutating func makeUnique() {
-            if !isKnownUniquelyReferenced(&parts) { parts = Parts(state: parts.state, changes: parts.changes, log: parts.log) }
-        }
-
-        /// A store's tables, copied on write: changed only through a ``Store`` that holds
-        /// the one reference to it (`makeUnique`), which is what makes it `Sendable`.
-        private final class Parts: @unchecked Sendable {
-            var state: InMemoryState
-            var changes: InMemoryChanges
-            var log: InMemoryLog
-
-            init(state: InMemoryState, changes: InMemoryChanges, log: InMemoryLog) {
-                (self.state, self.changes, self.log) = (state, changes, log)
-            }
-        }
-    }
-
     private(set) var stores: [UInt32: Store]
     /// The stores' estimated bytes in memory, summed (``Store/estimatedBytes``: one copy),
     /// kept as they change, for the memory bound.
@@ -182,7 +127,7 @@ struct StoreSet: StoreSpace, Sendable {
         }
         let before = store.estimatedBytes
         defer { total += store.estimatedBytes - before }
-        return try store.withParts(body)
+        return try store.withTables(body)
     }
 
     mutating func save(_ store: StoreRecord) {

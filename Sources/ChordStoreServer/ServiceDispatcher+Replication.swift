@@ -248,29 +248,33 @@ extension ServiceDispatcher {
 
     /// Read your writes: returns once this node has applied event `sequence` of the
     /// call's store; fails with UNAVAILABLE after `limit` (the call's deadline, if sooner,
-    /// ends it first). A follower that does not have the store yet waits for its creation
-    /// as for its events (the leader made it, and the event that did is on its way); a
-    /// leader answers `NOT_FOUND`.
+    /// ends it first). A node that does not lead and does not have the store yet waits for
+    /// its creation as for its events (the leader made it, and the event that did is on its
+    /// way), then answers `NOT_FOUND` if it never came; a leader answers `NOT_FOUND` at once.
     package func waitForSequence(_ sequence: UInt64, store name: String, limit: Duration = .seconds(30)) async throws(WireError) {
         let deadline = ContinuousClock.now + limit
-        let following = replication?.writeRefusal() != nil
         while true {
+            let following = replication?.writeRefusal() != nil
             let last: UInt64
+            var absent: ChordStoreError?
             do {
                 last = try store.lastSequence(store: name)
-            } catch where following && error.code == .notFound {
-                last = 0
+            } catch where following && error.reason == .storeNotFound {
+                (last, absent) = (0, error)
             } catch {
                 throw WireError(error)
             }
             if last >= sequence { return }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             guard ContinuousClock.now < deadline else {
+                if let absent { throw WireError(absent) }
                 throw WireError(
                     .unavailable, "this node has applied events up to \(last) of store \(StoreName.resolved(name)), not yet \(sequence)",
                     reason: .notCaughtUp)
             }
-            await store.waitForCommit(after: last, store: name, awaitingCreation: following, timeout: .milliseconds(200))
+            guard await store.waitForCommit(after: last, store: name, awaitingCreation: following, timeout: .milliseconds(200)) else {
+                throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown)
+            }
         }
     }
 

@@ -180,6 +180,33 @@ struct ReplicationServerTests {
         for client in [early, admin, later, atLeader] { await client.close() }
     }
 
+    @Test("the wait of a read with min_sequence: a store that never comes is NOT_FOUND when the follower's wait ends; a closing store ends it with UNAVAILABLE at once")
+    func followerWaitEnds() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await follower.stop(); await leader.stop() } }
+        let atFollower = ServiceDispatcher(store: follower.store, node: "follower", replication: follower.node)
+        let started = ContinuousClock.now
+        let never = await #expect(throws: WireError.self) {
+            try await atFollower.waitForSequence(1, store: "never", limit: .milliseconds(300))
+        }
+        #expect(never?.code == .notFound)
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        let atLeader = ServiceDispatcher(store: leader.store, node: "leader", replication: leader.node)
+        let refused = await #expect(throws: WireError.self) { try await atLeader.waitForSequence(1, store: "never", limit: .seconds(30)) }
+        #expect(refused?.code == .notFound)
+
+        // A store closing under a wait for an event it will not get ends the wait.
+        let alone = ChordStore.inMemory()
+        let dispatcher = ServiceDispatcher(store: alone, node: "alone")
+        let waiting = Task { () async throws in try await dispatcher.waitForSequence(5, store: StoreName.default, limit: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let closing = ContinuousClock.now
+        alone.close()
+        let ended = await #expect(throws: WireError.self) { try await waiting.value }
+        #expect(ended?.code == .unavailable)
+        #expect(ContinuousClock.now - closing < .seconds(5))
+    }
+
     @Test("a client given several servers gets past one that accepts connections but never answers (a frozen leader): a health check finds it out, Health names the leader, the write goes there once")
     func clientFindsTheLeaderPastAFrozenServer() async throws {
         let (leader, follower, _) = try await Member.startPair()

@@ -50,14 +50,24 @@ package struct IDKey: Hashable, Sendable {
     /// The process's random key, mixed into every table hash.
     private static let processKey = UInt64.random(in: .min ... .max)
 
-    /// What `Dictionary` and `Set` hash with: both halves mixed with the process's key and
-    /// the table's seed through two multiply-xorshift rounds (every bit of the result
-    /// depends on every bit of the id and of the keys).
+    /// What `Dictionary` and `Set` hash with: ``mix(high:low:key:)`` of both halves with the
+    /// process's key and the table's seed.
     package func _rawHashValue(seed: Int) -> Int {
-        var mixed = high ^ Self.processKey ^ UInt64(truncatingIfNeeded: seed)
+        Self.mix(high: high, low: low, key: Self.processKey ^ UInt64(truncatingIfNeeded: seed))
+    }
+
+    /// The hash of the id whose halves are `high` and `low` under `key`: the high half and the
+    /// key through a multiply-xorshift round, the low half xored in, then SplitMix64's
+    /// finalizer, so that every bit of the result depends on every bit of the id and of the
+    /// key. (One more multiply-xorshift round in place of the finalizer left ids that differ
+    /// in the low half's first bytes filling as few as 57% of a table's buckets under one
+    /// key in a few hundred, against 63% for random hashes.)
+    package static func mix(high: UInt64, low: UInt64, key: UInt64) -> Int {
+        var mixed = high ^ key
         mixed = (mixed ^ (mixed &>> 32)) &* 0xD6E8_FEB8_6659_FD93
         mixed ^= low
-        mixed = (mixed ^ (mixed &>> 32)) &* 0xD6E8_FEB8_6659_FD93
-        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 32))
+        mixed = (mixed ^ (mixed &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed &>> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 31))
     }
 }

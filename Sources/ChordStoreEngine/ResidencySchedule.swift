@@ -20,11 +20,15 @@ struct ResidencySchedule: ThreadSchedule, Equatable {
         self.interval = interval
     }
 
-    /// Something may have changed the state's size; returns whether to wake the thread
-    /// (not while a turn runs: the thread asks again when it ends).
+    /// Something may have changed the state's size; returns whether to wake the thread:
+    /// only when nothing was due. Not while a turn runs (the thread asks again when it
+    /// ends), nor while a turn is due already (the thread then sleeps until the interval
+    /// lets it start, or is about to ask): a commit every few milliseconds woke it at each
+    /// commit, on the writer's way to answering, to go back to sleep until the same point.
     mutating func note() -> Bool {
+        let wasDue = due
         due = true
-        return !running
+        return !running && !wasDue
     }
 
     /// A turn if one is due and the interval since the last one's start has passed;

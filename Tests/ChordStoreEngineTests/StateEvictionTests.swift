@@ -79,7 +79,7 @@ struct StateEvictionTests {
         #expect(ResidencyPlan.evictions([entries[0]], lastUse: [:], bound: 1).isEmpty)
     }
 
-    @Test("a turn is due after a change; turns start at most once per interval, and not while one runs")
+    @Test("a turn is due after a change; turns start at most once per interval, and not while one runs; a change wakes the thread only when nothing was due")
     func schedule() {
         let start = ContinuousClock.now
         var schedule = ResidencySchedule(interval: .milliseconds(20))
@@ -90,11 +90,16 @@ struct StateEvictionTests {
         steps.append(schedule.next(now: start))
         schedule.finished(())
         steps.append(schedule.next(now: start + .milliseconds(5)))
+        // Due already, asleep until the interval ends: more commits do not wake it.
+        let wokeWhileDue = [schedule.note(), schedule.note()]
         steps.append(schedule.next(now: start + .milliseconds(20)))
         schedule.finished(())
         steps.append(schedule.next(now: start + .seconds(1)))
-        #expect(woke && !wokeWhileRunning)
-        #expect(steps == [.sleep(until: nil), .work, .sleep(until: nil), .sleep(until: start + .milliseconds(20)), .work, .sleep(until: nil)])
+        // Nothing due, asleep with no deadline: a change wakes it.
+        let wokeWhenIdle = schedule.note()
+        steps.append(schedule.next(now: start + .seconds(1)))
+        #expect(woke && !wokeWhileRunning && wokeWhileDue == [false, false] && wokeWhenIdle)
+        #expect(steps == [.sleep(until: nil), .work, .sleep(until: nil), .sleep(until: start + .milliseconds(20)), .work, .sleep(until: nil), .work])
         #expect(schedule.turns == 2)
     }
 

@@ -70,6 +70,9 @@ final class StateResidency: Sendable {
         uses.withLock { $0.loaded.removeValue(forKey: id) }
     }
 
+    /// How many loads wait to be put back (or taken by the writer).
+    var waitingLoads: Int { uses.withLock { $0.loaded.count } }
+
     /// The last use of each store: a tick, larger is later; a store never used has none.
     func lastUse() -> [UInt32: UInt64] {
         uses.withLock { $0.last }

@@ -49,6 +49,14 @@ protocol StoresSnapshot {
 }
 
 extension StoresSnapshot {
+    /// The snapshot of the live store `name` (resolved and checked): `notFound` if there is none.
+    func snapshot(ofStoreNamed name: String) throws -> any StoreSnapshot {
+        guard let record = try store(named: name) else {
+            throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
+        }
+        return try snapshot(of: record)
+    }
+
     func counts(of store: StoreRecord) throws -> StoreCounts {
         let snapshot = try snapshot(of: store)
         return StoreCounts(chordsets: try snapshot.chordsetCount(), chords: try snapshot.chordCount())
@@ -117,6 +125,9 @@ protocol StorageBackend: AnyObject, Sendable {
     /// (only the rare growth of the LMDB map waits for open snapshots to end). `body` must
     /// not call the backend again.
     func withStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T
+    /// Runs `body` on a consistent snapshot of the live store `name` (`notFound` if there
+    /// is none), as ``withStores(_:)`` does. `body` must not call the backend again.
+    func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T
     /// The log's last committed record (which the views may not have folded yet).
     func logHead() throws(ChordStoreError) -> LogHead
     /// Replaces the projections with a replay of the whole log, atomically (writer thread).
@@ -206,12 +217,7 @@ extension StorageBackend {
     func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
         let name = StoreName.resolved(name)
         try StoreName.check(name)
-        return try withStores { stores in
-            guard let record = try stores.store(named: name) else {
-                throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
-            }
-            return try body(try stores.snapshot(of: record))
-        }
+        return try withStores { try body(try $0.snapshot(ofStoreNamed: name)) }
     }
 }
 

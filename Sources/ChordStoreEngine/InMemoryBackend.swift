@@ -138,7 +138,7 @@ final class InMemoryBackend: StorageBackend {
 ///
 /// A store evicted from memory (``StoreSet/evict(_:)``) is folded from the log's records
 /// for the read, and left with `residency` to be put back in memory; or, for a read that
-/// can run again, met (``EvictedStores``).
+/// can run again, met (``EvictedStoreReading``).
 struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     let all: StoreSet
     let records: Records
@@ -146,7 +146,7 @@ struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
     /// the in-memory backend, which evicts nothing).
     var residency: StateResidency? = nil
     /// What a read does with an evicted store.
-    var evictedStores: EvictedStores = .foldedInRead
+    var evicted: EvictedStoreReading = .foldInRead
 
     var logHead: LogHead { all.logHead }
     func store(named name: String) -> StoreRecord? { all.store(named: name) }
@@ -164,10 +164,10 @@ struct InMemoryStores<Records: RecordLookup>: StoresSnapshot {
         guard let stored = all[store.id] else { throw ChordStoreError(.notFound, "there is no store named \(store.name)", reason: .storeNotFound) }
         residency?.used(store.id)
         guard stored.evicted != nil else { return InMemoryStoreSnapshot(store: stored, records: records) }
-        if case .met(let folded) = evictedStores {
-            guard let folded, folded.generation == all.generation, folded.store.record.id == store.id,
-                folded.store.record.head == stored.record.head
-            else { throw EvictedStoreMet(store: stored, generation: all.generation) }
+        if case .throwUnlessFolded(let folded) = evicted {
+            guard let folded, folded.isFold(of: stored, generation: all.generation) else {
+                throw EvictedStoreMet(store: stored, generation: all.generation)
+            }
             return InMemoryStoreSnapshot(store: folded.store, records: records)
         }
         let resident = try stored.resident(records: records)

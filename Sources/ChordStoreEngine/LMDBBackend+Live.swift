@@ -348,51 +348,62 @@ extension LMDBBackend {
     /// their records, begun only if the read looks one up (a point read does not).
     func withLiveStores<T>(_ live: LeftRight<StoreSet>, _ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {
         do {
-            return try readLive(live, evictedStores: .foldedInRead, body)
+            return try readLive(live, evicted: .foldInRead, body)
         } catch {
             throw ChordStoreError.wrapping(error)
         }
     }
 
-    /// Runs `body` on the live state's snapshot of the store `name` (resolved and
-    /// checked). An evicted store is folded from the log outside the read, not in it: the
-    /// read ends when it meets the store (``EvictedStoreMet``), the store is folded and
-    /// left to be put back in memory, and the read runs again with it. A read that held
-    /// the state through the fold (0.85 s for a store of 100,000 events) made the writer's
-    /// next commit but one wait 5 ms for it, then copy the whole state. If the store
-    /// changed meanwhile, the second run folds it in the read.
-    func withLiveSnapshot<T>(
-        _ live: LeftRight<StoreSet>, store name: String, _ body: (any StoreSnapshot) throws -> T
+    func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
+        let name = StoreName.resolved(name)
+        try StoreName.check(name)
+        if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
+        if let live { return try readLiveStore(live, named: name, body) }
+        return try withViewStores { try body(try $0.readingStore(named: name)) }
+    }
+
+    /// Runs `body` on the live state's store `name` (resolved and checked). An evicted
+    /// store is folded from the log outside the read, not in it: the read ends when it
+    /// meets the store (``EvictedStoreMet``), the store is folded in a log transaction of
+    /// its own and left to be put back in memory, and the read runs again with it. A read
+    /// that held the state through the fold (0.85 s for a store of 100,000 events) made
+    /// the writer's next commit but one wait 5 ms for it, then copy the whole state. If
+    /// the fold fails (the log cut back meanwhile), or the second read meets the store
+    /// again (evicted again at another event, or the state replaced), a third read folds
+    /// it in the read, as before (and answers a cut log as any read does).
+    private func readLiveStore<T>(
+        _ live: LeftRight<StoreSet>, named name: String, _ body: (any StoreSnapshot) throws -> T
     ) throws(ChordStoreError) -> T {
-        var folded: (store: StoreSet.Store, generation: UInt64)?
         do {
+            let met: EvictedStoreMet
             do {
-                return try readLive(live, evictedStores: .met(folded: nil)) { try body(try $0.snapshot(ofStoreNamed: name)) }
-            } catch let met as EvictedStoreMet {
-                let store = try foldFromLog(met.store)
+                return try readLive(live, evicted: .throwUnlessFolded(nil)) { try body(try $0.readingStore(named: name)) }
+            } catch let error as EvictedStoreMet {
+                met = error
+            }
+            if let store = try? foldFromLog(met.store) {
                 residency?.loaded(store, generation: met.generation)
-                folded = (store, met.generation)
+                do {
+                    let folded = FoldedStore(store: store, generation: met.generation)
+                    return try readLive(live, evicted: .throwUnlessFolded(folded)) { try body(try $0.readingStore(named: name)) }
+                } catch is EvictedStoreMet {}
             }
-            // A store that changed since is met again: then folded in the read.
-            do {
-                return try readLive(live, evictedStores: .met(folded: folded)) { try body(try $0.snapshot(ofStoreNamed: name)) }
-            } catch is EvictedStoreMet {
-                return try readLive(live, evictedStores: .foldedInRead) { try body(try $0.snapshot(ofStoreNamed: name)) }
-            }
+            return try readLive(live, evicted: .foldInRead) { try body(try $0.readingStore(named: name)) }
         } catch {
             throw ChordStoreError.wrapping(error)
         }
     }
 
+    /// Runs `body` on the live state, read as `evicted` says, with the log's records.
     private func readLive<T>(
-        _ live: LeftRight<StoreSet>, evictedStores: EvictedStores, _ body: (any StoresSnapshot) throws -> T
+        _ live: LeftRight<StoreSet>, evicted: EvictedStoreReading, _ body: (any StoresSnapshot) throws -> T
     ) throws -> T {
         // The state first: the log, read at the first lookup, then holds every event it
         // reflects, unless it was cut back meanwhile (LazyLogRecords checks).
         try live.read { set in
             try logEnv.withLazyReadTransaction { lazy in
                 let records = LazyLogRecords(lazy: lazy, log: dbs.log, head: set.logHead)
-                return try body(InMemoryStores(all: set, records: records, residency: residency, evictedStores: evictedStores))
+                return try body(InMemoryStores(all: set, records: records, residency: residency, evicted: evicted))
             }
         }
     }

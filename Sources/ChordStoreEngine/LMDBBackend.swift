@@ -213,14 +213,6 @@ final class LMDBBackend: StorageBackend {
         return try withViewStores(body)
     }
 
-    func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
-        let name = StoreName.resolved(name)
-        try StoreName.check(name)
-        if viewsEnv.isClosed { throw ChordStoreError(.unavailable, "the store is closed") }
-        if let live { return try withLiveSnapshot(live, store: name, body) }
-        return try withViewStores { try body(try $0.snapshot(ofStoreNamed: name)) }
-    }
-
     /// Runs `body` on the views (with live state, as far as they were brought up: see
     /// ``bringViewsUp()``).
     func withViewStores<T>(_ body: (any StoresSnapshot) throws -> T) throws(ChordStoreError) -> T {

@@ -49,8 +49,9 @@ protocol StoresSnapshot {
 }
 
 extension StoresSnapshot {
-    /// The snapshot of the live store `name` (resolved and checked): `notFound` if there is none.
-    func snapshot(ofStoreNamed name: String) throws -> any StoreSnapshot {
+    /// What the read holds of the live store `name` (resolved and checked): `notFound` if
+    /// there is none.
+    func readingStore(named name: String) throws -> any StoreSnapshot {
         guard let record = try store(named: name) else {
             throw ChordStoreError(.notFound, "there is no store named \(name)", reason: .storeNotFound)
         }
@@ -217,7 +218,7 @@ extension StorageBackend {
     func withSnapshot<T>(store name: String, _ body: (any StoreSnapshot) throws -> T) throws(ChordStoreError) -> T {
         let name = StoreName.resolved(name)
         try StoreName.check(name)
-        return try withStores { try body(try $0.snapshot(ofStoreNamed: name)) }
+        return try withStores { try body(try $0.readingStore(named: name)) }
     }
 }
 

@@ -342,6 +342,8 @@ struct StateEvictionTests {
         _ = try await store.createStore("songs")
         _ = try await store.execute(.addChordset(AddChordset(title: "one")), context: CommandContext(store: "songs"))
         let backend = try Self.backend(store)
+        // Stopped, so that nothing puts the store back but what the test does.
+        backend.evictorSlot.withLock { $0 }?.stop()
         let live = try #require(backend.live)
         let resident = try live.read { set in try #require(set[1]) }
         try live.write { set in
@@ -370,9 +372,10 @@ struct StateEvictionTests {
         var other = marked
         other.record = try #require(live.read { $0[0] }).record
         #expect(throws: EvictedStoreMet.self) { try read(.throwUnlessFolded(FoldedStore(store: other, generation: generation))) }
-        // Through the backend: met, folded outside, read again.
+        // Through the backend: met, folded outside, read again; the fold is left to be put back.
         #expect(try store.chordsets(store: "songs").map(\.title) == ["one"])
         #expect(live.read { $0.isEvicted(1) })
+        #expect(try #require(backend.residency).takeLoaded(id: 1)?.store.state.chordsetCount() == 1)
     }
 
     @Test("a store a reader folded before the state was replaced (a cut of the log) is not put back in the new state")

@@ -39,6 +39,14 @@ struct StateEvictionTests {
     }
 
     /// Waits up to 10 s for `condition`.
+    /// Evicts the store `id` from the live state, in both copies, as `cs-evict` would.
+    private static func evict(_ id: UInt32, in live: LeftRight<StoreSet>) throws {
+        try live.write { set in
+            set.evict([id])
+            return ((), { $0.evict([id]) })
+        }
+    }
+
     private static func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         for _ in 0..<1_000 {
             if try condition() { return true }
@@ -346,10 +354,7 @@ struct StateEvictionTests {
         backend.evictorSlot.withLock { $0 }?.stop()
         let live = try #require(backend.live)
         let resident = try live.read { set in try #require(set[1]) }
-        try live.write { set in
-            set.evict([1])
-            return ((), { $0.evict([1]) })
-        }
+        try Self.evict(1, in: live)
         let generation = live.read { $0.generation }
         // A fold that is not the log's, so that a read answered from it shows.
         var marked = resident
@@ -388,17 +393,11 @@ struct StateEvictionTests {
         let backend = try Self.backend(store)
         let live = try #require(backend.live)
         let folded = try live.read { set in try #require(set[1]) }
-        try live.write { set in
-            set.evict([1])
-            return ((), { $0.evict([1]) })
-        }
+        try Self.evict(1, in: live)
         let generation = live.read { $0.generation }
         try backend.replaceLive(live, through: nil)
         #expect(live.read { $0.generation } == generation + 1)
-        try live.write { set in
-            set.evict([1])
-            return ((), { $0.evict([1]) })
-        }
+        try Self.evict(1, in: live)
         let residency = StateResidency(bound: .max)
         residency.loaded(folded, generation: generation)
         backend.keepStateBound(live, residency)
@@ -408,10 +407,7 @@ struct StateEvictionTests {
         #expect(!live.read { $0.isEvicted(1) })
         // The writer does not take a load of an earlier generation either: it folds the store.
         backend.evictorSlot.withLock { $0 }?.stop()
-        try live.write { set in
-            set.evict([1])
-            return ((), { $0.evict([1]) })
-        }
+        try Self.evict(1, in: live)
         var stale = folded
         stale.state = InMemoryState()  // what the writer must not take
         try #require(backend.residency).loaded(stale, generation: generation)

@@ -48,6 +48,10 @@ extension ChordStore {
                     digest.update(block)
                     try await sink(.bytes(block))
                 }
+                // A cancelled task's stream of blocks ends early: not the file's end, and the
+                // copy (its read transaction, its threads) must be ended, or a map's growth
+                // would wait for it forever.
+                if Task.isCancelled { throw ChordStoreError(.cancelled, "the copy of \(name) was cancelled") }
             } catch {
                 await copy.abandon()
                 throw error

@@ -97,12 +97,18 @@ extension ReplicationNode {
 
     /// Waits until the follower at `address` acknowledged event `sequence`, at most
     /// `timeout`: a Replicate stream sends its next batch once the last one is applied,
-    /// so that records arriving meanwhile travel, and are committed, together.
-    public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> Bool {
+    /// so that records arriving meanwhile travel, and are committed, together. Says
+    /// whether it waited: ``AcknowledgementWait/decidedAtOnce`` when nothing was left to
+    /// wait for (the follower's position was there already, the node stopped serving
+    /// replication, or no stream of `address` is open), so that the caller, not
+    /// suspended, can yield.
+    public func waitForAcknowledgement(from address: String, of sequence: UInt64, timeout: Duration) async -> AcknowledgementWait {
         let epoch = store.epoch
         // A stream counts itself open before it waits: without one, there is no flow to control.
-        guard let waiters = followerWaiters.withLock({ $0[address]?.waiters }) else { return false }
-        return await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
+        guard let waiters = followerWaiters.withLock({ $0[address]?.waiters }) else { return .decidedAtOnce }
+        if outcome(of: .follower(address, sequence), epoch: epoch) != nil { return .decidedAtOnce }
+        _ = await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
+        return .waited
     }
 
     func wait(for goal: AckGoal, timeout: Duration) async -> Bool {

@@ -97,20 +97,16 @@ extension ServiceDispatcher {
             if !batch.records.isEmpty {
                 previous = last
                 // Flow control: the next batch leaves once this one is applied (or after
-                // a second), carrying whatever committed meanwhile. That wait suspends the
-                // task (a follower cannot acknowledge records before it has them); a server
-                // outside a cluster, with no acknowledgement to wait for, yields instead.
-                if let replication {
-                    _ = await replication.waitForAcknowledgement(from: request.address, of: last.sequence, timeout: .seconds(1))
-                } else {
-                    await Task.yield()
-                }
+                // a second), carrying whatever committed meanwhile. A task that did not
+                // wait for that (a follower's position already past the batch, a server
+                // outside a cluster) yields, so that a stream never holds a thread of the
+                // pool; one that waited does not (a second wake-up per batch).
+                let waited = await replication?.waitForAcknowledgement(from: request.address, of: last.sequence, timeout: .seconds(1))
+                if waited != .waited { await Task.yield() }
             }
             if isDraining() { throw WireError(.unavailable, "the server is shutting down", reason: .shuttingDown) }
             if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
             try checkServesReplication()
-            // No yield after the wait for an acknowledgement: it cost the stream a second
-            // wake-up per batch (docs/PERFORMANCE.md).
             if batch.records.isEmpty { await store.waitForCommit(after: previous.sequence, timeout: Self.heartbeat) }
         }
     }

@@ -23,14 +23,17 @@ struct StreamWriter: Sendable {
     let posted = PostedPage()
 
     /// Writes a page of messages in one hop to the event loop and one flush. While the
-    /// channel has room and the page posted before was written, it does not wait for the
-    /// loop: a round trip through it cost the stream's task a wake-up per page (a quarter of
-    /// a Replicate stream's, one per batch and follower, docs/PERFORMANCE.md). Otherwise it
-    /// waits, woken by the channel, while the client is behind (see
-    /// ``ConnectionHandler/whenWritable(_:token:timeout:)``); so at most one page waits in
-    /// the loop's queue unwritten. A page of a call that ended is dropped (the call's task
-    /// is cancelled as it ends); its wait, if it waits, fails at once.
+    /// channel has room and the page it posted before that way was written, it does not
+    /// wait for the loop: a round trip through it cost the stream's task a wake-up per page
+    /// (one per batch and follower of a Replicate stream, docs/PERFORMANCE.md). Otherwise
+    /// it waits until the loop has written the page, then, woken by the channel, while the
+    /// client is behind (see ``ConnectionHandler/whenWritable(_:token:timeout:)``). So a
+    /// stream has at most two pages in the loop's queue: one posted, one awaited. Every end
+    /// of a call cancels its task: a cancelled task's send throws `CANCELLED` ("the call
+    /// ended"), which is how every producer learns to stop; a page posted just before the
+    /// end is dropped by the loop.
     func send(_ messages: [ReplyPayload]) async throws(WireError) {
+        if Task.isCancelled { throw WireError(.cancelled, "the call ended") }
         let callID = self.callID
         let token = self.token
         let handler = self.handler
@@ -57,7 +60,7 @@ struct StreamWriter: Sendable {
     }
 }
 
-/// The one page a ``StreamWriter`` may have posted to its event loop without waiting.
+/// The one page a ``StreamWriter`` may have posted to its event loop without waiting for it.
 final class PostedPage: Sendable {
     private let pending = Atomic(false)
 

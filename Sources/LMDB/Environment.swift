@@ -310,6 +310,13 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// How many copies (``copy(to:compact:)``) are running now.
+    package var runningCopies: Int {
+        copies.lock()
+        defer { copies.unlock() }
+        return copiesRunning
+    }
+
     /// Runs `body` under the resize lock, shared, counted among the copies a resize waits
     /// for before it asks for the lock.
     private func whileResizesWait<T>(_ body: () throws(LMDBError) -> T) throws(LMDBError) -> T {

@@ -1,9 +1,10 @@
 import ChordStoreRecords
 import ChordStoreDomain
-import ChordStoreEngine
+@testable import ChordStoreEngine
 import ChordStoreProto
 import SwiftProtobuf
 import Foundation
+import LMDB
 import Synchronization
 import Testing
 
@@ -160,18 +161,30 @@ struct BackupTests {
         #expect(other.value != whole.value)
     }
 
-    @Test("a copy whose consumer stops after any number of blocks is abandoned cleanly, and the store goes on")
-    func abandonedCopies() async throws {
+    /// A store (without fsync) of 4,000 chordsets, added by 8 callers: files of several
+    /// blocks of a copy.
+    private static func storeOfSeveralBlocks() async throws -> ChordStore {
         var options = ChordStore.Options()
         options.unsafeNoSync = true
         let store = try ChordStore.open(at: temporaryDirectory(), options: options)
-        defer { store.close() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask { for index in stride(from: worker, to: 4_000, by: 8) { _ = try await store.add("c\(index)") } }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask { for index in stride(from: worker, to: 4_000, by: 8) { _ = try await store.add("c\(index)") } }
+                }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+        } catch {
+            store.close()
+            throw error
         }
+        return store
+    }
+
+    @Test("a copy whose consumer stops after any number of blocks is abandoned cleanly, and the store goes on")
+    func abandonedCopies() async throws {
+        let store = try await Self.storeOfSeveralBlocks()
+        defer { store.close() }
         struct Stop: Error {}
         // Stopping at the first block leaves both read-ahead blocks unconsumed; later
         // stops leave one or none.
@@ -186,6 +199,28 @@ struct BackupTests {
             }
         }
         _ = try await store.add("after the abandoned copies")
+        #expect(try store.verify().isSound)
+    }
+
+    @Test("a copy whose task is cancelled (its call ended) throws CANCELLED and ends its LMDB copies: none is taken for a whole file, none is left running")
+    func cancelledCopyEnds() async throws {
+        let store = try await Self.storeOfSeveralBlocks()
+        defer { store.close() }
+        let lmdb = try #require(store.backend as? LMDBBackend)
+        for stopAfter in [1, 2] {
+            let copy = Task {
+                var blocks = 0
+                try await store.copyFiles { part in
+                    guard case .bytes = part else { return }
+                    blocks += 1
+                    if blocks == stopAfter { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }
+            let error = await #expect(throws: ChordStoreError.self) { try await copy.value }
+            #expect(error?.code == .cancelled)
+            #expect(lmdb.logEnv.runningCopies == 0 && lmdb.viewsEnv.runningCopies == 0)
+        }
+        _ = try await store.add("after the cancelled copies")
         #expect(try store.verify().isSound)
     }
 

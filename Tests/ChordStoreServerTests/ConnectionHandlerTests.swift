@@ -96,6 +96,27 @@ struct ConnectionHandlerTests {
         try await rig.close()
     }
 
+    @Test("a stream's page from a task that was cancelled (every end of a call cancels its task) fails with CANCELLED: that is how its producer stops")
+    func cancelledStreamSendFails() async throws {
+        let rig = try await Rig()
+        let channel = rig.channel
+        let bound = try await channel.testingEventLoop.executeInContext {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self), eventLoop: channel.eventLoop)
+        }
+        let stream = StreamWriter(channel: rig.channel, callID: 9, token: 9, limits: WireLimits(), handler: bound)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await stream.send([.bytes([1, 2, 3])])
+        }
+        let error = await #expect(throws: WireError.self) { try await task.value }
+        #expect(error?.code == .cancelled)
+        // Not cancelled: sent without waiting (the channel has room); the call is not one of
+        // the connection's, so the loop drops the page.
+        try await stream.send([.bytes([1, 2, 3])])
+        #expect(try await rig.written().isEmpty)
+        try await rig.close()
+    }
+
     @Test("past the free failed authentications, the refusal comes after its delay, and the frames read meanwhile wait for it, in order")
     func penaltyHoldsFrames() async throws {
         let rig = try await Rig(adminToken: "cs1.admin.0123456789abcdef0123456789abcdef")

@@ -1,7 +1,6 @@
 import ChordStoreDomain
 import ChordStoreWire
 import NIOCore
-import Synchronization
 
 extension StreamWriter {
     /// How a stream whose client does not read ends; counted once, when it ends a call.
@@ -57,20 +56,5 @@ struct StreamWriter: Sendable {
         } catch {
             throw WireError(.unavailable, "the connection closed")
         }
-    }
-}
-
-/// The one page a ``StreamWriter`` may have posted to its event loop without waiting for it.
-final class PostedPage: Sendable {
-    private let pending = Atomic(false)
-
-    /// Claims the place of the page posted without waiting: false while one is unwritten.
-    func take() -> Bool {
-        pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// The posted page was written (or dropped): the place is free.
-    func written() {
-        pending.store(false, ordering: .releasing)
     }
 }

@@ -38,7 +38,6 @@ struct StateEvictionTests {
         return records
     }
 
-    /// Waits up to 10 s for `condition`.
     /// Evicts the store `id` from the live state, in both copies, as `cs-evict` would.
     private static func evict(_ id: UInt32, in live: LeftRight<StoreSet>) throws {
         try live.write { set in
@@ -47,6 +46,7 @@ struct StateEvictionTests {
         }
     }
 
+    /// Waits up to 10 s for `condition`.
     private static func eventually(_ condition: () throws -> Bool) async throws -> Bool {
         for _ in 0..<1_000 {
             if try condition() { return true }

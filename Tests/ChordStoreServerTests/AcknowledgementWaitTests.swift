@@ -5,7 +5,7 @@ import Logging
 import Testing
 
 /// A Replicate stream's wait for its follower's acknowledgement says when it waited for
-/// nothing, so that the stream yields then (it yields after no wait that suspended it).
+/// nothing: the stream yields then, and only then.
 @Suite("Acknowledgement waits")
 struct AcknowledgementWaitTests {
     @Test("a wait with no stream of the address open, or on a node that does not serve replication, is decided at once, without the timeout")

@@ -1,8 +1,8 @@
 # Three ChordStore members on 127.0.0.1, for the benchmarks' three-member rows
 # (tools/bench/ab --cluster, tools/bench/threads --cluster, compare's add-cluster row):
 # n1 leads with quorum writes (--durability quorum), n2 and n3 follow it, and all three
-# share a fresh cluster secret. Needs wait-for-port.sh's neighbours only: python3 (for
-# free_port) and the binary's own CLI (for the followers' check).
+# share a fresh cluster secret. Needs python3 (for free_port) and the binary's own CLI
+# (for the followers' check).
 
 # free_port: prints a TCP port on 127.0.0.1 that is free now.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -77,9 +77,12 @@ extension ReplicationNode {
         return current
     }
 
-    /// Counts a Replicate stream to a follower opening or closing (for status).
-    public func streamChanged(address: String, node: String, delta: Int) {
-        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
+    /// Counts a Replicate stream to a follower opening or closing (for status). A stream
+    /// that opens says how many events the follower's log holds (`holding`, its last
+    /// event): its acknowledged position comes down to that
+    /// (``QuorumState/stream(address:node:delta:holding:at:)``).
+    public func streamChanged(address: String, node: String, delta: Int, holding: UInt64? = nil) {
+        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, holding: holding, at: .now) }
         followerWaiters.withLock { all in
             var waits = all[address] ?? StreamWaits()
             waits.streams += delta

@@ -56,7 +56,7 @@ extension ServiceDispatcher {
         } catch {
             throw WireError.wrapping(error)
         }
-        replication?.streamChanged(address: request.address, node: request.node, delta: 1)
+        replication?.streamChanged(address: request.address, node: request.node, delta: 1, holding: from - 1)
         defer { replication?.streamChanged(address: request.address, node: request.node, delta: -1) }
         var lastSent = ContinuousClock.now - Self.heartbeat  // the first batch leaves at once, even empty
         while true {

@@ -396,6 +396,39 @@ struct ReplicationServerTests {
         #expect(error?.code == .deadlineExceeded)
     }
 
+    @Test("a follower replaced at its address by one with an empty log counts for what its log holds: its old acknowledged position is dropped when its stream opens")
+    func replacedFollowerCountsForItsLog() async throws {
+        let (leader, follower, _) = try await Member.startPair()
+        defer { Task { await leader.stop() } }
+        #expect(try await eventually { try leader.node.status().followers.contains { $0.streaming } })
+        let client = try #require(Client(address: leader.address))
+        defer { Task { await client.close() } }
+        for index in 0..<3 {
+            _ = try await client.addChordset(title: "w\(index)", options: WriteOptions(durability: .quorum, timeout: .seconds(30)))
+        }
+        func acked() throws -> UInt64? { try leader.node.status().followers.first { $0.address == follower.address }?.ackedSequence }
+        #expect(try acked() == 3)
+        await follower.stop()
+
+        // Its replacement (same address and host, nothing logged) opens a stream from the
+        // start, and acknowledges nothing.
+        let empty = ChordStore.inMemory()
+        defer { empty.close() }
+        let start = try empty.head()
+        let replacement = try RawClient(port: Int(leader.address.split(separator: ":")[1])!)
+        try replacement.call(1, Method.replicate.rawValue, Chordstore_V1_ReplicateRequest.with {
+            $0.node = "follower"
+            $0.address = follower.address
+            $0.epoch = leader.store.epoch
+            $0.fromSequence = 1
+            $0.previousEpoch = start.epoch
+            $0.previousChecksum = start.checksum
+        })
+        #expect(try await eventually { try acked() == 0 }, "the replaced follower's position still counted")
+        let quorum = try leader.node.status().quorumSequence
+        #expect(quorum == 0, "a majority was taken to hold \(quorum) events")
+    }
+
     @Test("Fence with an impossible epoch is refused; at the largest epoch Promote is refused, and the node stays up")
     func impossibleEpochs() async throws {
         let (leader, follower, followerPort) = try await Member.startPair()

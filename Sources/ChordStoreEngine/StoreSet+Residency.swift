@@ -9,13 +9,23 @@ extension StoreSet.Store {
     /// (docs/PERFORMANCE.md, "The memory bound"); an evicted store keeps its log index
     /// and command ids alone.
     var estimatedBytes: Int {
-        guard evicted == nil else { return keptBytes }
-        return 8_192 + keptBytes + state.chordsetCount() * 700 + state.chordIndexSize * 64 + log.logSequences.count * 24
+        guard evicted == nil else { return Self.keptBytes(log) }
+        return Self.estimatedBytes(state, log)
+    }
+
+    /// ``estimatedBytes`` of a store in memory with these tables. The writer asks it
+    /// before and after each event it folds, with the tables it changes in place: asked
+    /// of a ``StoreSet/Store``'s `state`, the state was copied out of its tables (a
+    /// retain and a release of each of its collections) twice per event.
+    static func estimatedBytes(_ state: borrowing InMemoryState, _ log: borrowing InMemoryLog) -> Int {
+        8_192 + keptBytes(log) + state.chordsetCount() * 700 + state.chordIndexSize * 64 + log.logSequences.count * 24
     }
 
     /// Of ``estimatedBytes``, what the store keeps in memory while evicted: its log index
     /// and command ids.
-    var keptBytes: Int { 256 + log.logSequences.count * 8 + log.commandCount * 96 }
+    var keptBytes: Int { Self.keptBytes(log) }
+
+    private static func keptBytes(_ log: borrowing InMemoryLog) -> Int { 256 + log.logSequences.count * 8 + log.commandCount * 96 }
 
     /// Drops the state and changes (``evicted``), keeping their counts, the registry
     /// record, the log index and the command ids. Nothing if evicted already.

@@ -125,9 +125,11 @@ struct StoreSet: StoreSpace, Sendable {
         guard store.evicted == nil else {
             throw ChordStoreError(.internal, "store \(store.record.name) is evicted from memory: it must be loaded before it changes")
         }
-        let before = store.estimatedBytes
-        defer { total += store.estimatedBytes - before }
-        return try store.withTables(body)
+        return try store.withTables { state, changes, log in
+            let before = Store.estimatedBytes(state, log)
+            defer { total += Store.estimatedBytes(state, log) - before }
+            return try body(&state, &changes, &log)
+        }
     }
 
     mutating func save(_ store: StoreRecord) {

@@ -251,6 +251,11 @@ final class ConnectionHandler: ChannelInboundHandler {
                     result = .failure(WireError.wrapping(error))
                 }
                 executor.leave(ticket)
+                // A plain `execute`, like the page the stream's last send may have posted
+                // without waiting (`StreamWriter`): the loop runs them in order, so the
+                // page is written before this status. Posted another way (through the
+                // inbox, say), the status could overtake it, and end the call OK without
+                // its last page.
                 loop.execute { bound.value.finished(callID, token: token, method: method, isStream: true, with: result) }
             }
         } else {

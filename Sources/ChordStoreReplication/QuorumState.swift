@@ -100,17 +100,23 @@ struct QuorumState: Sendable {
     }
 
     /// Counts a Replicate stream to `address` opening (+1) or closing (-1; nothing for an
-    /// address forgotten meanwhile). A stream opens from the follower's last event: its
-    /// log holds `holding` events, and its acknowledged position comes down to that (a
-    /// follower replaced at the same address, or one that cut its log, holds less than
-    /// the one before acknowledged; its old position would count towards quorums and
-    /// let its stream's flow control pass without waiting).
-    mutating func stream(address: String, node: String, delta: Int, holding: UInt64? = nil, at now: ContinuousClock.Instant) {
+    /// address forgotten meanwhile).
+    mutating func stream(address: String, node: String, delta: Int, at now: ContinuousClock.Instant) {
         guard delta > 0 || followers[address] != nil else { return }
         var follower = followers[address] ?? Follower(node: node, acked: 0, epoch: 0, lastSeen: now)
         follower.streams = max(0, follower.streams + delta)
-        if delta > 0, let holding { follower.acked = min(follower.acked, holding) }
         keep(follower, at: address)
+    }
+
+    /// The follower at `address` showed that its log holds at most `sequence` of this
+    /// leader's events (a stream that opens from its last event, one refused as diverged):
+    /// its acknowledged position comes down to that, never up. A follower replaced at the
+    /// same address, or one that cut its log, holds less than the one before acknowledged;
+    /// that old position would count towards quorums and let its stream's flow control
+    /// pass without waiting. Its next acknowledgement raises it again.
+    mutating func holds(address: String, atMost sequence: UInt64) {
+        guard let acked = followers[address]?.acked, acked > sequence else { return }
+        followers[address]?.acked = sequence
     }
 
     /// Stores `follower`; a new address that is not a member pushes out the least

@@ -77,17 +77,21 @@ extension ReplicationNode {
         return current
     }
 
-    /// Counts a Replicate stream to a follower opening or closing (for status). A stream
-    /// that opens says how many events the follower's log holds (`holding`, its last
-    /// event): its acknowledged position comes down to that
-    /// (``QuorumState/stream(address:node:delta:holding:at:)``).
-    public func streamChanged(address: String, node: String, delta: Int, holding: UInt64? = nil) {
-        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, holding: holding, at: .now) }
+    /// Counts a Replicate stream to a follower opening or closing (for status).
+    public func streamChanged(address: String, node: String, delta: Int) {
+        state.withLock { $0.quorum.stream(address: address, node: node, delta: delta, at: .now) }
         followerWaiters.withLock { all in
             var waits = all[address] ?? StreamWaits()
             waits.streams += delta
             all[address] = waits.streams > 0 ? waits : nil
         }
+    }
+
+    /// The follower at `address`, whose connection may speak for it (``checkSource(_:_:)``),
+    /// showed that its log holds at most `sequence` of this leader's events: its
+    /// acknowledged position comes down to that (``QuorumState/holds(address:atMost:)``).
+    public func followerHolds(address: String, atMost sequence: UInt64) {
+        state.withLock { $0.quorum.holds(address: address, atMost: sequence) }
     }
 
     /// Waits until a majority of members hold event `sequence`. Returns `false` when

@@ -45,10 +45,13 @@ extension ServiceDispatcher {
         let from = max(request.fromSequence, 1)
         var previous: LogPosition
         do {
+            // A log that differs from this one: how much of it is this one's is not known.
             guard let mine = try store.position(at: from - 1) else {
+                replication?.followerHolds(address: request.address, atMost: 0)
                 throw WireError(ChordStoreError.diverged("the follower has event \(from - 1); this leader's log ends at \(try store.head().sequence)"))
             }
             guard mine.epoch == request.previousEpoch, mine.checksum == request.previousChecksum else {
+                replication?.followerHolds(address: request.address, atMost: 0)
                 throw WireError(ChordStoreError.diverged(
                     "the follower's event \(from - 1) has epoch \(request.previousEpoch) and checksum \(request.previousChecksum); this leader's has \(mine)"))
             }
@@ -56,7 +59,10 @@ extension ServiceDispatcher {
         } catch {
             throw WireError.wrapping(error)
         }
-        replication?.streamChanged(address: request.address, node: request.node, delta: 1, holding: from - 1)
+        // What the follower's log holds: a position acknowledged before (by a node this
+        // one replaced at the address, say) no longer counts above it.
+        replication?.followerHolds(address: request.address, atMost: from - 1)
+        replication?.streamChanged(address: request.address, node: request.node, delta: 1)
         defer { replication?.streamChanged(address: request.address, node: request.node, delta: -1) }
         var lastSent = ContinuousClock.now - Self.heartbeat  // the first batch leaves at once, even empty
         while true {

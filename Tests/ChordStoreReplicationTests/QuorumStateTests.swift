@@ -96,23 +96,26 @@ struct QuorumStateTests {
         #expect(quorum.followers.isEmpty)
     }
 
-    @Test("a stream that opens brings its follower's acknowledged position down to the events its log holds, never up")
-    func streamOpensAtFollowersLog() {
+    @Test("a follower shown to hold less brings its acknowledged position down to that, never up; its next acknowledgement raises it")
+    func followerHoldsLess() {
         var quorum = QuorumState(me: "l:0", members: Membership(["l:0", "a:1", "b:2"]), sources: Self.sources("a:1", "b:2"))
         quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 40, epoch: 1, at: now)
         #expect(quorum.quorumSequence(epoch: 1) == 40)
         // a is replaced at its address by a node whose log holds 10 events.
-        quorum.stream(address: "a:1", node: "a", delta: 1, holding: 10, at: now)
+        quorum.holds(address: "a:1", atMost: 10)
         #expect(quorum.followers["a:1"]?.acked == 10)
         #expect(quorum.quorumSequence(epoch: 1) == 10)
-        // A second stream from further on does not raise it: only acknowledgements do.
-        quorum.stream(address: "a:1", node: "a", delta: 1, holding: 30, at: now)
+        // A stream from further on does not raise it: only acknowledgements do.
+        quorum.holds(address: "a:1", atMost: 30)
         #expect(quorum.followers["a:1"]?.acked == 10)
         quorum.ack(address: "a:1", from: "10.0.0.1", node: "a", sequence: 12, epoch: 1, at: now)
         #expect(quorum.quorumSequence(epoch: 1) == 12)
-        // A close says nothing of the log.
-        quorum.stream(address: "a:1", node: "a", delta: -1, holding: 0, at: now)
+        // Streams opening and closing say nothing of the log; an address not known stays so.
+        quorum.stream(address: "a:1", node: "a", delta: 1, at: now)
+        quorum.stream(address: "a:1", node: "a", delta: -1, at: now)
         #expect(quorum.followers["a:1"]?.acked == 12)
+        quorum.holds(address: "b:2", atMost: 0)
+        #expect(quorum.followers["b:2"] == nil)
     }
 
     @Test("an acknowledgement counts only for the member its connection comes from; a forged one changes nothing")

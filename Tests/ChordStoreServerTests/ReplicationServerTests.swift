@@ -396,7 +396,7 @@ struct ReplicationServerTests {
         #expect(error?.code == .deadlineExceeded)
     }
 
-    @Test("a follower replaced at its address by one with an empty log counts for what its log holds: its old acknowledged position is dropped when its stream opens")
+    @Test("a follower replaced at its address by one with an empty log, or one whose stream is refused as diverged, counts for what its log holds: its old acknowledged position is dropped")
     func replacedFollowerCountsForItsLog() async throws {
         let (leader, follower, _) = try await Member.startPair()
         defer { Task { await leader.stop() } }
@@ -412,21 +412,40 @@ struct ReplicationServerTests {
 
         // Its replacement (same address and host, nothing logged) opens a stream from the
         // start, and acknowledges nothing.
-        let empty = ChordStore.inMemory()
-        defer { empty.close() }
-        let start = try empty.head()
         let replacement = try RawClient(port: Int(leader.address.split(separator: ":")[1])!)
         try replacement.call(1, Method.replicate.rawValue, Chordstore_V1_ReplicateRequest.with {
             $0.node = "follower"
             $0.address = follower.address
             $0.epoch = leader.store.epoch
-            $0.fromSequence = 1
-            $0.previousEpoch = start.epoch
-            $0.previousChecksum = start.checksum
+            $0.fromSequence = LogPosition.start.sequence + 1
+            $0.previousEpoch = LogPosition.start.epoch
+            $0.previousChecksum = LogPosition.start.checksum
         })
         #expect(try await eventually { try acked() == 0 }, "the replaced follower's position still counted")
         let quorum = try leader.node.status().quorumSequence
         #expect(quorum == 0, "a majority was taken to hold \(quorum) events")
+
+        // It acknowledges 2 events, then a stream of a log that differs at its third is
+        // refused: how much of that log is the leader's is not known.
+        try replacement.call(2, Method.ackReplication.rawValue, Chordstore_V1_ReplicationAck.with {
+            $0.node = "follower"
+            $0.address = follower.address
+            $0.epoch = leader.store.epoch
+            $0.sequence = 2
+        })
+        #expect(try await replacement.finalStatus(of: 2)?.status.code == StatusCode.ok.rawValue)
+        #expect(try acked() == 2)
+        let third = try #require(try leader.store.position(at: 3))
+        try replacement.call(3, Method.replicate.rawValue, Chordstore_V1_ReplicateRequest.with {
+            $0.node = "follower"
+            $0.address = follower.address
+            $0.epoch = leader.store.epoch
+            $0.fromSequence = 4
+            $0.previousEpoch = third.epoch
+            $0.previousChecksum = third.checksum &+ 1
+        })
+        #expect(try await replacement.finalStatus(of: 3)?.status.code == StatusCode.failedPrecondition.rawValue)
+        #expect(try acked() == 0, "the diverged follower's position still counted")
     }
 
     @Test("Fence with an impossible epoch is refused; at the largest epoch Promote is refused, and the node stays up")

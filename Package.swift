@@ -380,6 +380,7 @@ let package = Package(
             dependencies: [
                 "ChordStoreWire",
                 "ChordStoreProto",
+                "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 import Testing
+import TestSupport
 
 /// The `chordstore` verbs, run as a user would.
 @Suite("chordstore command")
@@ -68,54 +69,56 @@ struct CommandLineTests {
 
     @Test("a plain list prints every chordset, in pages under the frame limit; history pages too and says when more follow")
     func longListsAndHistories() async throws {
-        let data = dataDirectory()
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        var options = ChordStore.Options()
-        options.unsafeNoSync = true
-        let store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options)
-        // More than the 5,000 one list call returns; titles of 55 emoji of 18 bytes each
-        // (990 bytes: the limit is 1,000) for half of them: 5,000 in one reply would be
-        // over the 4 MiB frame.
-        let count = 5_300
-        let long = String(repeating: "👨‍👩‍👧", count: 55)
-        for first in stride(from: 0, to: count, by: 100) {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in first..<(first + 100) {
-                    group.addTask {
-                        _ = try await store.execute(.addChordset(AddChordset(title: index % 2 == 0 ? long : "c\(index)")), context: CommandContext(session: "pages"))
+        try await onOwnThread {
+            let data = dataDirectory()
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            var options = ChordStore.Options()
+            options.unsafeNoSync = true
+            let store = try ChordStore.open(at: URL(fileURLWithPath: data), options: options)
+            // More than the 5,000 one list call returns; titles of 55 emoji of 18 bytes each
+            // (990 bytes: the limit is 1,000) for half of them: 5,000 in one reply would be
+            // over the 4 MiB frame.
+            let count = 5_300
+            let long = String(repeating: "👨‍👩‍👧", count: 55)
+            for first in stride(from: 0, to: count, by: 100) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in first..<(first + 100) {
+                        group.addTask {
+                            _ = try await store.execute(.addChordset(AddChordset(title: index % 2 == 0 ? long : "c\(index)")), context: CommandContext(session: "pages"))
+                        }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
+            store.close()
+
+            let all = try await runChordstore(["--data", data, "list"])
+            #expect(all.status == 0, "\(all.stderr)")
+            #expect(all.stdout.split(separator: "\n").count == count + 1)
+            let json = try await runChordstore(["--data", data, "--json", "list"])
+            let chordsets = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])["chordsets"] as? [[String: Any]]
+            #expect(chordsets?.count == count)
+            let limited = try await runChordstore(["--data", data, "list", "--sort", "index", "--limit", "1001"])
+            let lines = limited.stdout.split(separator: "\n").dropFirst()
+            #expect(lines.count == 1_001 && lines.map { Int($0.split(separator: " ")[0]) } == (0...1_000).map { $0 }, "\(limited.stderr)")
+
+            let history = try await runChordstore(["--data", data, "--session", "pages", "history"])
+            #expect(history.stdout.split(separator: "\n").count == 1_000)
+            #expect(history.stderr.contains("note: listed 1000 events; more follow: --after 1000"), "\(history.stderr)")
+            let longer = try await runChordstore(["--data", data, "--session", "pages", "history", "--limit", "2000"])
+            #expect(longer.stdout.split(separator: "\n").count == 2_000)
+            #expect(longer.stderr.contains("more follow: --after 2000"), "\(longer.stderr)")
+            let rest = try await runChordstore(["--data", data, "--session", "pages", "history", "--after", "5000", "--limit", "5000"])
+            #expect(rest.stdout.split(separator: "\n").count == count - 5_000 && rest.stderr.isEmpty, "\(rest.stderr)")
+
+            // Over the wire, where one list call returns at most 5,000 and a reply at most 4 MiB.
+            let (server, port, _) = try await ServerCrashTests.serve(URL(fileURLWithPath: data))
+            defer { kill(server.processIdentifier, SIGTERM) }
+            let remote = try await runChordstore(["--server", "127.0.0.1:\(port)", "list"])
+            #expect(remote.status == 0 && remote.stdout.split(separator: "\n").count == count + 1, "\(remote.stderr)")
+            let remoteHistory = try await runChordstore(["--server", "127.0.0.1:\(port)", "--session", "pages", "history", "--limit", "6000"])
+            #expect(remoteHistory.status == 0 && remoteHistory.stdout.split(separator: "\n").count == count, "\(remoteHistory.stderr)")
         }
-        store.close()
-
-        let all = try await runChordstore(["--data", data, "list"])
-        #expect(all.status == 0, "\(all.stderr)")
-        #expect(all.stdout.split(separator: "\n").count == count + 1)
-        let json = try await runChordstore(["--data", data, "--json", "list"])
-        let chordsets = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])["chordsets"] as? [[String: Any]]
-        #expect(chordsets?.count == count)
-        let limited = try await runChordstore(["--data", data, "list", "--sort", "index", "--limit", "1001"])
-        let lines = limited.stdout.split(separator: "\n").dropFirst()
-        #expect(lines.count == 1_001 && lines.map { Int($0.split(separator: " ")[0]) } == (0...1_000).map { $0 }, "\(limited.stderr)")
-
-        let history = try await runChordstore(["--data", data, "--session", "pages", "history"])
-        #expect(history.stdout.split(separator: "\n").count == 1_000)
-        #expect(history.stderr.contains("note: listed 1000 events; more follow: --after 1000"), "\(history.stderr)")
-        let longer = try await runChordstore(["--data", data, "--session", "pages", "history", "--limit", "2000"])
-        #expect(longer.stdout.split(separator: "\n").count == 2_000)
-        #expect(longer.stderr.contains("more follow: --after 2000"), "\(longer.stderr)")
-        let rest = try await runChordstore(["--data", data, "--session", "pages", "history", "--after", "5000", "--limit", "5000"])
-        #expect(rest.stdout.split(separator: "\n").count == count - 5_000 && rest.stderr.isEmpty, "\(rest.stderr)")
-
-        // Over the wire, where one list call returns at most 5,000 and a reply at most 4 MiB.
-        let (server, port, _) = try await ServerCrashTests.serve(URL(fileURLWithPath: data))
-        defer { kill(server.processIdentifier, SIGTERM) }
-        let remote = try await runChordstore(["--server", "127.0.0.1:\(port)", "list"])
-        #expect(remote.status == 0 && remote.stdout.split(separator: "\n").count == count + 1, "\(remote.stderr)")
-        let remoteHistory = try await runChordstore(["--server", "127.0.0.1:\(port)", "--session", "pages", "history", "--limit", "6000"])
-        #expect(remoteHistory.status == 0 && remoteHistory.stdout.split(separator: "\n").count == count, "\(remoteHistory.stderr)")
     }
 
     @Test("set-bpm and set-color take 'controls' for the controls chord, as show does; without one it is NOT_FOUND")

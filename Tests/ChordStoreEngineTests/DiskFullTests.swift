@@ -77,72 +77,76 @@ struct DiskFullTests {
 
     @Test("a full disk: writes refused with RESOURCE_EXHAUSTED, reads served, nothing acknowledged lost, writes resume once space is freed (views, then live state)", arguments: [false, true])
     func fullDisk(live: Bool) async throws {
-        let disk = try ScratchFilesystem(megabytes: 40)
-        defer { disk.unmount() }
-        let ballast = try disk.ballast("ballast", bytes: 10 << 20)
-        let directory = disk.directory.appendingPathComponent("data")
-        let store = try ChordStore.open(at: directory, options: options(live: live))
-        // Writes are refused as a full disk (they once killed the process with SIGBUS).
-        let (ids, refusals) = await fill(store, tag: "first")
-        expectDiskFull(refusals)
-        // Reads go on, and every acknowledged write is there.
-        #expect(try store.profile().chordsets == ids.count)
-        for id in ids.shuffled().prefix(200) { #expect(try store.chordset(id) != nil) }
-        #expect(try store.events(from: 1, limit: 10).count == 10)
-        // Space freed: writes resume in the same process.
-        try FileManager.default.removeItem(at: ballast)
-        let after = try await store.add("after freeing")
-        #expect(try store.chordset(after.id) != nil)
-        #expect(try store.verify().isSound)
-        store.close()
+        try await onOwnThread {
+            let disk = try ScratchFilesystem(megabytes: 40)
+            defer { disk.unmount() }
+            let ballast = try disk.ballast("ballast", bytes: 10 << 20)
+            let directory = disk.directory.appendingPathComponent("data")
+            let store = try ChordStore.open(at: directory, options: options(live: live))
+            // Writes are refused as a full disk (they once killed the process with SIGBUS).
+            let (ids, refusals) = await fill(store, tag: "first")
+            expectDiskFull(refusals)
+            // Reads go on, and every acknowledged write is there.
+            #expect(try store.profile().chordsets == ids.count)
+            for id in ids.shuffled().prefix(200) { #expect(try store.chordset(id) != nil) }
+            #expect(try store.events(from: 1, limit: 10).count == 10)
+            // Space freed: writes resume in the same process.
+            try FileManager.default.removeItem(at: ballast)
+            let after = try await store.add("after freeing")
+            #expect(try store.chordset(after.id) != nil)
+            #expect(try store.verify().isSound)
+            store.close()
+        }
     }
 
     @Test("a store reopened on a full disk serves reads and takes writes once space is freed; on the views it refuses them until then, with live state its log takes what it has room for (kept), and the views catch up after", arguments: [false, true])
     func reopenOnFullDisk(live: Bool) async throws {
-        let disk = try ScratchFilesystem(megabytes: 40)
-        defer { disk.unmount() }
-        let ballast = try disk.ballast("ballast", bytes: 10 << 20)
-        let directory = disk.directory.appendingPathComponent("data")
-        let ids: [UUID]
-        do {
-            let store = try ChordStore.open(at: directory, options: options(live: live))
-            let filled = await fill(store, tag: "before")
-            expectDiskFull(filled.refusals)
-            ids = filled.ids
-            store.close()
-        }
-        // Take what little room is left, so the reopened store finds none.
-        let free = disk.freeBytes
-        let rest = free > 8_192 ? try disk.ballast("rest", bytes: free - 4_096) : nil
-        let store = try ChordStore.open(at: directory, options: options(live: live))
-        defer { store.close() }
-        #expect(try store.profile().chordsets == ids.count)
-        // The views cannot be written (not even marked open). With live state the log may
-        // still have free pages of its own: each add is taken and kept, or refused as a
-        // full disk. On the views, the adds are refused.
-        var taken: [UUID] = []
-        var refusals: [ChordStoreError] = []
-        for i in 0..<200 {
+        try await onOwnThread {
+            let disk = try ScratchFilesystem(megabytes: 40)
+            defer { disk.unmount() }
+            let ballast = try disk.ballast("ballast", bytes: 10 << 20)
+            let directory = disk.directory.appendingPathComponent("data")
+            let ids: [UUID]
             do {
-                taken.append(try await store.add("on a full disk \(i)").id)
-            } catch let error as ChordStoreError {
-                refusals.append(error)
-                if !live { break }
+                let store = try ChordStore.open(at: directory, options: options(live: live))
+                let filled = await fill(store, tag: "before")
+                expectDiskFull(filled.refusals)
+                ids = filled.ids
+                store.close()
             }
+            // Take what little room is left, so the reopened store finds none.
+            let free = disk.freeBytes
+            let rest = free > 8_192 ? try disk.ballast("rest", bytes: free - 4_096) : nil
+            let store = try ChordStore.open(at: directory, options: options(live: live))
+            defer { store.close() }
+            #expect(try store.profile().chordsets == ids.count)
+            // The views cannot be written (not even marked open). With live state the log may
+            // still have free pages of its own: each add is taken and kept, or refused as a
+            // full disk. On the views, the adds are refused.
+            var taken: [UUID] = []
+            var refusals: [ChordStoreError] = []
+            for i in 0..<200 {
+                do {
+                    taken.append(try await store.add("on a full disk \(i)").id)
+                } catch let error as ChordStoreError {
+                    refusals.append(error)
+                    if !live { break }
+                }
+            }
+            if !live { #expect(!refusals.isEmpty, "the views took writes on a full disk") }
+            for refusal in refusals { #expect(refusal.code == .resourceExhausted && (!live || refusal.reason == .diskFull), "\(refusal)") }
+            for id in taken { #expect(try store.chordset(id) != nil) }
+            try FileManager.default.removeItem(at: ballast)
+            if let rest { try FileManager.default.removeItem(at: rest) }
+            _ = try await store.add("after freeing")
+            if live {
+                let backend = try #require(store.backend as? LMDBBackend)
+                backend.catchUpViews()
+                #expect(backend.viewsLag == 0)
+            }
+            let report = try store.verify()
+            #expect(report.isSound, "\(String(describing: report.problem))")
+            #expect(try store.profile().chordsets == ids.count + taken.count + 1)
         }
-        if !live { #expect(!refusals.isEmpty, "the views took writes on a full disk") }
-        for refusal in refusals { #expect(refusal.code == .resourceExhausted && (!live || refusal.reason == .diskFull), "\(refusal)") }
-        for id in taken { #expect(try store.chordset(id) != nil) }
-        try FileManager.default.removeItem(at: ballast)
-        if let rest { try FileManager.default.removeItem(at: rest) }
-        _ = try await store.add("after freeing")
-        if live {
-            let backend = try #require(store.backend as? LMDBBackend)
-            backend.catchUpViews()
-            #expect(backend.viewsLag == 0)
-        }
-        let report = try store.verify()
-        #expect(report.isSound, "\(String(describing: report.problem))")
-        #expect(try store.profile().chordsets == ids.count + taken.count + 1)
     }
 }

@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 import Testing
+import TestSupport
 
 /// Queries like Core Data fetch requests: filters, orders, cursors and counts.
 @Suite("Queries")
@@ -22,50 +23,52 @@ struct QueryTests {
 
     @Test("filters, orders and pages agree with filtering and sorting the whole list", arguments: EngineKind.allCases)
     func agreesWithFullSort(kind: EngineKind) async throws {
-        let store = try kind.makeStore()
-        defer { store.close() }
-        let titles = ["Éclair", "eclair", "ÉCLAIR au café", "Cafe", "café", "Zebra", "zèbre", "", "a", "Ab", "ab", "ＡＢ wide"]
-        var g = SplitMix64(seed: 3)
-        for i in 0..<120 {
-            let title = titles[Int(g.next() % UInt64(titles.count))]
-            let date = Instant(microsecondsSince1970: Int64(g.next() % 1_000) * 1_000_000)
-            try await store.execute(.addChordset(AddChordset(title: title + (i % 7 == 0 ? " \(i)" : ""), creationDate: date)))
-        }
-        let all = try store.chordsets(order: .index)
-        let filters: [(ChordsetQuery.TitleMatch, String)?] = [nil, (.equals, "eclair"), (.prefix, "ECL"), (.contains, "AFE"), (.prefix, "ab"), (.contains, "")]
-        let ranges: [(Instant?, Instant?)] = [(nil, nil), (Instant(microsecondsSince1970: 200_000_000), Instant(microsecondsSince1970: 700_000_000))]
-        for order in ChordsetOrder.allCases {
-            for descending in [false, true] {
-                for filter in filters {
-                    for range in ranges {
-                        var query = ChordsetQuery(
-                            title: filter, createdFrom: range.0, createdBefore: range.1, order: order,
-                            descending: descending, limit: 7)
-                        var expected = all.filter(query.matches)
-                        expected = switch order {
-                        case .index: expected.sorted { $0.index < $1.index }
-                        case .creationDate: expected.sorted {
-                            ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString)
+        try await onOwnThread {
+            let store = try kind.makeStore()
+            defer { store.close() }
+            let titles = ["Éclair", "eclair", "ÉCLAIR au café", "Cafe", "café", "Zebra", "zèbre", "", "a", "Ab", "ab", "ＡＢ wide"]
+            var g = SplitMix64(seed: 3)
+            for i in 0..<120 {
+                let title = titles[Int(g.next() % UInt64(titles.count))]
+                let date = Instant(microsecondsSince1970: Int64(g.next() % 1_000) * 1_000_000)
+                try await store.execute(.addChordset(AddChordset(title: title + (i % 7 == 0 ? " \(i)" : ""), creationDate: date)))
+            }
+            let all = try store.chordsets(order: .index)
+            let filters: [(ChordsetQuery.TitleMatch, String)?] = [nil, (.equals, "eclair"), (.prefix, "ECL"), (.contains, "AFE"), (.prefix, "ab"), (.contains, "")]
+            let ranges: [(Instant?, Instant?)] = [(nil, nil), (Instant(microsecondsSince1970: 200_000_000), Instant(microsecondsSince1970: 700_000_000))]
+            for order in ChordsetOrder.allCases {
+                for descending in [false, true] {
+                    for filter in filters {
+                        for range in ranges {
+                            var query = ChordsetQuery(
+                                title: filter, createdFrom: range.0, createdBefore: range.1, order: order,
+                                descending: descending, limit: 7)
+                            var expected = all.filter(query.matches)
+                            expected = switch order {
+                            case .index: expected.sorted { $0.index < $1.index }
+                            case .creationDate: expected.sorted {
+                                ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString)
+                            }
+                            case .title: expected.sorted {
+                                let (a, b) = (TitleKey.bytes($0.title), TitleKey.bytes($1.title))
+                                if a != b { return a.lexicographicallyPrecedes(b) }
+                                return ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString)
+                            }
+                            }
+                            if descending { expected.reverse() }
+                            let paged = try Self.allPages(store, query)
+                            #expect(paged.map(\.id) == expected.map(\.id), "\(order) desc \(descending) \(String(describing: filter)) \(range)")
+                            query.limit = 1_000
+                            #expect(try store.count(query).count == expected.count)
                         }
-                        case .title: expected.sorted {
-                            let (a, b) = (TitleKey.bytes($0.title), TitleKey.bytes($1.title))
-                            if a != b { return a.lexicographicallyPrecedes(b) }
-                            return ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString)
-                        }
-                        }
-                        if descending { expected.reverse() }
-                        let paged = try Self.allPages(store, query)
-                        #expect(paged.map(\.id) == expected.map(\.id), "\(order) desc \(descending) \(String(describing: filter)) \(range)")
-                        query.limit = 1_000
-                        #expect(try store.count(query).count == expected.count)
                     }
                 }
             }
+            // Folding: "eclair" equals "Éclair", "ECLAIR" and the width-insensitive forms.
+            let eclairs = try store.query(ChordsetQuery(title: (.equals, "ÉcLaIr"), limit: 1_000)).chordsets
+            #expect(Set(eclairs.map(\.title)).isSubset(of: ["Éclair", "eclair"]) && !eclairs.isEmpty)
+            #expect(try store.query(ChordsetQuery(title: (.prefix, "ab"), limit: 1_000)).chordsets.contains { $0.title.hasPrefix("ＡＢ") })
         }
-        // Folding: "eclair" equals "Éclair", "ECLAIR" and the width-insensitive forms.
-        let eclairs = try store.query(ChordsetQuery(title: (.equals, "ÉcLaIr"), limit: 1_000)).chordsets
-        #expect(Set(eclairs.map(\.title)).isSubset(of: ["Éclair", "eclair"]) && !eclairs.isEmpty)
-        #expect(try store.query(ChordsetQuery(title: (.prefix, "ab"), limit: 1_000)).chordsets.contains { $0.title.hasPrefix("ＡＢ") })
     }
 
     @Test("titles longer than an LMDB key, empty titles and empty filters", arguments: EngineKind.allCases)
@@ -86,56 +89,58 @@ struct QueryTests {
 
     @Test("paging through 100,000 chordsets with a cursor returns each exactly once while writes happen between pages")
     func pagingUnderWrites() async throws {
-        let store = try EngineKind.lmdb.makeStore { $0.unsafeNoSync = true }
-        defer { store.close() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for batch in 0..<100 {
-                group.addTask {
-                    for i in 0..<1_000 { try await store.execute(.addChordset(AddChordset(title: "c\(batch)-\(i)"))) }
+        try await onOwnThread {
+            let store = try EngineKind.lmdb.makeStore { $0.unsafeNoSync = true }
+            defer { store.close() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for batch in 0..<100 {
+                    group.addTask {
+                        for i in 0..<1_000 { try await store.execute(.addChordset(AddChordset(title: "c\(batch)-\(i)"))) }
+                    }
+                    if batch % 8 == 7 { try await group.next() }
                 }
-                if batch % 8 == 7 { try await group.next() }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
-        }
-        let original = Set(try store.chordsets(order: .creationDate).map(\.id))
-        #expect(original.count == 100_000)
-        var g = SplitMix64(seed: 8)
-        var query = ChordsetQuery(order: .creationDate, limit: 977)
-        var seen: [UUID: Int] = [:]
-        var pages = 0
-        while true {
-            let page = try store.query(query)
-            pages += 1
-            for chordset in page.chordsets { seen[chordset.id, default: 0] += 1 }
-            guard let cursor = page.nextCursor else { break }
-            query.cursor = cursor
-            // Writes between pages: new chordsets, renames and tempo changes of old ones.
-            let ids = Array(original.prefix(2_000))
-            for _ in 0..<20 {
-                let id = ids[Int(g.next() % UInt64(ids.count))]
-                try await store.execute(.renameChordset(id: id, title: "renamed \(g.next())"))
-                try await store.execute(.addChordset(AddChordset(title: "new")))
+            let original = Set(try store.chordsets(order: .creationDate).map(\.id))
+            #expect(original.count == 100_000)
+            var g = SplitMix64(seed: 8)
+            var query = ChordsetQuery(order: .creationDate, limit: 977)
+            var seen: [UUID: Int] = [:]
+            var pages = 0
+            while true {
+                let page = try store.query(query)
+                pages += 1
+                for chordset in page.chordsets { seen[chordset.id, default: 0] += 1 }
+                guard let cursor = page.nextCursor else { break }
+                query.cursor = cursor
+                // Writes between pages: new chordsets, renames and tempo changes of old ones.
+                let ids = Array(original.prefix(2_000))
+                for _ in 0..<20 {
+                    let id = ids[Int(g.next() % UInt64(ids.count))]
+                    try await store.execute(.renameChordset(id: id, title: "renamed \(g.next())"))
+                    try await store.execute(.addChordset(AddChordset(title: "new")))
+                }
             }
-        }
-        #expect(pages > 100)
-        #expect(original.allSatisfy { seen[$0] == 1 }, "missing or repeated: \(original.filter { seen[$0] != 1 }.count)")
-        #expect(seen.values.allSatisfy { $0 == 1 })
+            #expect(pages > 100)
+            #expect(original.allSatisfy { seen[$0] == 1 }, "missing or repeated: \(original.filter { seen[$0] != 1 }.count)")
+            #expect(seen.values.allSatisfy { $0 == 1 })
 
-        // A selective filter over more entries than one page may read: the pages that hit
-        // the read limit come back short, with a cursor, and the match is still found.
-        var rare = ChordsetQuery(title: (.contains, "zz-nowhere"), order: .title, limit: 50)
-        _ = try await store.execute(.addChordset(AddChordset(title: "zz-nowhere")))
-        var found: [String] = []
-        var rarePages = 0
-        while true {
-            let page = try store.query(rare)
-            rarePages += 1
-            found += page.chordsets.map(\.title)
-            guard let cursor = page.nextCursor, rarePages < 100 else { break }
-            rare.cursor = cursor
+            // A selective filter over more entries than one page may read: the pages that hit
+            // the read limit come back short, with a cursor, and the match is still found.
+            var rare = ChordsetQuery(title: (.contains, "zz-nowhere"), order: .title, limit: 50)
+            _ = try await store.execute(.addChordset(AddChordset(title: "zz-nowhere")))
+            var found: [String] = []
+            var rarePages = 0
+            while true {
+                let page = try store.query(rare)
+                rarePages += 1
+                found += page.chordsets.map(\.title)
+                guard let cursor = page.nextCursor, rarePages < 100 else { break }
+                rare.cursor = cursor
+            }
+            #expect(found == ["zz-nowhere"])
+            #expect(rarePages >= 2)
+            #expect(try store.count(rare).count == 1)
         }
-        #expect(found == ["zz-nowhere"])
-        #expect(rarePages >= 2)
-        #expect(try store.count(rare).count == 1)
     }
 }

@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 import Testing
+import TestSupport
 
 /// For random sequences of commands, valid and invalid, the live views equal a replay of
 /// the log after every step, and the invariants hold.
@@ -48,34 +49,36 @@ struct ReplayPropertyTests {
 
     @Test("live state equals a replay of the log after every command", arguments: EngineKind.allCases, [11, 12, 13] as [UInt64])
     func liveEqualsReplay(kind: EngineKind, seed: UInt64) async throws {
-        let store = try kind.makeStore(seed: seed)
-        defer { store.close() }
-        var g = SplitMix64(seed: seed)
-        var refused = 0
-        for step in 0..<250 {
-            let live = try store.liveSnapshot()
-            let command = Self.randomCommand(&g, chordsets: live.chordsets, controls: live.controlsChord)
-            // Mostly fresh command ids, sometimes a repeat of an earlier one (a retry).
-            let commandID = step > 0 && g.next() % 10 == 0 ? "c\(g.next() % UInt64(step))" : "c\(step)"
-            do {
-                try await store.execute(command, context: CommandContext(commandID: commandID))
-            } catch {
-                refused += 1
-                #expect(error.code != .internal && error.code != .dataLoss, "step \(step): \(error)")
+        try await onOwnThread {
+            let store = try kind.makeStore(seed: seed)
+            defer { store.close() }
+            var g = SplitMix64(seed: seed)
+            var refused = 0
+            for step in 0..<250 {
+                let live = try store.liveSnapshot()
+                let command = Self.randomCommand(&g, chordsets: live.chordsets, controls: live.controlsChord)
+                // Mostly fresh command ids, sometimes a repeat of an earlier one (a retry).
+                let commandID = step > 0 && g.next() % 10 == 0 ? "c\(g.next() % UInt64(step))" : "c\(step)"
+                do throws(ChordStoreError) {
+                    try await store.execute(command, context: CommandContext(commandID: commandID))
+                } catch {
+                    refused += 1
+                    #expect(error.code != .internal && error.code != .dataLoss, "step \(step): \(error)")
+                }
+                let after = try store.liveSnapshot()
+                let replayed = try store.replayedSnapshot()
+                let difference = replayed.firstDifference(from: after)
+                #expect(difference == nil, "step \(step) \(command.kindName): replay vs live: \(difference ?? "")")
+                if step % 50 == 49 {
+                    let report = try store.verify()
+                    #expect(report.isSound, "step \(step): \(String(describing: report.problem))")
+                }
+                let profile = try store.profile()
+                #expect(profile.chords == 8 * profile.chordsets + (profile.hasControlsChord ? 1 : 0))
+                if difference != nil { return }
             }
-            let after = try store.liveSnapshot()
-            let replayed = try store.replayedSnapshot()
-            let difference = replayed.firstDifference(from: after)
-            #expect(difference == nil, "step \(step) \(command.kindName): replay vs live: \(difference ?? "")")
-            if step % 50 == 49 {
-                let report = try store.verify()
-                #expect(report.isSound, "step \(step): \(String(describing: report.problem))")
-            }
-            let profile = try store.profile()
-            #expect(profile.chords == 8 * profile.chordsets + (profile.hasControlsChord ? 1 : 0))
-            if difference != nil { return }
+            #expect(refused > 10, "the generator should produce invalid commands too")
+            #expect(try store.verify().isSound)
         }
-        #expect(refused > 10, "the generator should produce invalid commands too")
-        #expect(try store.verify().isSound)
     }
 }

@@ -56,14 +56,16 @@ struct SequentialFileWriterTests {
 
     @Test("bytes appended in pieces of any size come back whole, through several direct buffers and an unaligned tail",
           arguments: [[1, 4_095, 1 << 20, 7], [SequentialFileWriter.bufferSize], [3 << 20, 5 << 20]])
-    func roundTrips(cuts: [Int]) throws {
-        let directory = temporaryDirectory()
-        // More full buffers than writes in flight: each lands at its own offset.
-        let data = Self.bytes(5 * SequentialFileWriter.bufferSize + 3 * SequentialFileWriter.alignment + 517)
-        let (written, direct) = try Self.roundTrip(data, cuts: cuts, in: directory, bypass: true)
-        #expect(written == data)
-        // Past the page cache wherever the filesystem allows it.
-        #expect(direct == Self.takesDirect(directory))
+    func roundTrips(cuts: [Int]) async throws {
+        try await onOwnThread {
+            let directory = temporaryDirectory()
+            // More full buffers than writes in flight: each lands at its own offset.
+            let data = Self.bytes(5 * SequentialFileWriter.bufferSize + 3 * SequentialFileWriter.alignment + 517)
+            let (written, direct) = try Self.roundTrip(data, cuts: cuts, in: directory, bypass: true)
+            #expect(written == data)
+            // Past the page cache wherever the filesystem allows it.
+            #expect(direct == Self.takesDirect(directory))
+        }
     }
 
     @Test("an aligned file and an empty one come back whole")

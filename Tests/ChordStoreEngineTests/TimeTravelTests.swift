@@ -2,6 +2,7 @@ import ChordStoreDomain
 @testable import ChordStoreEngine
 import Foundation
 import Testing
+import TestSupport
 
 /// Reads as of a point in the past, from snapshot files plus a bounded replay.
 @Suite("Time travel")
@@ -48,49 +49,51 @@ struct TimeTravelTests {
 
     @Test("reads as of 20 random points of a 100,000-event log equal a replay truncated there")
     func asOfEqualsTruncatedReplay() async throws {
-        let store = try EngineKind.lmdb.makeStore(seed: 5) {
-            $0.unsafeNoSync = true
-            $0.snapshotInterval = 10_000
-        }
-        defer { store.close() }
-        try await Self.fill(store, events: 100_000, seed: 5)
-        let head = try store.profile().lastSequence
-        try store.takeSnapshot()
+        try await onOwnThread {
+            let store = try EngineKind.lmdb.makeStore(seed: 5) {
+                $0.unsafeNoSync = true
+                $0.snapshotInterval = 10_000
+            }
+            defer { store.close() }
+            try await Self.fill(store, events: 100_000, seed: 5)
+            let head = try store.profile().lastSequence
+            try store.takeSnapshot()
 
-        var g = SplitMix64(seed: 9)
-        let points = ((0..<20).map { _ in 1 + g.next() % head } + [0, head]).sorted()
-        var state = InMemoryState()
-        var next: UInt64 = 1
-        var timestamps: [UInt64: Instant] = [:]
-        for point in points {
-            while next <= point {
-                let page = try store.events(from: next, limit: Int(min(10_000, point - next + 1)))
-                for recorded in page {
-                    try Fold.apply(recorded.event, sequence: recorded.sequence, to: &state)
-                    timestamps[recorded.sequence] = recorded.timestamp
+            var g = SplitMix64(seed: 9)
+            let points = ((0..<20).map { _ in 1 + g.next() % head } + [0, head]).sorted()
+            var state = InMemoryState()
+            var next: UInt64 = 1
+            var timestamps: [UInt64: Instant] = [:]
+            for point in points {
+                while next <= point {
+                    let page = try store.events(from: next, limit: Int(min(10_000, point - next + 1)))
+                    for recorded in page {
+                        try Fold.apply(recorded.event, sequence: recorded.sequence, to: &state)
+                        timestamps[recorded.sequence] = recorded.timestamp
+                    }
+                    next += UInt64(page.count)
                 }
-                next += UInt64(page.count)
-            }
-            let expected = try StateSnapshot(of: state)
-            let past = try store.state(asOf: .sequence(point))
-            #expect(past.sequence == point)
-            let actual = try past.snapshot
-            #expect(actual == expected, "as of \(point): \(actual.firstDifference(from: expected) ?? "")")
-            #expect(past.profile.chordsets == state.chordsetCount())
+                let expected = try StateSnapshot(of: state)
+                let past = try store.state(asOf: .sequence(point))
+                #expect(past.sequence == point)
+                let actual = try past.snapshot
+                #expect(actual == expected, "as of \(point): \(actual.firstDifference(from: expected) ?? "")")
+                #expect(past.profile.chordsets == state.chordsetCount())
 
-            // As of a time: the last event committed at or before it.
-            if point > 0, let time = timestamps[point] {
-                let byTime = try store.state(asOf: .time(time))
-                #expect(byTime.sequence >= point)
-                let after = try store.events(from: byTime.sequence + 1, limit: 1).first
-                #expect(after.map { $0.timestamp > time } ?? true)
+                // As of a time: the last event committed at or before it.
+                if point > 0, let time = timestamps[point] {
+                    let byTime = try store.state(asOf: .time(time))
+                    #expect(byTime.sequence >= point)
+                    let after = try store.events(from: byTime.sequence + 1, limit: 1).first
+                    #expect(after.map { $0.timestamp > time } ?? true)
+                }
             }
+            // Reads before the first event and past the end.
+            #expect(try store.state(asOf: .sequence(0)).profile.chordsets == 0)
+            #expect(try store.state(asOf: .time(Instant(microsecondsSince1970: 0))).sequence == 0)
+            let past = #expect(throws: ChordStoreError.self) { try store.state(asOf: .sequence(head + 1)) }
+            #expect(past?.code == .outOfRange)
         }
-        // Reads before the first event and past the end.
-        #expect(try store.state(asOf: .sequence(0)).profile.chordsets == 0)
-        #expect(try store.state(asOf: .time(Instant(microsecondsSince1970: 0))).sequence == 0)
-        let past = #expect(throws: ChordStoreError.self) { try store.state(asOf: .sequence(head + 1)) }
-        #expect(past?.code == .outOfRange)
     }
 
     @Test("a snapshot file reads back as the state it was taken at; a damaged one is skipped: the read replays from an earlier point and is still right", arguments: [false, true])

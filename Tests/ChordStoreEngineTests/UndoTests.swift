@@ -2,6 +2,7 @@ import ChordStoreDomain
 import ChordStoreEngine
 import Foundation
 import Testing
+import TestSupport
 
 /// Undo and redo through compensating events: what each undo restores, the conflict
 /// rule, the redo stack, and expected revisions.
@@ -232,55 +233,57 @@ struct UndoTests {
 struct UndoPropertyTests {
     @Test("live state equals a replay after every step; undo then redo is the identity", arguments: EngineKind.allCases, [21, 22] as [UInt64])
     func property(kind: EngineKind, seed: UInt64) async throws {
-        let store = try kind.makeStore(seed: seed)
-        defer { store.close() }
-        var g = SplitMix64(seed: seed)
-        let sessions = ["s1", "s2", "s3"]
-        var undone = 0, redone = 0, conflicts = 0, identities = 0
-        let steps = 1_000
-        for step in 0..<steps {
-            let live = try store.liveSnapshot()
-            let session = sessions[Int(g.next() % 3)]
-            let context = CommandContext(session: session, commandID: "c\(step)")
-            let command: Command = switch g.next() % 10 {
-            case 0, 1, 2: .undo
-            case 3, 4: .redo
-            default: ReplayPropertyTests.randomCommand(&g, chordsets: live.chordsets, controls: live.controlsChord)
-            }
-            do {
-                try await store.execute(command, context: context)
-                if command == .undo { undone += 1 }
-                if command == .redo { redone += 1 }
-            } catch {
-                #expect(error.code != .internal && error.code != .dataLoss, "step \(step) \(command.kindName): \(error)")
-                if error.message.contains("another session") { conflicts += 1 }
-                let unchanged = try store.liveSnapshot()
-                #expect(unchanged == live, "step \(step): a refused \(command.kindName) changed the state")
-            }
-            // Sometimes: undo then redo by the same session, with nothing in between,
-            // must come back to the same state.
-            if g.next() % 10 == 0 {
-                let before = try store.liveSnapshot()
-                let undoContext = CommandContext(session: session, commandID: "u\(step)")
-                if (try? await store.execute(.undo, context: undoContext)) != nil {
-                    try await store.execute(.redo, context: CommandContext(session: session, commandID: "r\(step)"))
-                    let after = try store.liveSnapshot()
-                    #expect(after == before, "step \(step): undo then redo by \(session) is not the identity: \(after.firstDifference(from: before) ?? "")")
-                    identities += 1
+        try await onOwnThread {
+            let store = try kind.makeStore(seed: seed)
+            defer { store.close() }
+            var g = SplitMix64(seed: seed)
+            let sessions = ["s1", "s2", "s3"]
+            var undone = 0, redone = 0, conflicts = 0, identities = 0
+            let steps = 1_000
+            for step in 0..<steps {
+                let live = try store.liveSnapshot()
+                let session = sessions[Int(g.next() % 3)]
+                let context = CommandContext(session: session, commandID: "c\(step)")
+                let command: Command = switch g.next() % 10 {
+                case 0, 1, 2: .undo
+                case 3, 4: .redo
+                default: ReplayPropertyTests.randomCommand(&g, chordsets: live.chordsets, controls: live.controlsChord)
+                }
+                do throws(ChordStoreError) {
+                    try await store.execute(command, context: context)
+                    if command == .undo { undone += 1 }
+                    if command == .redo { redone += 1 }
+                } catch {
+                    #expect(error.code != .internal && error.code != .dataLoss, "step \(step) \(command.kindName): \(error)")
+                    if error.message.contains("another session") { conflicts += 1 }
+                    let unchanged = try store.liveSnapshot()
+                    #expect(unchanged == live, "step \(step): a refused \(command.kindName) changed the state")
+                }
+                // Sometimes: undo then redo by the same session, with nothing in between,
+                // must come back to the same state.
+                if g.next() % 10 == 0 {
+                    let before = try store.liveSnapshot()
+                    let undoContext = CommandContext(session: session, commandID: "u\(step)")
+                    if (try? await store.execute(.undo, context: undoContext)) != nil {
+                        try await store.execute(.redo, context: CommandContext(session: session, commandID: "r\(step)"))
+                        let after = try store.liveSnapshot()
+                        #expect(after == before, "step \(step): undo then redo by \(session) is not the identity: \(after.firstDifference(from: before) ?? "")")
+                        identities += 1
+                    }
+                }
+                let replayed = try store.replayedSnapshot()
+                let difference = replayed.firstDifference(from: try store.liveSnapshot())
+                #expect(difference == nil, "step \(step) \(command.kindName): replay vs live: \(difference ?? "")")
+                if difference != nil { return }
+                if step % 100 == 99 {
+                    let report = try store.verify()
+                    #expect(report.isSound, "step \(step): \(String(describing: report.problem))")
+                    if !report.isSound { return }
                 }
             }
-            let replayed = try store.replayedSnapshot()
-            let difference = replayed.firstDifference(from: try store.liveSnapshot())
-            #expect(difference == nil, "step \(step) \(command.kindName): replay vs live: \(difference ?? "")")
-            if difference != nil { return }
-            if step % 100 == 99 {
-                let report = try store.verify()
-                #expect(report.isSound, "step \(step): \(String(describing: report.problem))")
-                if !report.isSound { return }
-            }
+            #expect(undone > steps / 10 && redone > steps / 50, "undos \(undone), redos \(redone)")
+            #expect(conflicts > 0, "the interleavings should produce conflicts")
+            #expect(identities > 20)
         }
-        #expect(undone > steps / 10 && redone > steps / 50, "undos \(undone), redos \(redone)")
-        #expect(conflicts > 0, "the interleavings should produce conflicts")
-        #expect(identities > 20)
     }
 }

@@ -1,6 +1,7 @@
 @testable import ChordStoreServer
 import NIOCore
 import Testing
+import TestSupport
 
 /// The pure parts of the connection limits: admission by address, frame boundaries, and
 /// whether a client takes what it is sent.
@@ -107,37 +108,39 @@ struct ConnectionLimitsUnitTests {
     }
 
     @Test("frames come out whole however the bytes are split, and a length over the limit is refused at its prefix")
-    func frameSplitter() {
-        let stream: [UInt8] = [0, 0, 0, 3, 1, 2, 3] + [0, 0, 0, 0] + [0, 1, 0, 0] + Array(repeating: 7, count: 65_536)
-        for split in [1, 2, 3, 5, 7, 100, stream.count] {
-            var splitter = FrameSplitter(maxFrameSize: 1 << 20)
-            var frames: [[UInt8]] = []
-            var lengths: Set<Int> = []
-            var offset = 0
-            while offset < stream.count {
-                splitter.append(ByteBuffer(bytes: stream[offset..<min(offset + split, stream.count)]))
-                offset += split
-                reading: while true {
-                    switch splitter.next() {
-                    case .frame(let body): frames.append(Array(body.readableBytesView))
-                    case .needMore(let length):
-                        if let length { lengths.insert(length) }
-                        break reading
-                    case .tooLarge: Issue.record("no frame is over the limit")
+    func frameSplitter() async {
+        await onOwnThread {
+            let stream: [UInt8] = [0, 0, 0, 3, 1, 2, 3] + [0, 0, 0, 0] + [0, 1, 0, 0] + Array(repeating: 7, count: 65_536)
+            for split in [1, 2, 3, 5, 7, 100, stream.count] {
+                var splitter = FrameSplitter(maxFrameSize: 1 << 20)
+                var frames: [[UInt8]] = []
+                var lengths: Set<Int> = []
+                var offset = 0
+                while offset < stream.count {
+                    splitter.append(ByteBuffer(bytes: stream[offset..<min(offset + split, stream.count)]))
+                    offset += split
+                    reading: while true {
+                        switch splitter.next() {
+                        case .frame(let body): frames.append(Array(body.readableBytesView))
+                        case .needMore(let length):
+                            if let length { lengths.insert(length) }
+                            break reading
+                        case .tooLarge: Issue.record("no frame is over the limit")
+                        }
                     }
                 }
+                #expect(frames == [[1, 2, 3], [], Array(repeating: 7, count: 65_536)], "split \(split)")
+                #expect(lengths.isSubset(of: [3, 65_536]) && (split == stream.count || lengths.contains(65_536)), "split \(split): \(lengths)")
+                #expect(splitter.completed == 3)
+                #expect(!splitter.isMidFrame)
             }
-            #expect(frames == [[1, 2, 3], [], Array(repeating: 7, count: 65_536)], "split \(split)")
-            #expect(lengths.isSubset(of: [3, 65_536]) && (split == stream.count || lengths.contains(65_536)), "split \(split): \(lengths)")
-            #expect(splitter.completed == 3)
-            #expect(!splitter.isMidFrame)
+            var partial = FrameSplitter(maxFrameSize: 1_000)
+            partial.append(ByteBuffer(bytes: [0, 0]))
+            #expect(partial.next() == .needMore(length: nil))
+            #expect(partial.isMidFrame)
+            partial.append(ByteBuffer(bytes: [3, 0xe9]))
+            #expect(partial.next() == .tooLarge(length: 1_001))
         }
-        var partial = FrameSplitter(maxFrameSize: 1_000)
-        partial.append(ByteBuffer(bytes: [0, 0]))
-        #expect(partial.next() == .needMore(length: nil))
-        #expect(partial.isMidFrame)
-        partial.append(ByteBuffer(bytes: [3, 0xe9]))
-        #expect(partial.next() == .tooLarge(length: 1_001))
     }
 
     @Test("a client that takes nothing while bytes wait is stalled from its first such reading; any progress resets it")

@@ -3,6 +3,7 @@ import ChordStoreWire
 import NIOCore
 import NIOTestUtils
 import Testing
+import TestSupport
 
 @Suite("Frame decoder")
 struct FrameDecoderTests {
@@ -14,11 +15,13 @@ struct FrameDecoderTests {
     }
 
     @Test("frames split at every byte boundary and batched together decode to the same bodies")
-    func verifier() throws {
-        let bodies: [[UInt8]] = [[], [1], Array(0..<200), Array(repeating: 7, count: 3_000)]
-        let pairs = bodies.map { (frame($0), [ByteBuffer(bytes: $0)]) }
-        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) {
-            FrameDecoder(maxFrameSize: 1 << 20)
+    func verifier() async throws {
+        try await onOwnThread {
+            let bodies: [[UInt8]] = [[], [1], Array(0..<200), Array(repeating: 7, count: 3_000)]
+            let pairs = bodies.map { (frame($0), [ByteBuffer(bytes: $0)]) }
+            try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) {
+                FrameDecoder(maxFrameSize: 1 << 20)
+            }
         }
     }
 

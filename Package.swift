@@ -328,7 +328,8 @@ let package = Package(
             dependencies: ["ChordStoreClient"],
             swiftSettings: socketTestSettings
         ),
-        // Helpers several test targets share: a raw socket client, a scratch tmpfs.
+        // Helpers several test targets share: a raw socket client, a scratch tmpfs, a thread
+        // of its own for a test that computes for seconds (ThreadExecutor).
         .target(
             name: "TestSupport",
             dependencies: ["ChordStoreProto", .product(name: "SwiftProtobuf", package: "swift-protobuf")],

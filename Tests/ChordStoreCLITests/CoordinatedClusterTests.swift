@@ -2,6 +2,7 @@ import ChordStoreClient
 import ChordStoreTesting
 @testable import chordstore_check
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -12,12 +13,22 @@ import Testing
 struct CoordinatedClusterTests {
     /// etcd and `count` members on loopback, each naming the others as peers (the first
     /// to start creates the member list from them); `extra` more planned outside it, not
-    /// started (one started before the list exists would create it). The processes are
-    /// chordstore-check's (`ClusterProcesses`), their logs in `directory`.
+    /// started (one started before the list exists would create it), their ports held
+    /// until ``startPlanned(_:)``. The processes are chordstore-check's
+    /// (`ClusterProcesses`), their logs in `directory`.
     struct Cluster {
         let etcd: EtcdServer
         let processes: ClusterProcesses
         let directory: URL
+        /// The planned members' ports, held by a listener each until they start: another
+        /// process choosing free ports (a checker, a bench the suite runs) cannot take one
+        /// meanwhile, as it once did (the fourth member then could not listen).
+        let held: HeldPorts
+
+        final class HeldPorts: Sendable {
+            let listeners: Mutex<[String: LoopbackListener]>
+            init(_ listeners: [String: LoopbackListener]) { self.listeners = Mutex(listeners) }
+        }
 
         static func start(count: Int = 3, extra: Int = 0) async throws -> Cluster {
             let etcd = try await EtcdServer.start()
@@ -36,9 +47,17 @@ struct CoordinatedClusterTests {
                 for (other, address) in addresses.prefix(count).enumerated() where other != index { arguments += ["--peer", address] }
                 return ClusterProcesses.Node(name: "n\(index + 1)", address: addresses[index], arguments: arguments)
             }
+            var held: [String: LoopbackListener] = [:]
+            for index in count..<(count + extra) { held[nodes[index].name] = try LoopbackListener(port: ports[index]) }
             let processes = ClusterProcesses(executable: try chordstoreExecutable(), directory: directory, nodes: nodes)
             try await offPool { for node in nodes.prefix(count) { try processes.start(node.name) } }
-            return Cluster(etcd: etcd, processes: processes, directory: directory)
+            return Cluster(etcd: etcd, processes: processes, directory: directory, held: HeldPorts(held))
+        }
+
+        /// Starts a planned member, letting go of its port first.
+        func startPlanned(_ name: String) async throws {
+            _ = held.listeners.withLock { $0.removeValue(forKey: name) }
+            try await offPool { [processes] in try processes.start(name) }
         }
 
         var servers: String { processes.addresses.prefix(3).joined(separator: ",") }
@@ -160,7 +179,7 @@ struct CoordinatedClusterTests {
         let fourth = try #require(cluster.processes.address("n4"))
         let first = try await waitFor(cluster, "leader of a whole cluster", wholeWithLeader)
         #expect(first.members?.count == 3)
-        try await offPool { try cluster.processes.start("n4") }
+        try await cluster.startPlanned("n4")
         _ = try await waitFor(cluster, "the fourth node as a learner") { ($0.learners ?? []).contains(fourth) }
         // A node that is not running is refused at once, and so is another name of a member.
         let absent = try await runChordstore(["--server", cluster.servers, "cluster", "add", "127.0.0.1:9"], timeout: 60)

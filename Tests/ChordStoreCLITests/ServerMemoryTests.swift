@@ -51,7 +51,7 @@ struct ServerMemoryTests {
         }
         var peak = baseline
         let start = ContinuousClock.now
-        while peak < baseline + (40 << 20), ContinuousClock.now - start < .seconds(60) {  // a loaded machine is slow to fill them
+        while peak < baseline + (40 << 20), ContinuousClock.now - start < .seconds(60) {  // a loaded machine is slow to fill the watchers' buffers
             try await Task.sleep(for: .milliseconds(100))
             peak = max(peak, Self.anonymousMemory(of: pid) ?? 0)
         }

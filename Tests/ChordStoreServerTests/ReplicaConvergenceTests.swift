@@ -154,7 +154,7 @@ struct ReplicaConvergenceTests {
                 return
             }
             defer { Task { await client.close() } }
-            let report = try await replica.sync(with: client, timeout: .seconds(30))
+            let report = try await replica.sync(with: client)
             for (commandID, sequence) in report.confirmed { confirmed[commandID] = sequence }
         }
 
@@ -204,10 +204,10 @@ struct ReplicaConvergenceTests {
                 defer { Task { await client.close() } }
                 let before = replica.pendingWrites.map(\.commandID)
                 if wrong.reads && before.isEmpty {
-                    _ = try await replica.sync(with: client, timeout: .seconds(30))
+                    _ = try await replica.sync(with: client)
                     break
                 }
-                let refused = await #expect(throws: ReplicaError.self) { _ = try await replica.sync(with: client, timeout: .seconds(30)) }
+                let refused = await #expect(throws: ReplicaError.self) { _ = try await replica.sync(with: client) }
                 #expect(refused?.code == .accessRevoked, "schedule \(schedule): \(String(describing: refused))")
                 #expect(replica.pendingWrites.map(\.commandID) == before, "schedule \(schedule): the queue is kept")
                 refusedTokens += 1

@@ -12,22 +12,22 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopping = false
-    private var running = true
 
-    /// Starts the thread.
+    /// Starts the thread (named `cs-test-own`, as perf shows it).
     public init() {
-        Thread.detachNewThread { [self] in run() }
+        Thread.detachNewThread { [self] in
+            Thread.current.name = "cs-test-own"
+            run()
+        }
     }
 
+    /// Queues `job` for the thread. Only the tasks of the body given to
+    /// ``onOwnThread(_:)`` come here, all before its ``stop()``.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
+        precondition(!stopping || !jobs.isEmpty, "a job after the executor's thread ended")
         jobs.append(job)
-        if !running {
-            // A job after the stop (a task that outlived the body): a thread runs it.
-            running = true
-            Thread.detachNewThread { [self] in run() }
-        }
         condition.signal()
         condition.unlock()
     }
@@ -45,7 +45,6 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             condition.lock()
             while jobs.isEmpty && !stopping { condition.wait() }
             if jobs.isEmpty {
-                running = false
                 condition.unlock()
                 return
             }
@@ -56,8 +55,10 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// Runs `body`, and the tasks it starts, on a thread of its own (a ``ThreadExecutor``), not
-/// on the cooperative pool: for a test whose synchronous stretches last seconds.
+/// Runs `body` on a thread of its own (a ``ThreadExecutor``), not on the cooperative
+/// pool: for a test whose synchronous stretches last seconds. Its child tasks (a task
+/// group's, `async let`) run there too, one at a time; a `Task {}` it starts runs on the
+/// pool. Blocking calls still go through `offPool`.
 public func onOwnThread<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
     let executor = ThreadExecutor()
     defer { executor.stop() }

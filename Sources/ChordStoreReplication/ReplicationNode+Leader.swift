@@ -114,7 +114,10 @@ extension ReplicationNode {
         // A stream counts itself open before it waits: without one, there is no flow to control.
         guard let waiters = followerWaiters.withLock({ $0[address]?.waiters }) else { return .decidedAtOnce }
         if outcome(of: .follower(address, sequence), epoch: epoch) != nil { return .decidedAtOnce }
-        _ = await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
+        let reached = await waiters.wait(for: sequence, timeout: timeout) { outcome(of: .follower(address, $0), epoch: epoch) }
+        if !reached, !Task.isCancelled, outcome(of: .follower(address, sequence), epoch: epoch) != false {
+            flowControlTimeouts.add(1, ordering: .relaxed)
+        }
         return .waited
     }
 
@@ -139,6 +142,11 @@ extension ReplicationNode {
     package var pendingAcknowledgementWaits: Int {
         quorumWaiters.count + followerWaiters.withLock { $0.values.reduce(0) { $0 + $1.waiters.count } } + ackWaiters.count
     }
+
+    /// How many Replicate streams' waits for a follower's acknowledgement ended by their
+    /// timeout while the node served replication: a follower late by more than the
+    /// timeout, or a lost wake-up (which would end every one so).
+    package var flowControlTimeoutCount: Int { flowControlTimeouts.load(ordering: .relaxed) }
 
     /// How many followers' registries of flow-control waits are kept (one per address
     /// with an open Replicate stream).

@@ -113,6 +113,8 @@ public final class ReplicationNode: Sendable {
     /// waits, without asking any other. An address's registry lives while one of its
     /// streams is open (``streamChanged(address:node:delta:)`` counts them).
     let followerWaiters = Mutex<[String: StreamWaits]>([:])
+    /// How many of those waits ended by their timeout, not by an acknowledgement.
+    let flowControlTimeouts = Atomic(0)
 
     /// A follower's open Replicate streams and the registry they wait in.
     struct StreamWaits {

@@ -50,6 +50,16 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
         self.sessionHistory = sessionHistory
     }
 
+    /// Sets the sessions' undo and redo stacks and histories of a saved state, as they
+    /// were (a load; its revisions and chordsets' histories come through
+    /// ``setRevision(_:_:)`` and ``noteHistory(chordset:contentsOf:)``, keyed as the fold
+    /// keys them, without a table by `UUID` to rekey).
+    public mutating func setSessions(undo: [String: [UInt64]], redo: [String: [UInt64]], sessionHistory: [String: [UInt64]]) {
+        self.undo = undo
+        self.redo = redo
+        self.sessionHistory = sessionHistory
+    }
+
     /// Makes room for the revisions and histories of `chordsets` chordsets, so that a
     /// replay of a long log does not spend its time regrowing hash tables.
     public mutating func reserveCapacity(chordsets: Int) {
@@ -93,6 +103,16 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
         }
     }
     public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistoryTable[IDKey(chordset), default: []].append(sequence) }
+    /// Appends `sequences` to the chordset's history (a saved state's load, which reads a
+    /// long history in parts); the first part is kept as it is, not copied.
+    public mutating func noteHistory(chordset: UUID, contentsOf sequences: [UInt64]) {
+        let key = IDKey(chordset)
+        if let index = chordsetHistoryTable.index(forKey: key) {
+            chordsetHistoryTable.values[index].append(contentsOf: sequences)
+        } else {
+            chordsetHistoryTable[key] = sequences
+        }
+    }
     public mutating func noteHistory(session: String, _ sequence: UInt64) { sessionHistory[session, default: []].append(sequence) }
 
     private static func advance(_ revision: inout Revision?, to sequence: UInt64, by session: String) {

@@ -58,6 +58,11 @@ extension LMDBBackend {
             start = .replayed(setAside: setAside.why)
         }
         set.logHead = head
+        // The load's and the replay's threads decoded into their own arenas of the
+        // allocator, and what the state did not keep of it (the chordsets' chords as
+        // decoded, before their stored form) stays there, freed but held by the process:
+        // given back in the background, not on the way to the first read.
+        DispatchQueue.global(qos: .utility).async { Self.returnFreedMemory() }
         liveStart.withLock { $0 = start }
         let live = LeftRight(set)
         liveSlot.withLock { $0 = live }

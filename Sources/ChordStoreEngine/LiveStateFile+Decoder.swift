@@ -27,8 +27,13 @@ extension LiveStateFile {
         private var undo: [String: [UInt64]] = [:]
         private var redo: [String: [UInt64]] = [:]
         private var sessionHistory: [String: [UInt64]] = [:]
-        private var revisions: [RevisionKey: Revision] = [:]
-        private var chordsetHistory: [UUID: [UInt64]] = [:]
+        /// The store's revisions and chordsets' histories, read into the tables the fold
+        /// keeps (sized once, at the first of them, for the chordsets read before).
+        private var changes = InMemoryChanges()
+        private var changesSized = false
+        /// The session named last by a revision (most name one of a few sessions): its
+        /// bytes and the string made of them, made again only when they differ.
+        private var lastSession: (bytes: [UInt8], name: String) = ([], "")
         private var deleted: [UInt64: [Chordset]] = [:]
         private var logSequences: [UInt64] = []
         private var commands: [String: UInt64] = [:]
@@ -41,7 +46,11 @@ extension LiveStateFile {
             self.budget = budget
         }
 
-        mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer) throws(ChordStoreError) {
+        /// Takes the next frame, of `kind`, whose bytes are `body`, with what the reading
+        /// thread decoded of it (``LiveStateFile/content(_:_:)``), decoded here if `nil`.
+        mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer, content prepared: Content? = nil) throws(ChordStoreError) {
+            let content: Content
+            if let prepared { content = prepared } else { content = try LiveStateFile.content(kind, body) }
             var cursor = ProtoReader(body)
             if kind != .head { guard head != nil else { throw Self.damaged("does not start with its head") } }
             if (Kind.chordset.rawValue...Kind.chordsetHistory.rawValue).contains(kind.rawValue) {
@@ -64,7 +73,7 @@ extension LiveStateFile {
                 self.record = record
             case .chordset:
                 try requireStore()
-                var chordset = try WireCodec.readChordset(body)
+                guard case .chordset(var chordset) = content else { throw Self.damaged("has a chordset frame without its chordset") }
                 guard state.chordset(chordset.id) == nil else { throw Self.damaged("has chordset \(chordset.id) twice in a store") }
                 chordset.index = state.chordsetCount()
                 state.insertChordset(chordset)
@@ -75,11 +84,12 @@ extension LiveStateFile {
             case .deleted:
                 try requireStore()
                 let sequence = try cursor.varint()
-                deleted[sequence, default: []].append(try WireCodec.readChordset(cursor.rest()))
+                guard case .chordset(let chordset) = content else { throw Self.damaged("has a deleted chordset's frame without its chordset") }
+                deleted[sequence, default: []].append(chordset)
             case .undo, .redo, .sessionHistory:
                 try requireStore()
                 let session = try cursor.string()
-                let sequences = try Self.sequences(&cursor)
+                let sequences = try LiveStateFile.sequences(&cursor)
                 switch kind {
                 case .undo: undo[session, default: []].append(contentsOf: sequences)
                 case .redo: redo[session, default: []].append(contentsOf: sequences)
@@ -96,14 +106,18 @@ extension LiveStateFile {
                 case let other: throw Self.damaged("has a revision of key kind \(other)")
                 }
                 let (last, lastByOther) = (try cursor.varint(), try cursor.varint())
-                revisions[key] = Revision(last: last, lastSession: try cursor.string(), lastByOther: lastByOther)
+                sizeChanges()
+                changes.setRevision(key, Revision(last: last, lastSession: try session(&cursor), lastByOther: lastByOther))
             case .chordsetHistory:
                 try requireStore()
                 let id = try WireCodec.readID(try cursor.bytes(16))
-                chordsetHistory[id, default: []].append(contentsOf: try Self.sequences(&cursor))
+                sizeChanges()
+                guard case .sequences(let sequences) = content else { throw Self.damaged("has a chordset's history without its sequences") }
+                changes.noteHistory(chordset: id, contentsOf: sequences)
             case .logSequences:
                 try requireStore()
-                logSequences.append(contentsOf: try Self.sequences(&cursor))
+                guard case .sequences(let sequences) = content else { throw Self.damaged("has log positions without their sequences") }
+                if logSequences.isEmpty { logSequences = sequences } else { logSequences.append(contentsOf: sequences) }
             case .command:
                 try requireStore()
                 let id = try cursor.string()
@@ -134,10 +148,27 @@ extension LiveStateFile {
             return Loaded(set: StoreSet(saved: stores, lastID: lastID, tokens: tokens, logHead: head), fold: fold)
         }
 
-        private static func sequences(_ cursor: inout ProtoReader) throws(ChordStoreError) -> [UInt64] {
-            var sequences: [UInt64] = []
-            while !cursor.isAtEnd { sequences.append(try cursor.varint()) }
-            return sequences
+        /// Makes room in the changes' tables for a revision and a history of each chordset
+        /// read (those deleted included), once per store: a saved store's frames put its
+        /// chordsets before its changes.
+        private mutating func sizeChanges() {
+            guard !changesSized else { return }
+            changesSized = true
+            changes.reserveCapacity(chordsets: state.chordsetCount() + deleted.values.reduce(0) { $0 + $1.count })
+        }
+
+        /// A revision's session (varint length, UTF-8 bytes), the string made only when its
+        /// bytes differ from the last one's.
+        private mutating func session(_ cursor: inout ProtoReader) throws(ChordStoreError) -> String {
+            var copy = cursor
+            let bytes = try copy.lengthDelimited()
+            if bytes.elementsEqual(lastSession.bytes) {
+                cursor = copy
+                return lastSession.name
+            }
+            let name = try cursor.string()
+            lastSession = (Array(bytes), name)
+            return name
         }
 
         private func requireStore() throws(ChordStoreError) {
@@ -151,8 +182,7 @@ extension LiveStateFile {
                 throw Self.damaged("has store \(record.name) at event \(record.head) with \(logSequences.count) events")
             }
             for (sequence, chordsets) in deleted { state.adoptDeletedChordsets(chordsets, at: sequence) }
-            let changes = InMemoryChanges(
-                undo: undo, redo: redo, revisions: revisions, chordsetHistory: chordsetHistory, sessionHistory: sessionHistory)
+            changes.setSessions(undo: undo, redo: redo, sessionHistory: sessionHistory)
             var store = StoreSet.Store(
                 record: record, state: state, changes: changes, log: InMemoryLog(logSequences: logSequences, commands: commands), evicted: evicted)
             if let budget, store.evicted == nil, bytes + store.estimatedBytes * ResidencyPlan.copies > budget { store.evict() }
@@ -161,8 +191,8 @@ extension LiveStateFile {
             events += logSequences.count
             self.record = nil
             state = InMemoryState(indexingChords: true)
-            (undo, redo, sessionHistory, revisions, chordsetHistory, deleted, logSequences, commands) = ([:], [:], [:], [:], [:], [:], [], [:])
-            (holdsState, evicted) = (false, nil)
+            (undo, redo, sessionHistory, deleted, logSequences, commands) = ([:], [:], [:], [:], [], [:])
+            (changes, changesSized, holdsState, evicted) = (InMemoryChanges(), false, false, nil)
         }
 
         private static func damaged(_ what: String) -> ChordStoreError {

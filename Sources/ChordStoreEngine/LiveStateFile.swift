@@ -256,33 +256,49 @@ enum LiveStateFile {
         if fd < 0, errno == ENOENT { return nil }
         guard fd >= 0 else { throw DurableFile.failure("open", url.path) }
         defer { close(fd) }
-        var reader = BlockReader(fd: fd, path: url.path)
+        let reader = BlockReader(fd: fd, path: url.path)
         guard try reader.readRaw(magic.count) == magic else {
             throw ChordStoreError(.dataLoss, "\(url.path) is not a live state file of this format")
         }
         var decoder = Decoder(budget: bound.map { $0 / 4 * 3 })
-        while !decoder.ended {
-            guard let block = try reader.nextBlock() else {
-                throw ChordStoreError(.dataLoss, "\(url.path) ends before its last frame: it was not written to the end")
-            }
-            do {
-                try block.withUnsafeBytes { bytes in
-                    var cursor = ProtoReader(bytes)
-                    while !cursor.isAtEnd {
-                        guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) has frames after its end") }
-                        let kindByte = try cursor.byte()
-                        let body = try cursor.lengthDelimited()
-                        guard let kind = Kind(rawValue: kindByte) else {
-                            throw ChordStoreError(.dataLoss, "\(url.path) has a frame of kind \(kindByte), which no version writes")
+        // The blocks are read, checked and split, and their chordsets and lists of
+        // sequences decoded, on a thread of their own (``produce(_:path:into:)``), a few blocks ahead of this one.
+        let channel = Channel<ReadMessage>(capacity: 4)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [reader] in
+            GroupCommitWriter.nameThisThread("cs-live-read")
+            produce(reader, path: url.path, into: channel)
+            finished.signal()
+        }
+        defer {
+            channel.cancel()
+            finished.wait()  // before the file is closed
+        }
+        while true {
+            switch channel.receive() {
+            case .block(let block):
+                guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) goes on past its end") }
+                do {
+                    try block.bytes.withUnsafeBytes { bytes in
+                        for frame in block.frames {
+                            guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) has frames after its end") }
+                            try decoder.take(frame.kind, UnsafeRawBufferPointer(rebasing: bytes[frame.body]), content: frame.content)
                         }
-                        try decoder.take(kind, body)
                     }
+                } catch {
+                    throw ChordStoreError.wrapping(error)
                 }
-            } catch {
-                throw ChordStoreError.wrapping(error)
+                if let failure = block.failure {
+                    throw decoder.ended ? ChordStoreError(.dataLoss, "\(url.path) has frames after its end") : failure
+                }
+            case .failure(let error):
+                throw decoder.ended ? ChordStoreError(.dataLoss, "\(url.path) goes on past its end") : error
+            case .end:
+                guard decoder.ended else {
+                    throw ChordStoreError(.dataLoss, "\(url.path) ends before its last frame: it was not written to the end")
+                }
+                return try decoder.loaded()
             }
         }
-        guard try reader.nextBlock() == nil else { throw ChordStoreError(.dataLoss, "\(url.path) goes on past its end") }
-        return try decoder.loaded()
     }
 }

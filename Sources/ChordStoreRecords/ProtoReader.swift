@@ -11,6 +11,9 @@ package struct ProtoReader {
 
     package var isAtEnd: Bool { offset >= buffer.count }
 
+    /// How many bytes of the buffer were read.
+    package var position: Int { offset }
+
     /// The next field number and wire type, or `nil` at the end.
     package mutating func next() throws(ChordStoreError) -> (field: Int, wireType: UInt8)? {
         guard !isAtEnd else { return nil }

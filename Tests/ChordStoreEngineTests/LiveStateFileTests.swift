@@ -128,6 +128,40 @@ struct LiveStateFileTests {
         #expect(try store.verify().isSound)
     }
 
+    @Test("a state of several blocks, its last one shorter, loads as it was saved (the reader reuses one block's buffer) and as a replay gives it")
+    func severalBlocks() async throws {
+        let directory = temporaryDirectory()
+        do {
+            var options = ChordStore.Options()
+            options.seed = 7
+            options.liveState = true
+            options.unsafeNoSync = true
+            let store = try ChordStore.open(at: directory, options: options)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for caller in 0..<16 {
+                    group.addTask {
+                        for index in 0..<250 {
+                            let context = CommandContext(session: "s\(caller % 3)")
+                            _ = try await store.execute(.addChordset(AddChordset(title: "c\(caller)-\(index)")), context: context)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            store.close()
+        }
+        let size = LiveStateFile.size(at: Self.file(directory))
+        #expect(size > 2 * LiveStateFile.blockSize && size % LiveStateFile.blockSize != 0, "\(size) bytes")
+        let saved = try #require(try LiveStateFile.read(Self.file(directory)))
+        #expect(saved.set.stores[0]?.state.chordsetCount() == 4_000)
+        let store = try Self.open(directory)
+        defer { store.close() }
+        #expect(try Self.backend(store).liveStart.withLock { $0 } == .saved(at: saved.set.logHead.sequence, replayed: 0))
+        let (live, replayed) = try Self.liveAndReplay(store)
+        #expect(Self.difference(live, replayed) == nil)
+        #expect(Self.difference(saved.set, replayed) == nil)
+    }
+
     @Test("a saved state that is not this log's is set aside and the log replayed: another directory's, one past the log's end, a damaged one, an unfinished one, another layout's")
     func setAside() async throws {
         let directory = temporaryDirectory(), other = temporaryDirectory(), longer = temporaryDirectory()

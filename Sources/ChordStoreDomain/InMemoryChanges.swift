@@ -54,7 +54,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// were (a load; its revisions and chordsets' histories come through
     /// ``setRevision(_:_:)`` and ``noteHistory(chordset:contentsOf:)``, keyed as the fold
     /// keys them, without a table by `UUID` to rekey).
-    public mutating func setSessions(undo: [String: [UInt64]], redo: [String: [UInt64]], sessionHistory: [String: [UInt64]]) {
+    package mutating func setSessions(undo: [String: [UInt64]], redo: [String: [UInt64]], sessionHistory: [String: [UInt64]]) {
         self.undo = undo
         self.redo = redo
         self.sessionHistory = sessionHistory
@@ -105,7 +105,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistoryTable[IDKey(chordset), default: []].append(sequence) }
     /// Appends `sequences` to the chordset's history (a saved state's load, which reads a
     /// long history in parts); the first part is kept as it is, not copied.
-    public mutating func noteHistory(chordset: UUID, contentsOf sequences: [UInt64]) {
+    package mutating func noteHistory(chordset: UUID, contentsOf sequences: [UInt64]) {
         let key = IDKey(chordset)
         if let index = chordsetHistoryTable.index(forKey: key) {
             chordsetHistoryTable.values[index].append(contentsOf: sequences)

@@ -58,14 +58,15 @@ extension LMDBBackend {
             start = .replayed(setAside: setAside.why)
         }
         set.logHead = head
-        // The load's and the replay's threads decoded into their own arenas of the
-        // allocator, and what the state did not keep of it (the chordsets' chords as
-        // decoded, before their stored form) stays there, freed but held by the process:
-        // given back in the background, not on the way to the first read.
-        DispatchQueue.global(qos: .utility).async { Self.returnFreedMemory() }
         liveStart.withLock { $0 = start }
         let live = LeftRight(set)
         liveSlot.withLock { $0 = live }
+        // The load's and the replay's threads decoded into their own arenas of the
+        // allocator, and what the state did not keep of it (the chordsets' chords as
+        // decoded, before their stored form) stays there, freed but held by the process:
+        // given back in the background once the state is built, not on the way to the
+        // first read.
+        DispatchQueue.global(qos: .utility).async { Self.returnFreedMemory() }
         viewsApplied.store((try? viewsHead().sequence) ?? 0, ordering: .releasing)
         var last: LiveSaveSchedule.Saved?
         if case .saved(let at, _) = start { last = LiveSaveSchedule.Saved(sequence: at, bytes: LiveStateFile.size(at: liveStateURL)) }

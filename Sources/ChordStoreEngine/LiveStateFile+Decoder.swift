@@ -47,10 +47,9 @@ extension LiveStateFile {
         }
 
         /// Takes the next frame, of `kind`, whose bytes are `body`, with what the reading
-        /// thread decoded of it (``LiveStateFile/content(_:_:)``), decoded here if `nil`.
-        mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer, content prepared: Content? = nil) throws(ChordStoreError) {
-            let content: Content
-            if let prepared { content = prepared } else { content = try LiveStateFile.content(kind, body) }
+        /// thread decoded of it (``LiveStateFile/content(_:_:)``). A frame that does not
+        /// decode is refused there, before this one's checks of where it stands.
+        mutating func take(_ kind: Kind, _ body: UnsafeRawBufferPointer, content: Content) throws(ChordStoreError) {
             var cursor = ProtoReader(body)
             if kind != .head { guard head != nil else { throw Self.damaged("does not start with its head") } }
             if (Kind.chordset.rawValue...Kind.chordsetHistory.rawValue).contains(kind.rawValue) {
@@ -73,7 +72,7 @@ extension LiveStateFile {
                 self.record = record
             case .chordset:
                 try requireStore()
-                guard case .chordset(var chordset) = content else { throw Self.damaged("has a chordset frame without its chordset") }
+                guard case .chordset(var chordset) = content else { throw Self.unprepared(kind) }
                 guard state.chordset(chordset.id) == nil else { throw Self.damaged("has chordset \(chordset.id) twice in a store") }
                 chordset.index = state.chordsetCount()
                 state.insertChordset(chordset)
@@ -83,8 +82,7 @@ extension LiveStateFile {
                 state.setControlsChord(try WireCodec.readChord(body))
             case .deleted:
                 try requireStore()
-                let sequence = try cursor.varint()
-                guard case .chordset(let chordset) = content else { throw Self.damaged("has a deleted chordset's frame without its chordset") }
+                guard case .deleted(let sequence, let chordset) = content else { throw Self.unprepared(kind) }
                 deleted[sequence, default: []].append(chordset)
             case .undo, .redo, .sessionHistory:
                 try requireStore()
@@ -110,13 +108,12 @@ extension LiveStateFile {
                 changes.setRevision(key, Revision(last: last, lastSession: try session(&cursor), lastByOther: lastByOther))
             case .chordsetHistory:
                 try requireStore()
-                let id = try WireCodec.readID(try cursor.bytes(16))
+                guard case .history(let id, let sequences) = content else { throw Self.unprepared(kind) }
                 sizeChanges()
-                guard case .sequences(let sequences) = content else { throw Self.damaged("has a chordset's history without its sequences") }
                 changes.noteHistory(chordset: id, contentsOf: sequences)
             case .logSequences:
                 try requireStore()
-                guard case .sequences(let sequences) = content else { throw Self.damaged("has log positions without their sequences") }
+                guard case .logSequences(let sequences) = content else { throw Self.unprepared(kind) }
                 if logSequences.isEmpty { logSequences = sequences } else { logSequences.append(contentsOf: sequences) }
             case .command:
                 try requireStore()
@@ -193,6 +190,13 @@ extension LiveStateFile {
             state = InMemoryState(indexingChords: true)
             (undo, redo, sessionHistory, deleted, logSequences, commands) = ([:], [:], [:], [:], [], [:])
             (changes, changesSized, holdsState, evicted) = (InMemoryChanges(), false, false, nil)
+        }
+
+        /// A frame of `kind` given without what ``LiveStateFile/content(_:_:)`` makes of
+        /// it: a caller's mistake, answered as a file that cannot be used (it is set aside
+        /// and the log replayed), not a crash.
+        private static func unprepared(_ kind: Kind) -> ChordStoreError {
+            ChordStoreError(.dataLoss, "the live state file's frame of kind \(kind.rawValue) came without its decoded content")
         }
 
         private static func damaged(_ what: String) -> ChordStoreError {

@@ -5,15 +5,18 @@ import Foundation
 extension LiveStateFile {
     /// What the reading thread decodes of a frame ahead of the decoder (the bulk of a
     /// file: its chordsets and the long lists of sequences), computed by
-    /// ``content(_:_:)``.
+    /// ``content(_:_:)``: one case per kind it decodes.
     enum Content: Sendable {
-        /// Nothing: the decoder reads the frame's body.
+        /// Nothing: the decoder reads the frame's body (the other kinds).
         case body
-        /// The chordset of a ``Kind/chordset`` or ``Kind/deleted`` frame.
+        /// A ``Kind/chordset`` frame's chordset.
         case chordset(Chordset)
-        /// The sequences of a ``Kind/chordsetHistory`` frame (after its id) or a
-        /// ``Kind/logSequences`` frame.
-        case sequences([UInt64])
+        /// A ``Kind/deleted`` frame's delete-all and chordset.
+        case deleted(sequence: UInt64, Chordset)
+        /// A ``Kind/chordsetHistory`` frame's chordset and sequences.
+        case history(id: UUID, sequences: [UInt64])
+        /// A ``Kind/logSequences`` frame's log positions.
+        case logSequences([UInt64])
     }
 
     /// A frame as the reading thread prepared it: its kind, where its body is in its block,
@@ -42,8 +45,8 @@ extension LiveStateFile {
     }
 
     /// The reading thread (`cs-live-read`): reads the blocks after the magic, checks
-    /// each against its chained hash, splits it into frames and decodes the chordsets in
-    /// them, while the calling thread builds the state from the blocks before. A load
+    /// each against its chained hash, splits it into frames and decodes the chordsets and
+    /// lists of sequences in them (``content(_:_:)``), while the calling thread builds the state from the blocks before. A load
     /// spent about a third of its time on this part (`perf` of a start on a million events).
     /// Stops at the file's end, at its first failure, or when the receiver cancels.
     static func produce(_ reader: consuming BlockReader, path: String, into channel: Channel<ReadMessage>) {
@@ -92,13 +95,13 @@ extension LiveStateFile {
         case .chordset:
             return .chordset(try WireCodec.readChordset(body))
         case .deleted:
-            _ = try cursor.varint()  // its delete-all's sequence
-            return .chordset(try WireCodec.readChordset(cursor.rest()))
+            let sequence = try cursor.varint()
+            return .deleted(sequence: sequence, try WireCodec.readChordset(cursor.rest()))
         case .chordsetHistory:
-            _ = try cursor.bytes(16)  // its chordset's id
-            return .sequences(try sequences(&cursor))
+            let id = try WireCodec.readID(try cursor.bytes(16))
+            return .history(id: id, sequences: try sequences(&cursor))
         case .logSequences:
-            return .sequences(try sequences(&cursor))
+            return .logSequences(try sequences(&cursor))
         default:
             return .body
         }

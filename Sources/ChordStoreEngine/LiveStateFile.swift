@@ -278,10 +278,11 @@ enum LiveStateFile {
             switch channel.receive() {
             case .block(let block):
                 guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) goes on past its end") }
+                let framesAfterEnd = ChordStoreError(.dataLoss, "\(url.path) has frames after its end")
                 do {
                     try block.bytes.withUnsafeBytes { bytes in
                         for frame in block.frames {
-                            guard !decoder.ended else { throw ChordStoreError(.dataLoss, "\(url.path) has frames after its end") }
+                            guard !decoder.ended else { throw framesAfterEnd }
                             try decoder.take(frame.kind, UnsafeRawBufferPointer(rebasing: bytes[frame.body]), content: frame.content)
                         }
                     }
@@ -289,10 +290,10 @@ enum LiveStateFile {
                     throw ChordStoreError.wrapping(error)
                 }
                 if let failure = block.failure {
-                    throw decoder.ended ? ChordStoreError(.dataLoss, "\(url.path) has frames after its end") : failure
+                    throw decoder.ended ? framesAfterEnd : failure
                 }
             case .failure(let error):
-                throw decoder.ended ? ChordStoreError(.dataLoss, "\(url.path) goes on past its end") : error
+                throw error  // after the end frame too: what is there cannot even be read as a block
             case .end:
                 guard decoder.ended else {
                     throw ChordStoreError(.dataLoss, "\(url.path) ends before its last frame: it was not written to the end")

@@ -128,7 +128,7 @@ struct LiveStateFileTests {
         #expect(try store.verify().isSound)
     }
 
-    @Test("a state of several blocks, its last one shorter, loads as it was saved (the reader reuses one block's buffer) and as a replay gives it")
+    @Test("a state of several blocks loads as it was saved and as a replay gives it (blocks read, checked and decoded by the reading thread, the state built from them by the starting one)")
     func severalBlocks() async throws {
         let directory = temporaryDirectory()
         do {
@@ -151,7 +151,7 @@ struct LiveStateFileTests {
             store.close()
         }
         let size = LiveStateFile.size(at: Self.file(directory))
-        #expect(size > 2 * LiveStateFile.blockSize && size % LiveStateFile.blockSize != 0, "\(size) bytes")
+        #expect(size > 2 * LiveStateFile.blockSize, "\(size) bytes: at least three blocks")
         let saved = try #require(try LiveStateFile.read(Self.file(directory)))
         #expect(saved.set.stores[0]?.state.chordsetCount() == 4_000)
         let store = try Self.open(directory)
@@ -160,6 +160,84 @@ struct LiveStateFileTests {
         let (live, replayed) = try Self.liveAndReplay(store)
         #expect(Self.difference(live, replayed) == nil)
         #expect(Self.difference(saved.set, replayed) == nil)
+    }
+
+    /// A saved set of store `default` alone, with `events` events and one chordset's
+    /// history of `history` events: lists longer than a frame holds
+    /// (``LiveStateFile/frameItems``), made without folding that many events.
+    static func longLists(events: Int, history: Int) -> StoreSet {
+        var record = StoreRecord.initialDefault
+        record.head = UInt64(events)
+        record.headLogSequence = UInt64(events)
+        var changes = InMemoryChanges()
+        changes.noteHistory(chordset: UUID(), contentsOf: (1...UInt64(history)).map { $0 })
+        let log = InMemoryLog(logSequences: (1...UInt64(events)).map { $0 }, commands: [:])
+        let store = StoreSet.Store(record: record, state: InMemoryState(indexingChords: true), changes: changes, log: log)
+        let head = LogHead(sequence: UInt64(events), checksum: 7, timestamp: Instant(microsecondsSince1970: 1))
+        return StoreSet(saved: [0: store], lastID: 0, tokens: [:], logHead: head)
+    }
+
+    @Test("lists longer than a frame holds (a store's log positions, a chordset's history) load whole, their parts appended in order")
+    func listsOverSeveralFrames() throws {
+        let set = Self.longLists(events: 3 * LiveStateFile.frameItems + 5, history: LiveStateFile.frameItems + 3)
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try LiveStateFile.write(set, to: Self.file(directory))
+        let read = try #require(try LiveStateFile.read(Self.file(directory)))
+        #expect(Self.difference(read.set, set) == nil)
+        #expect(read.set.stores[0]?.log.logSequences.count == 3 * LiveStateFile.frameItems + 5)
+    }
+
+    /// A frame kind written over the first frame of the second block, and the refusal's
+    /// words: one the reading thread refuses (it stops there), one the decoder refuses
+    /// (the reading thread has read blocks ahead and waits to hand over the next).
+    static let earlyDamage: [(kind: UInt8, refusal: String)] = [
+        (0xEE, "a frame of kind 238"), (LiveStateFile.Kind.head.rawValue, "has two heads"),
+    ]
+
+    @Test("a frame refused in an early block of a long file (its hashes right) ends the read, by the reading thread or by the decoder while the reading thread waits with blocks read ahead", arguments: earlyDamage)
+    func damagedFrameEarly(_ damage: (kind: UInt8, refusal: String)) throws {
+        // About 9 MB of log positions: nine blocks, of which the reading thread reads a few
+        // ahead of the one refused.
+        let set = Self.longLists(events: 3_000_000, history: 1)
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = Self.file(directory)
+        try LiveStateFile.write(set, to: url)
+        var bytes = Array(try Data(contentsOf: url))
+        // The blocks after the magic: a 4-byte length, an 8-byte hash, the bytes.
+        var blocks: [Range<Int>] = []
+        var at = LiveStateFile.magic.count
+        while at < bytes.count {
+            let count = Int(bytes[at..<(at + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+            blocks.append((at + 12)..<(at + 12 + count))
+            at += 12 + count
+        }
+        #expect(blocks.count >= 8)
+        bytes[blocks[1].lowerBound] = damage.kind  // the second block's first frame's kind
+        var hash: UInt64 = 0
+        for block in blocks {  // chained again, so that only the frame is wrong
+            hash = XXHash64.hash(bytes[block], seed: hash)
+            withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((block.lowerBound - 8)..<block.lowerBound, with: $0) }
+        }
+        try Data(bytes).write(to: url)
+        // Read on a thread of its own: a read that never ends (its reading thread not told
+        // to stop) fails the test instead of holding the run.
+        let outcome = Mutex<Result<Bool, ChordStoreError>?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let result = Result { () throws(ChordStoreError) -> Bool in try LiveStateFile.read(url) != nil }
+            outcome.withLock { $0 = result }
+            ended.signal()
+        }
+        guard ended.wait(timeout: .now() + 30) == .success else {
+            Issue.record("the read did not end within 30 s")
+            return
+        }
+        var refused: ChordStoreError?
+        if case .failure(let error) = outcome.withLock({ $0 }) { refused = error }
+        #expect(refused?.code == .dataLoss)
+        #expect(refused?.description.contains(damage.refusal) == true, "\(String(describing: refused))")
     }
 
     @Test("a saved state that is not this log's is set aside and the log replayed: another directory's, one past the log's end, a damaged one, an unfinished one, another layout's")

@@ -468,11 +468,11 @@ struct StateEvictionTests {
         var decoder = LiveStateFile.Decoder()
         var frame = LiveStateFile.FrameBytes()
         for value in [UInt64(0), 0, 0, 0, 0, LiveStateFile.foldVersion] { frame.varint(value) }
-        try frame.bytes.withUnsafeBytes { try decoder.take(.head, $0) }
+        try frame.bytes.withUnsafeBytes { try decoder.take(.head, $0, content: .body) }
         let store = withUnsafeBytes(of: UInt32(0).bigEndian) { Array($0) } + StoreRecord.initialDefault.bytes
-        try store.withUnsafeBytes { try decoder.take(.store, $0) }
-        try [UInt8(0), 0].withUnsafeBytes { try decoder.take(.evicted, $0) }
-        #expect(throws: ChordStoreError.self) { try [UInt8(0), 0].withUnsafeBytes { try decoder.take(.evicted, $0) } }
-        #expect(throws: ChordStoreError.self) { try [UInt8]().withUnsafeBytes { try decoder.take(.controls, $0) } }
+        try store.withUnsafeBytes { try decoder.take(.store, $0, content: .body) }
+        try [UInt8(0), 0].withUnsafeBytes { try decoder.take(.evicted, $0, content: .body) }
+        #expect(throws: ChordStoreError.self) { try [UInt8(0), 0].withUnsafeBytes { try decoder.take(.evicted, $0, content: .body) } }
+        #expect(throws: ChordStoreError.self) { try [UInt8]().withUnsafeBytes { try decoder.take(.controls, $0, content: .body) } }
     }
 }

@@ -7,10 +7,13 @@
 # DIR. What cannot be removed is reported, not fatal: a run's leftovers must not fail
 # another run.
 remove_run_directory() {
-  local dir="$1" mountpoint
+  local dir="$1" mountpoint real
+  # /proc/self/mounts names mount points by their canonical path (TMPDIR may end in a
+  # slash, or go through a symbolic link).
+  real="$(realpath -- "$dir" 2>/dev/null || printf '%s' "$dir")"
   if [ -r /proc/self/mounts ]; then
     # /proc/self/mounts' second field is the mount point; our directories hold no spaces.
-    awk -v prefix="$dir/" 'index($2, prefix) == 1 { print $2 }' /proc/self/mounts | sort -r |
+    awk -v prefix="$real/" 'index($2, prefix) == 1 { print $2 }' /proc/self/mounts | sort -r |
       while read -r mountpoint; do
         umount "$mountpoint" 2>/dev/null || umount -l "$mountpoint" 2>/dev/null \
           || echo "== cannot unmount $mountpoint" >&2

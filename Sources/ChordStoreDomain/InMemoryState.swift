@@ -31,6 +31,17 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// Whether `chordOwners` is kept. A replay that only needs the resulting chordsets
     /// (rebuild, verify) turns it off: it is most of the cost of folding an add.
     private let indexesChords: Bool
+    /// What queries derived from the chordsets' headers, renewed at each change of one
+    /// (``headersChanged()``); not part of the state's value (equality, hash).
+    private var memo = MemoSlot()
+
+    /// Holds the memo out of the state's equality and hash: two states with the same
+    /// chordsets are equal whatever their queries have sorted.
+    private struct MemoSlot: Sendable, Hashable {
+        var memo = ChordsetHeaderMemo()
+        static func == (lhs: MemoSlot, rhs: MemoSlot) -> Bool { true }
+        func hash(into hasher: inout Hasher) {}
+    }
 
     /// An empty state, as before the first event.
     ///
@@ -70,6 +81,11 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     /// The chordset ids in the user order.
     public var chordsetIDsInOrder: [UUID] { order }
+
+    /// What queries derived from the chordsets' headers (ids, titles, creation dates, the
+    /// user order) of this state: the same object until one of them changes, then a new
+    /// empty one (see ``ChordsetHeaderMemo``).
+    public var headerMemo: ChordsetHeaderMemo { memo.memo }
 
     /// Calls `body` with each chordset's id, title and creation date, in the user order:
     /// what an order's index needs, without making each chordset (its chords) as a value.
@@ -157,6 +173,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func insertChordset(_ chordset: Chordset) {
+        headersChanged()
         let index = min(max(chordset.index, 0), order.count)
         let chords = StoredChords(chordset.chords, of: chordset.id)
         records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chords)
@@ -175,6 +192,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func replaceChordset(_ chordset: Chordset) {
         guard let index = records.index(forKey: IDKey(chordset.id)) else { return }
+        if records.values[index].title != chordset.title { headersChanged() }
         records.values[index].title = chordset.title
         chordTotal += chordset.chords.count - records.values[index].chords.count
         records.values[index].chords = StoredChords(chordset.chords, of: chordset.id)
@@ -184,6 +202,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         let key = IDKey(chordset.id)
         guard let record = records.removeValue(forKey: key),
               let index = indexByID.removeValue(forKey: key) else { return }
+        headersChanged()
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
         chordTotal -= record.chords.count
@@ -195,6 +214,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func moveChordset(_ id: UUID, from: Int, to: Int) {
         guard order.indices.contains(from), order.indices.contains(to), order[from] == id else { return }
+        headersChanged()
         order.remove(at: from)
         order.insert(id, at: to)
         reindex(from: min(from, to), through: max(from, to))
@@ -205,6 +225,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     public mutating func retitleChordset(_ id: UUID, to title: String) -> Bool {
         // Through the index: reading the record first would copy it (its title and chords).
         guard let index = records.index(forKey: IDKey(id)) else { return false }
+        headersChanged()
         records.values[index].title = title
         return true
     }
@@ -220,6 +241,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     public mutating func removeAllChordsets(deletedAt sequence: UInt64) -> [UUID] {
         let removed = order.compactMap(chordset)
         graveyard[sequence] = removed
+        headersChanged()
         records.removeAll()
         order.removeAll()
         indexByID.removeAll()
@@ -233,6 +255,17 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
         let restored = graveyard[sequence] ?? []
         for chordset in restored { insertChordset(chordset) }
         return restored.map(\.id)
+    }
+
+    /// Drops what queries derived from the headers: called before any change of an id, a
+    /// title, a creation date or the user order (every path to `records`' headers and
+    /// `order` goes through one of the methods that call it).
+    ///
+    /// An empty memo held by this state alone is kept (nothing else can fill it): a
+    /// replay's adds allocate none.
+    private mutating func headersChanged() {
+        guard !isKnownUniquelyReferenced(&memo.memo) || !memo.memo.isEmpty else { return }
+        memo = MemoSlot()
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

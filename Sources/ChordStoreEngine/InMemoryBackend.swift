@@ -219,9 +219,9 @@ struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {
-        // Sorted on each call: the in-memory engine is for tests and embedding, not for
-        // large stores.
-        try InMemoryIndex(state, order: order).scan(descending: descending, after: cursor, from: start, body)
+        // Sorted once per change of the chordsets' headers (kept in the state's memo): the
+        // live state answers lists of large stores from here.
+        try InMemoryIndex.of(state, order: order).scan(in: state, descending: descending, after: cursor, from: start, body)
     }
     func deletedChordsetsCount() -> Int { state.allDeletedChordsets.values.reduce(0) { $0 + $1.count } }
     func revision(_ key: RevisionKey) -> Revision? { changes.revision(key) }

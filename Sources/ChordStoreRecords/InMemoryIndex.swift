@@ -2,43 +2,86 @@ public import ChordStoreDomain
 package import Foundation
 
 /// One order's index over an in-memory state: the keys the LMDB indexes use (so cursors
-/// and title folding mean the same), sorted once. Build it after the state changes and
-/// reuse it for every query until the next change.
+/// and title folding mean the same), sorted once. Build it after the state's headers
+/// change and reuse it for every query until the next change (``InMemoryIndex/of(_:order:)``
+/// keeps it in the state's ``ChordsetHeaderMemo``), and scan it together with the state it
+/// was built from.
+///
+/// What it keeps per chordset: nothing for the user order (the state's order is that
+/// index: a chordset's key is its position), 24 bytes for the creation order (the date
+/// and id its key is made of, made again as it is read), and the title order's keys (a
+/// folded title is costly to make again) with the ids.
 public struct InMemoryIndex: Sendable {
     /// The order this index sorts by.
     public let order: ChordsetOrder
-    private let entries: [(key: [UInt8], id: UUID)]
+    private let entries: Entries
+
+    private enum Entries: Sendable {
+        /// The state's own order: nothing kept.
+        case userOrder
+        /// The chordsets by creation, each as its key's parts.
+        case creation([(created: Instant, id: UUID)])
+        /// The chordsets by title, with their keys.
+        case title([(key: [UInt8], id: UUID)])
+    }
 
     /// Sorts `state`'s chordsets by `order`'s keys. Reads only each chordset's id, title
     /// and creation date (not its chords); the creation order sorts fixed-size integers
-    /// that compare as its keys do, and makes the keys after.
+    /// that compare as its keys do.
     public init(_ state: InMemoryState, order: ChordsetOrder) {
         self.order = order
-        var keyed: [(key: [UInt8], id: UUID)] = []
-        keyed.reserveCapacity(state.chordsetCount())
         switch order {
         case .index:
-            for (index, id) in state.chordsetIDsInOrder.enumerated() { keyed.append((StoreKeys.index(index), id)) }
+            entries = .userOrder
         case .title:
+            var keyed: [(key: [UInt8], id: UUID)] = []
+            keyed.reserveCapacity(state.chordsetCount())
             state.forEachChordsetHeader { id, title, created in keyed.append((StoreKeys.title(title, created, id), id)) }
             keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+            entries = .title(keyed)
         case .creationDate:
-            var sortable: [(time: Int64, high: UInt64, low: UInt64, created: Instant, id: UUID)] = []
+            var sortable: [(time: Int64, high: UInt64, low: UInt64, id: UUID)] = []
             sortable.reserveCapacity(state.chordsetCount())
             state.forEachChordsetHeader { id, _, created in
                 let (high, low) = StoreKeys.sortKey(id)
-                sortable.append((created.microsecondsSince1970, high, low, created, id))
+                sortable.append((created.microsecondsSince1970, high, low, id))
             }
             sortable.sort { ($0.time, $0.high, $0.low) < ($1.time, $1.high, $1.low) }
-            for entry in sortable { keyed.append((StoreKeys.creation(entry.created, entry.id), entry.id)) }
+            entries = .creation(sortable.map { (Instant(microsecondsSince1970: $0.time), $0.id) })
         }
-        entries = keyed
+    }
+
+    /// `order`'s index of `state`: the one its ``InMemoryState/headerMemo`` keeps, or a new
+    /// one, kept there for the queries after (until a header changes).
+    public static func of(_ state: InMemoryState, order: ChordsetOrder) -> InMemoryIndex {
+        state.headerMemo.value(for: order) { InMemoryIndex(state, order: order) }
     }
 
     /// See ``OrderedChordsets/scan(_:descending:after:from:_:)``: binary searches to the
-    /// cursor or the start key, then walks the sorted keys.
+    /// cursor or the start key, then walks the sorted keys. `state` is the state the index
+    /// was built from (the user order reads its ids from it).
     package func scan(
-        descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        in state: InMemoryState, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
+    ) throws {
+        switch entries {
+        case .userOrder:
+            let ids = state.chordsetIDsInOrder
+            try Self.scan(count: ids.count, descending: descending, after: cursor, from: start,
+                          key: { KeyBytes.index($0) }, id: { ids[$0] }, body)
+        case .creation(let sorted):
+            try Self.scan(count: sorted.count, descending: descending, after: cursor, from: start,
+                          key: { KeyBytes.creation(sorted[$0].created, sorted[$0].id) }, id: { sorted[$0].id }, body)
+        case .title(let keyed):
+            try Self.scan(count: keyed.count, descending: descending, after: cursor, from: start,
+                          key: { keyed[$0].key }, id: { keyed[$0].id }, body)
+        }
+    }
+
+    /// The walk over `count` sorted entries, each read through `key` and `id`.
+    private static func scan<Key: ContiguousBytes>(
+        count: Int, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
+        key: (Int) -> Key, id: (Int) -> UUID,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {
         var cursor = cursor
@@ -47,13 +90,23 @@ public struct InMemoryIndex: Sendable {
             cursor = nil  // the start key lies beyond the cursor
         }
         let start = start.flatMap { $0.isEmpty ? nil : $0 }
+        /// The first position whose key satisfies `isAtOrAfter` (monotone over the keys).
+        func firstIndex(_ isAtOrAfter: (UnsafeRawBufferPointer) -> Bool) -> Int {
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if key(middle).withUnsafeBytes(isAtOrAfter) { high = middle } else { low = middle + 1 }
+            }
+            return low
+        }
         if descending {
             // The entries below the cursor (or the start), last first.
-            var position = entries.count
+            var position = count
             if let bound = cursor ?? start { position = firstIndex { !$0.lexicographicallyPrecedes(bound) } }
             while position > 0 {
                 position -= 1
-                guard try entries[position].key.withUnsafeBytes({ try body($0, entries[position].id) }) else { return }
+                guard try key(position).withUnsafeBytes({ try body($0, id(position)) }) else { return }
             }
         } else {
             var position = 0
@@ -62,22 +115,11 @@ public struct InMemoryIndex: Sendable {
             } else if let start {
                 position = firstIndex { !$0.lexicographicallyPrecedes(start) }
             }
-            while position < entries.count {
-                guard try entries[position].key.withUnsafeBytes({ try body($0, entries[position].id) }) else { return }
+            while position < count {
+                guard try key(position).withUnsafeBytes({ try body($0, id(position)) }) else { return }
                 position += 1
             }
         }
-    }
-
-    /// The first position whose key satisfies `isAtOrAfter` (monotone over the sorted keys).
-    private func firstIndex(_ isAtOrAfter: ([UInt8]) -> Bool) -> Int {
-        var low = 0
-        var high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if isAtOrAfter(entries[middle].key) { high = middle } else { low = middle + 1 }
-        }
-        return low
     }
 }
 
@@ -127,6 +169,6 @@ public struct InMemoryQueries: OrderedChordsets {
         _ order: ChordsetOrder, descending: Bool, after cursor: [UInt8]?, from start: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UUID) throws -> Bool
     ) throws {
-        try index(order).scan(descending: descending, after: cursor, from: start, body)
+        try index(order).scan(in: state, descending: descending, after: cursor, from: start, body)
     }
 }

@@ -109,13 +109,11 @@ public final class Replica: Sendable {
     struct ReadState: Sendable {
         var state: InMemoryState
         var head: UInt64
-        var version: UInt64
         var pending: [PendingWrite]
 
         init(_ core: Core) {
             state = core.model.local.state
             head = core.model.confirmed.head
-            version = core.model.version
             pending = core.model.pending
         }
     }
@@ -133,8 +131,6 @@ public final class Replica: Sendable {
     /// Awaited by a live query before it sends an update it made (one that changes the
     /// result; tests hold an update there, to let it arrive after later news).
     let beforeLiveUpdate = Mutex<(@Sendable () async -> Void)?>(nil)
-    /// Each order's index of the view at a version, sorted at the first query that needs it.
-    let indexes = Mutex<(version: UInt64, byOrder: [ChordsetOrder: InMemoryIndex])>((0, [:]))
 
     /// The view for a read, without waiting behind a pull's batch (``ReadState``).
     func readState() -> ReadState {
@@ -460,8 +456,8 @@ public final class Replica: Sendable {
 
     private func queries() -> InMemoryQueries {
         let view = readState()
-        let (state, head, version) = (view.state, view.head, view.version)
-        return InMemoryQueries(state: state, head: head) { order in self.index(order, of: state, version: version) }
+        let (state, head) = (view.state, view.head)
+        return InMemoryQueries(state: state, head: head) { order in InMemoryIndex.of(state, order: order) }
     }
 
     /// Runs `body`, which changes the view, while reads answer from `before` (the view as
@@ -489,30 +485,14 @@ public final class Replica: Sendable {
 
     /// Sorts the indexes readers used, for the view `core` holds now: called by a pull
     /// at the end of its batch, while reads still answer from the view before it
-    /// (``heldReadState``), so that no read after the batch waits for a sort.
+    /// (``heldReadState``), so that no read after the batch waits for a sort. Each index is
+    /// kept in its view's ``InMemoryState/headerMemo``: a batch that changed no chordset's
+    /// header (title, order, an add or a delete) keeps the view's memo, and sorts nothing.
     func prepareIndexes(_ core: Core) {
-        let orders = indexes.withLock { Array($0.byOrder.keys) }
-        guard !orders.isEmpty else { return }
-        let (state, version) = (core.model.local.state, core.model.version)
-        var built: [ChordsetOrder: InMemoryIndex] = [:]
-        for order in orders { built[order] = InMemoryIndex(state, order: order) }
-        // The indexes replaced are freed here, not under the lock reads take.
-        let replaced = indexes.withLock { cache in
-            let replaced = cache
-            if cache.version <= version { cache = (version, built) }
-            return replaced
+        guard let used = heldReadState.withLock({ $0?.state.headerMemo }) else { return }
+        let state = core.model.local.state
+        for order in ChordsetOrder.allCases where used.holdsValue(for: order) {
+            _ = InMemoryIndex.of(state, order: order)
         }
-        withExtendedLifetime(replaced) {}
-    }
-
-    /// `order`'s index of the view at `version`, sorted once per change of the view.
-    private func index(_ order: ChordsetOrder, of state: InMemoryState, version: UInt64) -> InMemoryIndex {
-        if let cached = indexes.withLock({ $0.version == version ? $0.byOrder[order] : nil }) { return cached }
-        let index = InMemoryIndex(state, order: order)
-        indexes.withLock { cache in
-            if cache.version < version { cache = (version, [:]) }
-            if cache.version == version { cache.byOrder[order] = index }
-        }
-        return index
     }
 }

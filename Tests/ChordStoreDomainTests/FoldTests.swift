@@ -4,13 +4,7 @@ import Testing
 
 @Suite("Fold and in-memory state")
 struct FoldTests {
-    private func chordset(_ n: Int, index: Int) -> Chordset {
-        var generator = SplitMix64(seed: UInt64(n))
-        return Chordset(
-            id: UUID.random(using: &generator), title: "c\(n)", creationDate: Instant(microsecondsSince1970: Int64(n)),
-            index: index,
-            chords: (0..<8).map { Chord(id: UUID.random(using: &generator), position: $0, bpm: 120, color: .random(using: &generator)) })
-    }
+    private func chordset(_ n: Int, index: Int) -> Chordset { SampleChordsets.numbered(n, index: index) }
 
     @Test("delete cascades: the chordset's eight chords go, later chordsets shift down")
     func deleteCascades() throws {

@@ -71,6 +71,72 @@ struct QueryTests {
         }
     }
 
+    @Test("every order's pages follow each kind of change, the sorted orders kept by the state in memory included", arguments: EngineKind.allCases)
+    func ordersFollowChanges(kind: EngineKind) async throws {
+        try await onOwnThread {
+            let store = try kind.makeStore()
+            defer { store.close() }
+            var g = SplitMix64(seed: 11)
+            for i in 0..<40 {
+                let date = Instant(microsecondsSince1970: Int64(g.next() % 50) * 1_000_000)
+                try await store.execute(.addChordset(AddChordset(title: "t\(g.next() % 30) \(i)", creationDate: date)))
+            }
+            /// Every order, both ways, paged (which sorts and keeps each order's index),
+            /// against a sort of the whole list.
+            func expectOrdersAgree(after change: String) throws {
+                let all = try store.chordsets(order: .index)
+                for order in ChordsetOrder.allCases {
+                    for descending in [false, true] {
+                        var expected = switch order {
+                        case .index: all.sorted { $0.index < $1.index }
+                        case .creationDate: all.sorted { ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString) }
+                        case .title: all.sorted {
+                            let (a, b) = (TitleKey.bytes($0.title), TitleKey.bytes($1.title))
+                            if a != b { return a.lexicographicallyPrecedes(b) }
+                            return ($0.creationDate, $0.id.uuidString) < ($1.creationDate, $1.id.uuidString)
+                        }
+                        }
+                        if descending { expected.reverse() }
+                        let paged = try Self.allPages(store, ChordsetQuery(order: order, descending: descending, limit: 9))
+                        #expect(paged.map(\.id) == expected.map(\.id), "after \(change): \(order), descending \(descending)")
+                        #expect(paged.map(\.title) == expected.map(\.title), "after \(change): \(order), descending \(descending)")
+                    }
+                }
+            }
+            try expectOrdersAgree(after: "the adds")
+            let ids = try store.chordsets(order: .index).map(\.id)
+            var tempo = 60.0
+            /// A change of no header that every state allows: the controls chord's tempo.
+            func tempoChange() -> Command {
+                tempo += 1
+                return .setControlsChord(SetControlsChord(bpm: tempo, color: ChordColor(hue: 0, purity: 0, brightness: 0)))
+            }
+            /// `command`, after a change of no header (so that, where the state in memory is
+            /// kept twice and each copy takes every change in turn, each change falls once
+            /// on a copy whose orders were read since its last change of a header).
+            func change(_ name: String, _ command: Command) async throws {
+                // The tempo changes come from a session of their own: the undos undo the header changes.
+                try await store.execute(tempoChange(), context: CommandContext(session: "tempo"))
+                try expectOrdersAgree(after: "a tempo change before \(name)")
+                try await store.execute(command)
+                try expectOrdersAgree(after: name)
+            }
+            for parity in 0..<2 {
+                try await change("an add", .addChordset(AddChordset(title: "a new one", creationDate: Instant(microsecondsSince1970: 20_500_000 + Int64(parity)))))
+                try await change("a rename", .renameChordset(id: ids[5 + parity], title: "AAA first by title \(parity)"))
+                try await change("a move", .moveChordset(id: ids[30 + parity], toIndex: 0))
+                try await change("a delete", .deleteChordset(id: ids[12 + parity]))
+                try await change("the delete's undo", .undo)
+                try await change("a delete-all", .deleteAll)
+                try await change("the delete-all's undo", .undo)
+                // The next round's header changes fall on the other copy.
+                try await store.execute(tempoChange(), context: CommandContext(session: "tempo"))
+            }
+            try await change("a delete-all", .deleteAll)
+            #expect(try store.chordsets(order: .index).isEmpty)
+        }
+    }
+
     @Test("titles longer than an LMDB key, empty titles and empty filters", arguments: EngineKind.allCases)
     func longAndEmptyTitles(kind: EngineKind) async throws {
         let store = try kind.makeStore()

@@ -15,6 +15,8 @@ struct LiveQueryTests {
     /// The lists a watcher held after each message, with the sequence they reflect.
     final class Received: Sendable {
         let lists = Mutex<[(sequence: UInt64, ids: [UUID])]>([])
+        /// How the watch ended, once it has (a test waiting for its next list stops then).
+        let ended = Mutex<String?>(nil)
     }
 
     @Test("deltas applied by a client equal a fresh query at each message's sequence, over 1,000 random commands")
@@ -35,8 +37,13 @@ struct LiveQueryTests {
             let query = ChordsetQuery(title: (.contains, "a"), order: .title, limit: 25)
             let received = Received()
             let watcher = Task {
-                for try await update in client.watch(query) {
-                    received.lists.withLock { $0.append((update.sequence, update.chordsets.map(\.id))) }
+                do {
+                    for try await update in client.watch(query) {
+                        received.lists.withLock { $0.append((update.sequence, update.chordsets.map(\.id))) }
+                    }
+                    received.ended.withLock { $0 = "the server ended it" }
+                } catch {
+                    received.ended.withLock { $0 = "\(error)" }
                 }
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -58,9 +65,17 @@ struct LiveQueryTests {
                 let expected = try store.query(query).chordsets.map(\.id)
                 let deadline = ContinuousClock.now + .seconds(10)
                 while received.lists.withLock({ $0.last?.ids }) != expected, ContinuousClock.now < deadline {
+                    if let ended = received.ended.withLock({ $0 }) {
+                        // Without it, each of the steps left would wait its 10 s.
+                        Issue.record("the watch ended at step \(step): \(ended)")
+                        return
+                    }
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                #expect(received.lists.withLock { $0.last?.ids } == expected, "step \(step) \(command.kindName)")
+                guard received.lists.withLock({ $0.last?.ids }) == expected else {
+                    Issue.record("step \(step) \(command.kindName): the watch's list is not the query's after 10 s")
+                    return  // the steps left would each wait 10 s more
+                }
             }
             // Wait until the watcher reflects the last commit.
             let head = try store.lastSequence()

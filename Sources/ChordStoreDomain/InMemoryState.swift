@@ -82,10 +82,10 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// The chordset ids in the user order.
     public var chordsetIDsInOrder: [UUID] { order }
 
-    /// What queries derived from the chordsets' headers (ids, titles, creation dates, the
-    /// user order) of this state: the same object until one of them changes, then a new
-    /// empty one (see ``ChordsetHeaderMemo``).
-    public var headerMemo: ChordsetHeaderMemo { memo.memo }
+    /// What queries derived from the chordsets' headers (ids, titles, creation dates) of
+    /// this state: the same object until one of them changes, then a new empty one (see
+    /// ``ChordsetHeaderMemo``).
+    package var headerMemo: ChordsetHeaderMemo { memo.memo }
 
     /// Calls `body` with each chordset's id, title and creation date, in the user order:
     /// what an order's index needs, without making each chordset (its chords) as a value.
@@ -200,9 +200,10 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
 
     public mutating func removeChordset(_ chordset: Chordset) {
         let key = IDKey(chordset.id)
+        guard records.index(forKey: key) != nil else { return }
+        headersChanged()
         guard let record = records.removeValue(forKey: key),
               let index = indexByID.removeValue(forKey: key) else { return }
-        headersChanged()
         order.remove(at: index)
         reindex(from: index, through: order.count - 1)
         chordTotal -= record.chords.count
@@ -213,8 +214,8 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func moveChordset(_ id: UUID, from: Int, to: Int) {
+        // The memo is kept: no value in it depends on the user order.
         guard order.indices.contains(from), order.indices.contains(to), order[from] == id else { return }
-        headersChanged()
         order.remove(at: from)
         order.insert(id, at: to)
         reindex(from: min(from, to), through: max(from, to))
@@ -258,8 +259,8 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     /// Drops what queries derived from the headers: called before any change of an id, a
-    /// title, a creation date or the user order (every path to `records`' headers and
-    /// `order` goes through one of the methods that call it).
+    /// title or a creation date (every path to `records`' headers goes through one of the
+    /// methods that call it).
     ///
     /// An empty memo held by this state alone is kept (nothing else can fill it): a
     /// replay's adds allocate none.

@@ -11,7 +11,7 @@ package enum ChordsetSorting {
     }
 
     /// The chordsets of an in-memory state in `order`, at most `limit` of them (sorted on
-    /// each call: the in-memory engine and reads of the past keep no indexes).
+    /// each call: reads of the past keep no indexes; queries use ``InMemoryIndex``).
     package static func chordsets(of state: InMemoryState, order: ChordsetOrder, limit: Int?) -> [Chordset] {
         let all = state.chordsetIDsInOrder.compactMap(state.chordset)
         let sorted: [Chordset] = switch order {

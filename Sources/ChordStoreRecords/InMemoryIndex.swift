@@ -9,8 +9,9 @@ package import Foundation
 ///
 /// What it keeps per chordset: nothing for the user order (the state's order is that
 /// index: a chordset's key is its position), 24 bytes for the creation order (the date
-/// and id its key is made of, made again as it is read), and the title order's keys (a
-/// folded title is costly to make again) with the ids.
+/// and id its key is made of, made again as it is read), and for the title order the key
+/// (a folded title is costly to make again; all of them in one array, so that dropping
+/// the index frees three arrays, not one per chordset), where it ends, and the id.
 public struct InMemoryIndex: Sendable {
     /// The order this index sorts by.
     public let order: ChordsetOrder
@@ -21,8 +22,8 @@ public struct InMemoryIndex: Sendable {
         case userOrder
         /// The chordsets by creation, each as its key's parts.
         case creation([(created: Instant, id: UUID)])
-        /// The chordsets by title, with their keys.
-        case title([(key: [UInt8], id: UUID)])
+        /// The chordsets by title: their keys one after the other, where each ends, the ids.
+        case title(keys: [UInt8], ends: [Int], ids: [UUID])
     }
 
     /// Sorts `state`'s chordsets by `order`'s keys. Reads only each chordset's id, title
@@ -38,7 +39,15 @@ public struct InMemoryIndex: Sendable {
             keyed.reserveCapacity(state.chordsetCount())
             state.forEachChordsetHeader { id, title, created in keyed.append((StoreKeys.title(title, created, id), id)) }
             keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
-            entries = .title(keyed)
+            var keys: [UInt8] = []
+            keys.reserveCapacity(keyed.reduce(0) { $0 + $1.key.count })
+            var ends: [Int] = []
+            ends.reserveCapacity(keyed.count)
+            for entry in keyed {
+                keys.append(contentsOf: entry.key)
+                ends.append(keys.count)
+            }
+            entries = .title(keys: keys, ends: ends, ids: keyed.map(\.id))
         case .creationDate:
             var sortable: [(time: Int64, high: UInt64, low: UInt64, id: UUID)] = []
             sortable.reserveCapacity(state.chordsetCount())
@@ -52,9 +61,11 @@ public struct InMemoryIndex: Sendable {
     }
 
     /// `order`'s index of `state`: the one its ``InMemoryState/headerMemo`` keeps, or a new
-    /// one, kept there for the queries after (until a header changes).
-    public static func of(_ state: InMemoryState, order: ChordsetOrder) -> InMemoryIndex {
-        state.headerMemo.value(for: order) { InMemoryIndex(state, order: order) }
+    /// one, kept there for the queries after (until a header changes). The user order's
+    /// index keeps nothing, and is not kept.
+    package static func of(_ state: InMemoryState, order: ChordsetOrder) -> InMemoryIndex {
+        if order == .index { return InMemoryIndex(state, order: .index) }
+        return state.headerMemo.value(for: order) { InMemoryIndex(state, order: order) }
     }
 
     /// See ``OrderedChordsets/scan(_:descending:after:from:_:)``: binary searches to the
@@ -72,9 +83,9 @@ public struct InMemoryIndex: Sendable {
         case .creation(let sorted):
             try Self.scan(count: sorted.count, descending: descending, after: cursor, from: start,
                           key: { KeyBytes.creation(sorted[$0].created, sorted[$0].id) }, id: { sorted[$0].id }, body)
-        case .title(let keyed):
-            try Self.scan(count: keyed.count, descending: descending, after: cursor, from: start,
-                          key: { keyed[$0].key }, id: { keyed[$0].id }, body)
+        case .title(let keys, let ends, let ids):
+            try Self.scan(count: ids.count, descending: descending, after: cursor, from: start,
+                          key: { keys[($0 == 0 ? 0 : ends[$0 - 1])..<ends[$0]] }, id: { ids[$0] }, body)
         }
     }
 

@@ -487,10 +487,12 @@ public final class Replica: Sendable {
     /// at the end of its batch, while reads still answer from the view before it
     /// (``heldReadState``), so that no read after the batch waits for a sort. Each index is
     /// kept in its view's ``InMemoryState/headerMemo``: a batch that changed no chordset's
-    /// header (title, order, an add or a delete) keeps the view's memo, and sorts nothing.
+    /// header (an add, a delete, a title) keeps the view's memo, and sorts nothing. The new
+    /// view's memo is its own until the lock is let go: nothing here waits for a read.
     func prepareIndexes(_ core: Core) {
         guard let used = heldReadState.withLock({ $0?.state.headerMemo }) else { return }
         let state = core.model.local.state
+        guard state.headerMemo !== used else { return }
         for order in ChordsetOrder.allCases where used.holdsValue(for: order) {
             _ = InMemoryIndex.of(state, order: order)
         }

@@ -23,8 +23,8 @@ struct ReplicaModel: Sendable {
     /// Command ids of queued undos and redos that would now revert another change than
     /// the one they name (that one was refused): the device refuses them, never sends them.
     private(set) var misdirected: [String: String] = [:]
-    /// Bumped on every change of ``local`` (what tells a published view's cached indexes
-    /// apart from the next one's).
+    /// Bumped on every change of ``local`` (an import checks that the model it decided
+    /// against is still the one it commits to).
     private(set) var version: UInt64
 
     /// An empty model; `version` continues a model this one replaces.

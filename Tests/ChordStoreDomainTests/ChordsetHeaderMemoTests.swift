@@ -23,7 +23,6 @@ struct ChordsetHeaderMemoTests {
             ("an add", .chordsetAdded(chordset(7, index: 1))),
             ("a rename", .chordsetRenamed(id: sets[1].id, title: "renamed", previousTitle: "c1")),
             ("a delete", .chordsetDeleted(sets[2])),
-            ("a move", .chordsetMoved(id: sets[0].id, from: 0, to: 2)),
             ("a delete-all", .allDeleted(count: 3)),
         ]
         for (name, event) in changes {
@@ -42,7 +41,7 @@ struct ChordsetHeaderMemoTests {
         #expect(state.headerMemo !== emptied && state.chordsetCount() == 3)
     }
 
-    @Test("a chord's tempo or colour, the controls chord and an unchanged title keep the memo")
+    @Test("a move, a chord's tempo or colour, the controls chord and an unchanged title keep the memo")
     func otherChangesKeepIt() throws {
         var (state, sets) = try filled()
         let memo = state.headerMemo
@@ -51,6 +50,7 @@ struct ChordsetHeaderMemoTests {
         try Fold.apply(.chordColorSet(chordID: chord.id, chordsetID: sets[1].id, color: ChordColor(hue: 1, purity: 0, brightness: 0), previous: chord.color), sequence: 5, to: &state)
         let controls = Chord(id: UUID(), position: 0, bpm: 60, color: ChordColor(hue: 0, purity: 0, brightness: 0))
         try Fold.apply(.controlsChordSet(controls, previous: nil), sequence: 6, to: &state)
+        try Fold.apply(.chordsetMoved(id: sets[0].id, from: 0, to: 2), sequence: 7, to: &state)
         var same = try #require(state.chordset(sets[0].id))
         same.chords[0].bpm = 70
         state.replaceChordset(same)
@@ -71,6 +71,13 @@ struct ChordsetHeaderMemoTests {
         try Fold.apply(.chordsetAdded(chordset(2, index: 1)), sequence: 2, to: &state)
         #expect(state.headerMemo !== copy.headerMemo, "a reader's copy could fill the shared memo from the old headers")
         #expect(copy.chordsetCount() == 1 && state.chordsetCount() == 2)
+
+        // A memo the state alone holds, filled: renewed (and the old one freed).
+        _ = state.headerMemo.value(for: .creationDate) { 1 }
+        weak let filled = state.headerMemo
+        try Fold.apply(.chordsetAdded(chordset(3, index: 2)), sequence: 3, to: &state)
+        #expect(filled == nil)
+        #expect(state.headerMemo.isEmpty)
     }
 
     @Test("the memo is not part of the state's value")

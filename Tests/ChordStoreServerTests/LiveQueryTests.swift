@@ -46,6 +46,7 @@ struct LiveQueryTests {
                     received.ended.withLock { $0 = "\(error)" }
                 }
             }
+            defer { watcher.cancel() }
             try await Task.sleep(for: .milliseconds(100))
 
             let sessions = ["s1", "s2"]

@@ -18,7 +18,6 @@ package final class ChordsetHeaderMemo: Sendable {
     /// another order's sort.
     private let byCreation = Mutex<(any Sendable)?>(nil)
     private let byTitle = Mutex<(any Sendable)?>(nil)
-    private let byIndex = Mutex<(any Sendable)?>(nil)
 
     /// An empty memo.
     package init() {}
@@ -26,33 +25,35 @@ package final class ChordsetHeaderMemo: Sendable {
     /// The value kept for `order`, or `build`'s, kept from now on. `build` runs under
     /// that order's lock, so concurrent queries of a new state sort it once: the others
     /// wait for that sort rather than each doing their own. One type of value per order.
+    /// The user order (`.index`) has no slot: its value is `build`'s, never kept.
     package func value<Value: Sendable>(for order: ChordsetOrder, _ build: () -> Value) -> Value {
-        withSlot(order) { slot in
-            if let kept = slot as? Value { return kept }
-            let value = build()
-            slot = value
-            return value
+        switch order {
+        case .creationDate: Self.value(in: byCreation, build)
+        case .title: Self.value(in: byTitle, build)
+        case .index: build()
         }
     }
 
     /// Whether a value is kept for `order`, or being built (then without waiting for it).
+    /// Never for the user order.
     package func holdsValue(for order: ChordsetOrder) -> Bool {
         switch order {
         case .creationDate: byCreation.withLockIfAvailable { $0 != nil } ?? true
         case .title: byTitle.withLockIfAvailable { $0 != nil } ?? true
-        case .index: byIndex.withLockIfAvailable { $0 != nil } ?? true
+        case .index: false
         }
     }
 
     /// Whether no value is kept.
     package var isEmpty: Bool { ChordsetOrder.allCases.allSatisfy { !holdsValue(for: $0) } }
 
-    /// Runs `body` on `order`'s slot, under its lock.
-    private func withSlot<Result: Sendable>(_ order: ChordsetOrder, _ body: (inout (any Sendable)?) -> Result) -> Result {
-        switch order {
-        case .creationDate: byCreation.withLock { body(&$0) }
-        case .title: byTitle.withLock { body(&$0) }
-        case .index: byIndex.withLock { body(&$0) }
+    /// The value `slot` keeps, or `build`'s, kept there from now on (built under its lock).
+    private static func value<Value: Sendable>(in slot: borrowing Mutex<(any Sendable)?>, _ build: () -> Value) -> Value {
+        slot.withLock { slot in
+            if let kept = slot as? Value { return kept }
+            let value = build()
+            slot = value
+            return value
         }
     }
 }

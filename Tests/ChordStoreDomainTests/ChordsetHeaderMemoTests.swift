@@ -35,7 +35,7 @@ struct ChordsetHeaderMemoTests {
         // The undo of a delete-all puts the chordsets back: a new memo again.
         var state = base
         try Fold.apply(.allDeleted(count: 3), sequence: 4, to: &state)
-        _ = state.headerMemo.value(for: .index) { 2 }
+        _ = state.headerMemo.value(for: .creationDate) { 2 }
         let emptied = state.headerMemo
         try Fold.apply(.allRestored(deletedAt: 4, count: 3), sequence: 5, to: &state)
         #expect(state.headerMemo !== emptied && state.chordsetCount() == 3)
@@ -78,6 +78,14 @@ struct ChordsetHeaderMemoTests {
         try Fold.apply(.chordsetAdded(chordset(3, index: 2)), sequence: 3, to: &state)
         #expect(filled == nil)
         #expect(state.headerMemo.isEmpty)
+    }
+
+    @Test("the user order has no slot: its value is built at each call and never kept")
+    func userOrderNotKept() {
+        let memo = InMemoryState().headerMemo
+        #expect(memo.value(for: .index) { 1 } == 1)
+        #expect(memo.value(for: .index) { 2 } == 2)
+        #expect(!memo.holdsValue(for: .index) && memo.isEmpty)
     }
 
     @Test("the memo is not part of the state's value")

@@ -73,10 +73,9 @@ struct LiveQueryTests {
                     }
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                guard received.lists.withLock({ $0.last?.ids }) == expected else {
-                    Issue.record("step \(step) \(command.kindName): the watch's list is not the query's after 10 s")
-                    return  // the steps left would each wait 10 s more
-                }
+                let last = received.lists.withLock { $0.last?.ids }
+                #expect(last == expected, "step \(step) \(command.kindName): the watch's list is not the query's after 10 s")
+                guard last == expected else { return }  // the steps left would each wait 10 s more
             }
             // Wait until the watcher reflects the last commit.
             let head = try store.lastSequence()

@@ -176,7 +176,10 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func insertChordset(_ chordset: Chordset) {
-        headersChanged()
+        var seed = memo.memo.seed(adding: chordset.id, created: chordset.creationDate)
+        // The look-up only when there is a seed (not in a replay's adds).
+        if seed != nil, records.index(forKey: IDKey(chordset.id)) != nil { seed = nil }
+        headersChanged(seed: seed)
         let index = min(max(chordset.index, 0), order.count)
         let chords = StoredChords(chordset.chords, of: chordset.id)
         records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chords)
@@ -265,11 +268,13 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// title or a creation date (every path to `records`' headers goes through one of the
     /// methods that call it).
     ///
-    /// An empty memo held by this state alone is kept (nothing else can fill it): a
-    /// replay's adds allocate none.
-    private mutating func headersChanged() {
-        guard !isKnownUniquelyReferenced(&memo.memo) || !memo.memo.isEmpty else { return }
-        memo = MemoSlot()
+    /// A blank memo held by this state alone is kept (nothing else can fill it): a
+    /// replay's adds allocate none. At the add of a chordset the state lacked, the new
+    /// memo carries `seed` (``ChordsetHeaderMemo/seed(adding:created:)``): the creation
+    /// order after the add is made from it.
+    private mutating func headersChanged(seed: ChordsetHeaderMemo.Seed? = nil) {
+        guard seed != nil || !isKnownUniquelyReferenced(&memo.memo) || !memo.memo.isBlank else { return }
+        memo = MemoSlot(memo: ChordsetHeaderMemo(seed: seed))
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

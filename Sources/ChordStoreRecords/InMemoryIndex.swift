@@ -16,6 +16,9 @@ public struct InMemoryIndex: Sendable {
     /// The order this index sorts by.
     public let order: ChordsetOrder
     private let entries: Entries
+    /// Whether it was made from the creation order before one or more adds and the added
+    /// chordsets (see ``of(_:order:)``) rather than sorted.
+    package let isExtended: Bool
 
     private enum Entries: Sendable {
         /// The state's own order: nothing kept.
@@ -31,6 +34,7 @@ public struct InMemoryIndex: Sendable {
     /// that compare as its keys do.
     public init(_ state: InMemoryState, order: ChordsetOrder) {
         self.order = order
+        isExtended = false
         switch order {
         case .index:
             entries = .userOrder
@@ -63,9 +67,51 @@ public struct InMemoryIndex: Sendable {
     /// `order`'s index of `state`: the one its ``InMemoryState/headerMemo`` keeps, or a new
     /// one, kept there for the queries after (until a header changes). The user order's
     /// index keeps nothing, and is not kept.
+    ///
+    /// After adds of the newest chordsets (the common case: an add's creation date is its
+    /// time), the creation order is the one before the adds (the memo's
+    /// ``ChordsetHeaderMemo/Seed``) with the added chordsets at its end: a copy, not a sort.
     package static func of(_ state: InMemoryState, order: ChordsetOrder) -> InMemoryIndex {
         if order == .index { return InMemoryIndex(state, order: .index) }
-        return state.headerMemo.value(for: order) { InMemoryIndex(state, order: order) }
+        return state.headerMemo.value(for: order) { seed in
+            if let seed, let before = seed.creationOrder as? InMemoryIndex,
+               let extended = before.appending(seed.added),
+               extended.count == state.chordsetCount() {
+                return extended
+            }
+            return InMemoryIndex(state, order: order)
+        }
+    }
+
+    private init(order: ChordsetOrder, entries: Entries, isExtended: Bool) {
+        self.order = order
+        self.entries = entries
+        self.isExtended = isExtended
+    }
+
+    /// How many chordsets it sorts (nil for the user order, which keeps nothing).
+    private var count: Int? {
+        switch entries {
+        case .userOrder: nil
+        case .creation(let sorted): sorted.count
+        case .title(_, _, let ids): ids.count
+        }
+    }
+
+    /// This creation order with `added` after its end, in their order, if each one's key
+    /// sorts after every key before it (nil otherwise, or for another order).
+    private func appending(_ added: [(id: UUID, created: Instant)]) -> InMemoryIndex? {
+        guard case .creation(var sorted) = entries else { return nil }
+        sorted.reserveCapacity(sorted.count + added.count)
+        for entry in added {
+            if let last = sorted.last {
+                let (lastHigh, lastLow) = StoreKeys.sortKey(last.id)
+                let (high, low) = StoreKeys.sortKey(entry.id)
+                guard (last.created.microsecondsSince1970, lastHigh, lastLow) < (entry.created.microsecondsSince1970, high, low) else { return nil }
+            }
+            sorted.append((entry.created, entry.id))
+        }
+        return InMemoryIndex(order: .creationDate, entries: .creation(sorted), isExtended: true)
     }
 
     /// See ``OrderedChordsets/scan(_:descending:after:from:_:)``: binary searches to the

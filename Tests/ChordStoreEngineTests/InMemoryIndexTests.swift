@@ -44,6 +44,89 @@ struct InMemoryIndexTests {
         #expect(try ids(InMemoryIndex.of(state, order: .title), state) == Array(byTitle.dropFirst()) + [byTitle[0]])
     }
 
+    /// A new chordset created at `created` (microseconds), at the end of the user order.
+    private func chordset(created: Int64, in state: InMemoryState) -> Chordset {
+        Chordset(id: UUID(), title: "new \(created)", creationDate: Instant(microsecondsSince1970: created),
+                 index: state.chordsetCount(),
+                 chords: (0..<8).map { Chord(id: UUID(), position: $0, bpm: 120, color: ChordColor(hue: 0, purity: 0, brightness: 0)) })
+    }
+
+    /// The creation order `of` gives `state`, checked against a sort of it.
+    private func creationOrder(_ state: InMemoryState) throws -> (ids: [UUID], isExtended: Bool) {
+        let index = InMemoryIndex.of(state, order: .creationDate)
+        let ids = try ids(index, state)
+        #expect(ids == (try self.ids(InMemoryIndex(state, order: .creationDate), state)), "the kept order is a sort's")
+        return (ids, index.isExtended)
+    }
+
+    @Test("after an add of the newest chordset the creation order is the one before with it at the end; any other add is sorted")
+    func creationOrderExtendedAtAnAdd() throws {
+        var state = try state(5)
+        let before = try creationOrder(state)
+        #expect(!before.isExtended)
+
+        // The newest: extended, not sorted; a copy taken before keeps its order.
+        let copy = state
+        let newest = chordset(created: 100, in: state)
+        try Fold.apply(.chordsetAdded(newest), sequence: 6, to: &state)
+        let extended = try creationOrder(state)
+        #expect(extended.isExtended && extended.ids == before.ids + [newest.id])
+        #expect(try creationOrder(copy).ids == before.ids)
+
+        // Created before the newest (an import names its dates): sorted.
+        let older = chordset(created: 2, in: state)
+        try Fold.apply(.chordsetAdded(older), sequence: 7, to: &state)
+        let sorted = try creationOrder(state)
+        #expect(!sorted.isExtended && sorted.ids.firstIndex(of: older.id) == 3)
+
+        // Two adds with no query between, and a tempo change: extended by both.
+        let between = chordset(created: 200, in: state)
+        try Fold.apply(.chordsetAdded(between), sequence: 8, to: &state)
+        try Fold.apply(.chordBPMSet(chordID: between.chords[0].id, chordsetID: between.id, bpm: 70, previous: 120), sequence: 9, to: &state)
+        let last = chordset(created: 300, in: state)
+        try Fold.apply(.chordsetAdded(last), sequence: 10, to: &state)
+        let twice = try creationOrder(state)
+        #expect(twice.isExtended && twice.ids == sorted.ids + [between.id, last.id])
+
+        // A newest then an older one with no query between: sorted.
+        try Fold.apply(.chordsetAdded(chordset(created: 500, in: state)), sequence: 11, to: &state)
+        try Fold.apply(.chordsetAdded(chordset(created: 1, in: state)), sequence: 12, to: &state)
+        let mixed = try creationOrder(state)
+        #expect(!mixed.isExtended && mixed.ids.count == 11)
+
+        // More adds than a seed follows: sorted.
+        for n in 0...ChordsetHeaderMemo.seedLimit {
+            try Fold.apply(.chordsetAdded(chordset(created: 1_000 + Int64(n), in: state)), sequence: 13 + UInt64(n), to: &state)
+        }
+        let many = try creationOrder(state)
+        #expect(!many.isExtended && many.ids.count == 12 + ChordsetHeaderMemo.seedLimit)
+
+        // A delete-all, a query of the empty state, and its undo (several adds): extended
+        // from the empty order, and the same as before.
+        var sequence = 14 + UInt64(ChordsetHeaderMemo.seedLimit)
+        try Fold.apply(.allDeleted(count: many.ids.count), sequence: sequence, to: &state)
+        #expect(try creationOrder(state).ids.isEmpty)
+        try Fold.apply(.allRestored(deletedAt: sequence, count: many.ids.count), sequence: sequence + 1, to: &state)
+        sequence += 2
+        let restored = try creationOrder(state)
+        #expect(restored.ids == many.ids)
+
+        // A rename, then the newest: the seed is the order after the rename's renewal.
+        try Fold.apply(.chordsetRenamed(id: last.id, title: "renamed", previousTitle: last.title), sequence: sequence, to: &state)
+        _ = try creationOrder(state)
+        let final = chordset(created: 5_000, in: state)
+        try Fold.apply(.chordsetAdded(final), sequence: sequence + 1, to: &state)
+        let afterRename = try creationOrder(state)
+        #expect(afterRename.isExtended && afterRename.ids == many.ids + [final.id])
+
+        // A delete between: the seed goes, sorted.
+        try Fold.apply(.chordsetAdded(chordset(created: 6_000, in: state)), sequence: sequence + 2, to: &state)
+        let deleted = try #require(state.chordset(final.id))
+        try Fold.apply(.chordsetDeleted(deleted), sequence: sequence + 3, to: &state)
+        let afterDelete = try creationOrder(state)
+        #expect(!afterDelete.isExtended && !afterDelete.ids.contains(final.id))
+    }
+
     @Test("the title order's keys, kept in one array, are the LMDB title index's keys, in its order, both ways, from a cursor")
     func titleKeys() throws {
         let state = try state(40)

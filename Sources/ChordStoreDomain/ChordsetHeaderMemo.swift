@@ -15,25 +15,44 @@ import Synchronization
 /// with an empty one. Its values must not hold the state (that would be a cycle that is
 /// never freed): they are read together with the state.
 ///
-/// The memo made at an add may carry a ``Seed``: a creation order's value kept by a memo
-/// before, and the headers added since, from which the new creation order can be made
-/// without sorting again (an added chordset is nearly always the newest).
+/// The memo made at an add may carry a ``Seed`` per order: the order's value kept by a
+/// memo before, and the headers added since, from which the new order can be made
+/// without sorting again (an added chordset is nearly always the newest, and goes at the
+/// creation order's end; the title order takes each where its key falls).
 package final class ChordsetHeaderMemo: Sendable {
-    /// What the memo made at an add knows of those before it: a creation order's value
-    /// built from the headers before one or more adds (and no other change of a header),
-    /// and the headers those adds put in, in the order of the adds.
+    /// One added chordset's header.
+    package struct Header: Sendable {
+        /// The chordset's id.
+        package let id: UUID
+        /// Its title.
+        package let title: String
+        /// Its creation date.
+        package let created: Instant
+    }
+
+    /// What the memo made at an add knows of those before it, for one order: the order's
+    /// value built from the headers before one or more adds (and no other change of a
+    /// header), and the headers those adds put in, in the order of the adds.
     package struct Seed: Sendable {
-        /// The creation order's value of a memo before the adds.
-        package let creationOrder: any Sendable
-        /// The added chordsets' ids and creation dates, first added first.
-        package let added: [(id: UUID, created: Instant)]
+        /// The order's value of a memo before the adds.
+        package let before: any Sendable
+        /// The added chordsets' headers, first added first.
+        package let added: [Header]
+    }
+
+    /// The seeds of a memo made at an add: one per order that had a value or a seed.
+    package struct Seeds: Sendable {
+        var creation: Seed?
+        var title: Seed?
+        /// Whether there is none.
+        package var isEmpty: Bool { creation == nil && title == nil }
     }
 
     /// How many adds a seed follows at most: past them, the next query sorts.
     package static let seedLimit = 64
 
-    /// One order's slot: its value once built and, for the creation order, the seed
-    /// it may be built from (dropped once the value is built: it holds an older index).
+    /// One order's slot: its value once built, and the seed it may be built from
+    /// (dropped once the value is built: it holds an older index).
     private struct Slot: ~Copyable {
         var value: (any Sendable)?
         var seed: Seed?
@@ -42,11 +61,12 @@ package final class ChordsetHeaderMemo: Sendable {
     /// One slot per order, each with its own lock: a query of one order never waits for
     /// another order's sort.
     private let byCreation: Mutex<Slot>
-    private let byTitle = Mutex(Slot())
+    private let byTitle: Mutex<Slot>
 
-    /// An empty memo; with `seed`, one made at an add (see ``Seed``).
-    package init(seed: Seed? = nil) {
-        byCreation = Mutex(Slot(seed: seed))
+    /// An empty memo; with `seeds`, one made at an add (see ``Seed``).
+    package init(seeds: Seeds = Seeds()) {
+        byCreation = Mutex(Slot(seed: seeds.creation))
+        byTitle = Mutex(Slot(seed: seeds.title))
     }
 
     /// The value kept for `order`, or `build`'s, kept from now on. `build` runs under
@@ -54,12 +74,12 @@ package final class ChordsetHeaderMemo: Sendable {
     /// wait for that sort rather than each doing their own. One type of value per order.
     /// The user order (`.index`) has no slot: its value is `build`'s, never kept.
     package func value<Value: Sendable>(for order: ChordsetOrder, _ build: () -> Value) -> Value {
-        value(for: order) { _ in build() }
+        value(for: order, seeded: { _ in build() })
     }
 
-    /// ``value(for:_:)``, whose `build` is given the memo's seed (the creation order
-    /// only, and only at its first build).
-    package func value<Value: Sendable>(for order: ChordsetOrder, _ build: (Seed?) -> Value) -> Value {
+    /// ``value(for:_:)``, whose `build` is given the order's seed, if the memo has one
+    /// (only at the order's first build).
+    package func value<Value: Sendable>(for order: ChordsetOrder, seeded build: (Seed?) -> Value) -> Value {
         switch order {
         case .creationDate: Self.value(in: byCreation, build)
         case .title: Self.value(in: byTitle, build)
@@ -67,15 +87,21 @@ package final class ChordsetHeaderMemo: Sendable {
         }
     }
 
-    /// The seed for the memo that replaces this one at the add of a chordset this
-    /// memo's headers lack: from this memo's creation order if it keeps one, else from
-    /// its own seed (not yet used), with the added header after the others; nil if
-    /// neither, or past ``seedLimit`` adds. Waits for nothing (nil while a query builds).
-    package func seed(adding id: UUID, created: Instant) -> Seed? {
-        byCreation.withLockIfAvailable { slot -> Seed? in
-            if let value = slot.value { return Seed(creationOrder: value, added: [(id, created)]) }
-            guard let seed = slot.seed, seed.added.count < Self.seedLimit else { return nil }
-            return Seed(creationOrder: seed.creationOrder, added: seed.added + [(id, created)])
+    /// The seeds for the memo that replaces this one at the add of a chordset (the
+    /// caller makes sure this memo's headers lack it): for each order, from this memo's value if it keeps one, else
+    /// from its own seed (not yet used), with the added header after the others; none
+    /// for an order with neither, or past ``seedLimit`` adds. Waits for nothing (none
+    /// for an order a query is building).
+    package func seeds(adding header: Header) -> Seeds {
+        Seeds(creation: Self.seed(in: byCreation, adding: header), title: Self.seed(in: byTitle, adding: header))
+    }
+
+    /// The seed for `slot`'s order in the memo made at the add of `header`.
+    private static func seed(in slot: borrowing Mutex<Slot>, adding header: Header) -> Seed? {
+        slot.withLockIfAvailable { slot -> Seed? in
+            if let value = slot.value { return Seed(before: value, added: [header]) }
+            guard let seed = slot.seed, seed.added.count < seedLimit else { return nil }
+            return Seed(before: seed.before, added: seed.added + [header])
         } ?? nil
     }
 
@@ -94,7 +120,13 @@ package final class ChordsetHeaderMemo: Sendable {
 
     /// Whether it keeps no value and carries no seed: nothing about it depends on the
     /// headers it was made for.
-    package var isBlank: Bool { isEmpty && byCreation.withLockIfAvailable { $0.seed == nil } ?? false }
+    /// (Not while a query builds a value.)
+    package var isBlank: Bool { Self.isBlank(byCreation) && Self.isBlank(byTitle) }
+
+    /// Whether `slot` keeps no value and carries no seed, and no query is building one.
+    private static func isBlank(_ slot: borrowing Mutex<Slot>) -> Bool {
+        slot.withLockIfAvailable { $0.value == nil && $0.seed == nil } ?? false
+    }
 
     /// The value `slot` keeps, or `build`'s, kept there from now on (built under its
     /// lock, given the slot's seed, which is then dropped).

@@ -176,10 +176,7 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     }
 
     public mutating func insertChordset(_ chordset: Chordset) {
-        var seed = memo.memo.seed(adding: chordset.id, created: chordset.creationDate)
-        // The look-up only when there is a seed (not in a replay's adds).
-        if seed != nil, records.index(forKey: IDKey(chordset.id)) != nil { seed = nil }
-        headersChanged(seed: seed)
+        headersChanged(adding: chordset)
         let index = min(max(chordset.index, 0), order.count)
         let chords = StoredChords(chordset.chords, of: chordset.id)
         records[IDKey(chordset.id)] = Record(title: chordset.title, creationDate: chordset.creationDate, chords: chords)
@@ -269,12 +266,18 @@ public struct InMemoryState: StateWriting, Sendable, Hashable {
     /// methods that call it).
     ///
     /// A blank memo held by this state alone is kept (nothing else can fill it): a
-    /// replay's adds allocate none. At the add of a chordset the state lacked, the new
-    /// memo carries `seed` (``ChordsetHeaderMemo/seed(adding:created:)``): the creation
-    /// order after the add is made from it.
-    private mutating func headersChanged(seed: ChordsetHeaderMemo.Seed? = nil) {
-        guard seed != nil || !isKnownUniquelyReferenced(&memo.memo) || !memo.memo.isBlank else { return }
-        memo = MemoSlot(memo: ChordsetHeaderMemo(seed: seed))
+    /// replay's adds allocate none (and look nothing up). At the add of a chordset the
+    /// state lacks (`adding`, before it is put in), the new memo carries the old one's
+    /// seeds for it (``ChordsetHeaderMemo/seeds(adding:)``): the orders after the add
+    /// are made from them.
+    private mutating func headersChanged(adding chordset: Chordset? = nil) {
+        if isKnownUniquelyReferenced(&memo.memo), memo.memo.isBlank { return }  // a blank memo gives no seed
+        var seeds = ChordsetHeaderMemo.Seeds()
+        if let chordset {
+            seeds = memo.memo.seeds(adding: .init(id: chordset.id, title: chordset.title, created: chordset.creationDate))
+            if !seeds.isEmpty, records.index(forKey: IDKey(chordset.id)) != nil { seeds = .init() }  // already there
+        }
+        memo = MemoSlot(memo: ChordsetHeaderMemo(seeds: seeds))
     }
 
     private mutating func reindex(from start: Int, through end: Int) {

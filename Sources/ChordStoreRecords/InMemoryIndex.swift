@@ -16,7 +16,7 @@ public struct InMemoryIndex: Sendable {
     /// The order this index sorts by.
     public let order: ChordsetOrder
     private let entries: Entries
-    /// Whether it was made from the creation order before one or more adds and the added
+    /// Whether it was made from the order before one or more adds and the added
     /// chordsets (see ``of(_:order:)``) rather than sorted.
     package let isExtended: Bool
 
@@ -68,19 +68,21 @@ public struct InMemoryIndex: Sendable {
     /// one, kept there for the queries after (until a header changes). The user order's
     /// index keeps nothing, and is not kept.
     ///
-    /// After adds of the newest chordsets (the common case: an add's creation date is its
-    /// time), the creation order is the one before the adds (the memo's
-    /// ``ChordsetHeaderMemo/Seed``) with the added chordsets at its end: a copy, not a sort.
+    /// After adds (the memo's ``ChordsetHeaderMemo/Seed``), an order is the one before
+    /// them, copied, with the added chordsets put in: at the creation order's end if they
+    /// are the newest (the common case: an add's creation date is its time; else it is
+    /// sorted), where each one's key falls in the title order.
     package static func of(_ state: InMemoryState, order: ChordsetOrder) -> InMemoryIndex {
         if order == .index { return InMemoryIndex(state, order: .index) }
-        return state.headerMemo.value(for: order) { seed in
-            if let seed, let before = seed.creationOrder as? InMemoryIndex,
-               let extended = before.appending(seed.added),
-               extended.count == state.chordsetCount() {
+        return state.headerMemo.value(for: order, seeded: { seed in
+            // The count first (a net: the memo renews at every other change of a header).
+            if let seed, let before = seed.before as? InMemoryIndex,
+               let count = before.count, count + seed.added.count == state.chordsetCount(),
+               let extended = before.adding(seed.added) {
                 return extended
             }
             return InMemoryIndex(state, order: order)
-        }
+        })
     }
 
     private init(order: ChordsetOrder, entries: Entries, isExtended: Bool) {
@@ -98,20 +100,46 @@ public struct InMemoryIndex: Sendable {
         }
     }
 
-    /// This creation order with `added` after its end, in their order, if each one's key
-    /// sorts after every key before it (nil otherwise, or for another order).
-    private func appending(_ added: [(id: UUID, created: Instant)]) -> InMemoryIndex? {
-        guard case .creation(var sorted) = entries else { return nil }
-        sorted.reserveCapacity(sorted.count + added.count)
-        for entry in added {
-            if let last = sorted.last {
-                let (lastHigh, lastLow) = StoreKeys.sortKey(last.id)
-                let (high, low) = StoreKeys.sortKey(entry.id)
-                guard (last.created.microsecondsSince1970, lastHigh, lastLow) < (entry.created.microsecondsSince1970, high, low) else { return nil }
+    /// This order with the chordsets of `added` put in, in their order: at the creation
+    /// order's end, if each one's key sorts after every key before it; in the title order,
+    /// where each one's key falls (a copy of the keys after it per add). Nil if not (a
+    /// creation order they do not extend, a key already there) and for the user order.
+    private func adding(_ added: [ChordsetHeaderMemo.Header]) -> InMemoryIndex? {
+        switch entries {
+        case .userOrder:
+            return nil
+        case .creation(var sorted):
+            sorted.reserveCapacity(sorted.count + added.count)
+            for header in added {
+                if let last = sorted.last {
+                    let (lastHigh, lastLow) = StoreKeys.sortKey(last.id)
+                    let (high, low) = StoreKeys.sortKey(header.id)
+                    let lastKey = (last.created.microsecondsSince1970, lastHigh, lastLow)
+                    guard lastKey < (header.created.microsecondsSince1970, high, low) else { return nil }
+                }
+                sorted.append((header.created, header.id))
             }
-            sorted.append((entry.created, entry.id))
+            return InMemoryIndex(order: order, entries: .creation(sorted), isExtended: true)
+        case .title(var keys, var ends, var ids):
+            for header in added {
+                let key = StoreKeys.title(header.title, header.created, header.id)
+                let keyAt = { (position: Int) in keys[(position == 0 ? 0 : ends[position - 1])..<ends[position]] }
+                // The first position whose key sorts after the new one.
+                var low = 0
+                var high = ids.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if key.lexicographicallyPrecedes(keyAt(middle)) { high = middle } else { low = middle + 1 }
+                }
+                if low > 0, keyAt(low - 1).elementsEqual(key) { return nil }
+                let start = low == 0 ? 0 : ends[low - 1]
+                keys.insert(contentsOf: key, at: start)
+                for position in low..<ends.count { ends[position] += key.count }
+                ends.insert(start + key.count, at: low)
+                ids.insert(header.id, at: low)
+            }
+            return InMemoryIndex(order: order, entries: .title(keys: keys, ends: ends, ids: ids), isExtended: true)
         }
-        return InMemoryIndex(order: .creationDate, entries: .creation(sorted), isExtended: true)
     }
 
     /// See ``OrderedChordsets/scan(_:descending:after:from:_:)``: binary searches to the

@@ -315,7 +315,7 @@ struct StateEvictionTests {
         backend.evictorSlot.withLock { $0 }?.stop()
         let copies = live.fallbackCopies
         // Reads on a thread of their own (not the task pool's, which the commits need),
-        // commits here until four reads are done.
+        // commits here until eight reads are done.
         let reads = Atomic(0)
         let wrongReads = Atomic(0)
         let stop = Atomic(false)
@@ -329,16 +329,24 @@ struct StateEvictionTests {
         }.start()
         var commits = 0
         let deadline = ContinuousClock.now + .seconds(20)
-        while reads.load(ordering: .relaxed) < 4 || commits < 8, ContinuousClock.now < deadline {
+        while reads.load(ordering: .relaxed) < 8 || commits < 8, ContinuousClock.now < deadline {
             _ = try await store.execute(.addChordset(AddChordset(title: "meanwhile")))
             commits += 1
         }
         stop.store(true, ordering: .relaxed)
         #expect(try await Self.eventually { stopped.load(ordering: .acquiring) })
-        #expect(reads.load(ordering: .relaxed) >= 4 && wrongReads.load(ordering: .relaxed) == 0)
+        let done = reads.load(ordering: .relaxed)
+        #expect(done >= 8 && wrongReads.load(ordering: .relaxed) == 0)
         #expect(try Self.evicted(store) == [1])
         #expect(commits >= 8)
-        #expect(live.fallbackCopies == copies)
+        // A fold inside the read holds the copy for the fold (milliseconds): the next
+        // commit but one copies the state, nearly once per read (8 copies in 9 reads,
+        // measured with the fold put back in the read). A reader the scheduler stops
+        // inside its read for more than the writer's grace costs a copy too: under a
+        // full suite's load that happened (one copy in a run); fewer than one per two
+        // reads is let pass.
+        let copied = live.fallbackCopies - copies
+        #expect(copied * 2 < done, "\(copied) copies of the state in \(done) reads")
         #expect(live.failedReplays == 0)
         #expect(try store.chordsets(store: "big").count == 1_040)
     }

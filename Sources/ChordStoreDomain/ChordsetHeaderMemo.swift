@@ -88,10 +88,10 @@ package final class ChordsetHeaderMemo: Sendable {
     }
 
     /// The seeds for the memo that replaces this one at the add of a chordset (the
-    /// caller makes sure this memo's headers lack it): for each order, from this memo's value if it keeps one, else
-    /// from its own seed (not yet used), with the added header after the others; none
-    /// for an order with neither, or past ``seedLimit`` adds. Waits for nothing (none
-    /// for an order a query is building).
+    /// caller makes sure this memo's headers lack it): for each order, from this memo's
+    /// value if it keeps one, else from its own seed (not yet used), with the added header
+    /// after the others; none for an order with neither, or past ``seedLimit`` adds. Waits
+    /// for nothing (none for an order a query is building).
     package func seeds(adding header: Header) -> Seeds {
         Seeds(creation: Self.seed(in: byCreation, adding: header), title: Self.seed(in: byTitle, adding: header))
     }
@@ -118,9 +118,8 @@ package final class ChordsetHeaderMemo: Sendable {
     /// Whether no value is kept.
     package var isEmpty: Bool { ChordsetOrder.allCases.allSatisfy { !holdsValue(for: $0) } }
 
-    /// Whether it keeps no value and carries no seed: nothing about it depends on the
-    /// headers it was made for.
-    /// (Not while a query builds a value.)
+    /// Whether it keeps no value and carries no seed (and no query is building one):
+    /// nothing about it depends on the headers it was made for.
     package var isBlank: Bool { Self.isBlank(byCreation) && Self.isBlank(byTitle) }
 
     /// Whether `slot` keeps no value and carries no seed, and no query is building one.

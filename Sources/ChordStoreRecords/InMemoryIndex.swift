@@ -123,15 +123,9 @@ public struct InMemoryIndex: Sendable {
         case .title(var keys, var ends, var ids):
             for header in added {
                 let key = StoreKeys.title(header.title, header.created, header.id)
-                let keyAt = { (position: Int) in keys[(position == 0 ? 0 : ends[position - 1])..<ends[position]] }
                 // The first position whose key sorts after the new one.
-                var low = 0
-                var high = ids.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if key.lexicographicallyPrecedes(keyAt(middle)) { high = middle } else { low = middle + 1 }
-                }
-                if low > 0, keyAt(low - 1).elementsEqual(key) { return nil }
+                let low = Self.firstIndex(count: ids.count) { key.lexicographicallyPrecedes(Self.titleKey(at: $0, keys, ends)) }
+                if low > 0, Self.titleKey(at: low - 1, keys, ends).elementsEqual(key) { return nil }
                 let start = low == 0 ? 0 : ends[low - 1]
                 keys.insert(contentsOf: key, at: start)
                 for position in low..<ends.count { ends[position] += key.count }
@@ -159,8 +153,26 @@ public struct InMemoryIndex: Sendable {
                           key: { KeyBytes.creation(sorted[$0].created, sorted[$0].id) }, id: { sorted[$0].id }, body)
         case .title(let keys, let ends, let ids):
             try Self.scan(count: ids.count, descending: descending, after: cursor, from: start,
-                          key: { keys[($0 == 0 ? 0 : ends[$0 - 1])..<ends[$0]] }, id: { ids[$0] }, body)
+                          key: { Self.titleKey(at: $0, keys, ends) }, id: { ids[$0] }, body)
         }
+    }
+
+    /// The title key at `position` of `keys`, laid one after the other, each ending where
+    /// `ends` says.
+    private static func titleKey(at position: Int, _ keys: [UInt8], _ ends: [Int]) -> ArraySlice<UInt8> {
+        keys[(position == 0 ? 0 : ends[position - 1])..<ends[position]]
+    }
+
+    /// The first of `count` positions that satisfies `isAtOrAfter` (false, then true from
+    /// some position on), or `count` if none does: a binary search.
+    private static func firstIndex(count: Int, where isAtOrAfter: (Int) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAtOrAfter(middle) { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     /// The walk over `count` sorted entries, each read through `key` and `id`.
@@ -177,13 +189,7 @@ public struct InMemoryIndex: Sendable {
         let start = start.flatMap { $0.isEmpty ? nil : $0 }
         /// The first position whose key satisfies `isAtOrAfter` (monotone over the keys).
         func firstIndex(_ isAtOrAfter: (UnsafeRawBufferPointer) -> Bool) -> Int {
-            var low = 0
-            var high = count
-            while low < high {
-                let middle = (low + high) / 2
-                if key(middle).withUnsafeBytes(isAtOrAfter) { high = middle } else { low = middle + 1 }
-            }
-            return low
+            Self.firstIndex(count: count) { key($0).withUnsafeBytes(isAtOrAfter) }
         }
         if descending {
             // The entries below the cursor (or the start), last first.

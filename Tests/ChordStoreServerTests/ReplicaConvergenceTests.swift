@@ -4,6 +4,7 @@ import ChordStoreEngine
 import ChordStoreProto
 import ChordStoreReplica
 import ChordStoreServer
+import ChordStoreWire
 import Foundation
 import Testing
 
@@ -50,7 +51,13 @@ struct ReplicaConvergenceTests {
         func start() async throws {
             var options = ChordStore.Options()
             options.unsafeNoSync = true  // restarts here are clean shutdowns; crashes are the kill test's
-            server = try await TestServer.start(store: try ChordStore.open(at: directory, options: options), security: SecurityTests.secured)
+            // The clients live in this process, on the pool a full suite keeps busy: one
+            // starved for 10 s between its connect and its first frame was sent away. The
+            // handshake's bound is ServerLimitTests', not this test's.
+            var limits = WireLimits()
+            limits.handshakeTimeout = .seconds(120)
+            server = try await TestServer.start(
+                store: try ChordStore.open(at: directory, options: options), limits: limits, security: SecurityTests.secured)
         }
 
         func stop() async {

@@ -57,7 +57,7 @@ package struct ProtoReader {
 
     package mutating func string() throws(ChordStoreError) -> String {
         let raw = try lengthDelimited()
-        guard let string = String(validating: raw, as: UTF8.self) else { throw malformed("invalid UTF-8 in a string") }
+        guard let string = String(validUTF8: raw) else { throw malformed("invalid UTF-8 in a string") }
         return string
     }
 

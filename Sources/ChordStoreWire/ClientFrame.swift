@@ -1,6 +1,7 @@
 package import ChordStoreProto
 package import Foundation
 package import NIOCore
+import ChordStoreDomain
 import SwiftProtobuf
 
 /// A frame as a client sends it: a call, a cancel, or something a client does not send.
@@ -237,7 +238,7 @@ private struct ProtoReader {
     /// A length-delimited field as valid UTF-8.
     mutating func string() -> String? {
         guard let range = lengthDelimited() else { return nil }
-        return String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        return String(validUTF8: UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
 
     /// Steps over a field not read (not a group: SwiftProtobuf says about those).

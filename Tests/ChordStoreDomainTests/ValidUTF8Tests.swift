@@ -7,7 +7,10 @@ import Testing
 struct ValidUTF8Tests {
     static func expectSame(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         bytes.withUnsafeBytes { raw in
-            #expect(String(validUTF8: raw) == String(validating: raw, as: UTF8.self), "\(bytes)", sourceLocation: sourceLocation)
+            // Bytes, not strings: `==` on strings takes canonically equivalent ones as equal.
+            #expect(
+                String(validUTF8: raw).map { Array($0.utf8) } == String(validating: raw, as: UTF8.self).map { Array($0.utf8) }, "\(bytes)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -18,6 +21,7 @@ struct ValidUTF8Tests {
             [0xEF, 0xBF, 0xBD],  // U+FFFD itself, which a repair writes
             [0xF4, 0x8F, 0xBF, 0xBF],  // U+10FFFF, the last scalar
             [0x00], Array("a\u{0}b".utf8),
+            Array("a title of more than sixteen bytes, é".utf8),  // compared eight bytes at a time
         ]
         for bytes in valid {
             bytes.withUnsafeBytes { #expect(String(validUTF8: $0).map { Array($0.utf8) } == bytes) }
@@ -29,12 +33,17 @@ struct ValidUTF8Tests {
             [0xF4, 0x90, 0x80, 0x80],  // past U+10FFFF
             [0xE2, 0x82],  // cut short
             Array("title".utf8) + [0xC3],  // cut short at the end
+            // A cut-short emoji is repaired as one U+FFFD, of its own length: only the
+            // bytes tell it apart, in the last bytes, the first eight and the next eight.
             [0xF0, 0x9F, 0x98] + Array("x".utf8),
+            [0xF0, 0x9F, 0x98] + Array("abcdefghij".utf8),
+            Array("abcdefgh".utf8) + [0xF0, 0x9F, 0x98] + Array("x1234567".utf8),
         ]
         for bytes in invalid {
             bytes.withUnsafeBytes { #expect(String(validUTF8: $0) == nil, "\(bytes)") }
             Self.expectSame(bytes)
         }
+        #expect(String(validUTF8: UnsafeRawBufferPointer(start: nil, count: 0)) == "")
     }
 
     @Test("random bytes, and random text with a byte changed, read as the standard library reads them")

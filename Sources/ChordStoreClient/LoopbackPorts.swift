@@ -21,19 +21,37 @@ public enum LoopbackPorts {
     /// that range, which every outgoing connection of the process draws from too, and a
     /// client socket opened in between could take it. A port is not handed out twice by
     /// one process (until the range is nearly spent): two callers here, each about to
-    /// bind what it was given, never race for one port.
+    /// bind what it was given, never race for one port. Nor by two processes that both
+    /// use this (a test run and the `chordstore-check` it starts): each port handed out is
+    /// claimed with a lock on its byte of a shared file (``claims``), which the kernel
+    /// releases when the process ends.
     public static func free(_ count: Int) throws(ClientError) -> [Int] {
+        try free(count, claims: claims)
+    }
+
+    /// ``free(_:)`` with the claims of `claims` (nil: none across processes).
+    static func free(_ count: Int, claims: PortClaims?) throws(ClientError) -> [Int] {
         var sockets: [Int32] = []
         defer { for socket in sockets { close(socket) } }
         var ports: [Int] = []
         let low = ephemeralLow
         let candidates = low > 11_024 ? Array((low - 10_000)..<low).shuffled() : []
         var next = candidates.makeIterator()
-        handedOut.withLock { if $0.count > candidates.count * 4 / 5 { $0.removeAll() } }
+        handedOut.withLock {
+            guard $0.count > candidates.count * 4 / 5 else { return }
+            for port in $0 { claims?.release(port) }
+            $0.removeAll()
+        }
         while ports.count < count {
             var wanted = 0  // 0: any free port, once the candidates are spent
             while let candidate = next.next() {
-                if handedOut.withLock({ $0.insert(candidate).inserted }) {
+                // Not handed out here before, nor claimed by another process now.
+                let taken = handedOut.withLock { handed in
+                    guard !handed.contains(candidate), claims?.claim(candidate) ?? true else { return false }
+                    handed.insert(candidate)
+                    return true
+                }
+                if taken {
                     wanted = candidate
                     break
                 }
@@ -67,9 +85,13 @@ public enum LoopbackPorts {
     /// The ports ``free(_:)`` handed out, forgotten when most of the range has been.
     private static let handedOut = Mutex<Set<Int>>([])
 
+    /// The claims of this process on ports, shared with other processes; nil where the
+    /// file cannot be opened (a sandbox): ports are then claimed in this process only.
+    private static let claims = PortClaims(path: "/tmp/chordstore-loopback-ports.lock")
+
     /// The lowest port the kernel hands out to outgoing connections (Linux's
     /// `ip_local_port_range`, 32768 where it cannot be read; Darwin's default, 49152).
-    private static var ephemeralLow: Int {
+    static var ephemeralLow: Int {
         #if os(Linux)
         let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
         return text?.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } ?? 32_768

@@ -96,12 +96,20 @@ struct BootstrapViewsTests {
             Server(store: views, node: "new", security: .loopbackOnly, logger: logger, threads: 1)
         }
         let counts = Mutex((started: 0, stopped: 0))
+        let refusals = Mutex<[String]>([])
         await #expect(throws: (any Error).self) {
             _ = try await FollowerBootstrap.run(
                 leader: "127.0.0.1:\(leader.port)", into: directory, credentials: ClientCredentials(), patience: .seconds(2),
                 logger: logger,
                 serveViews: { views in
-                    let stop = try await serve(views)
+                    let stop: @Sendable () async -> Void
+                    do {
+                        stop = try await serve(views)
+                    } catch {
+                        // The copy goes on without the views served: said below, not a mystery.
+                        refusals.withLock { $0.append("\(error)") }
+                        throw error
+                    }
                     counts.withLock { $0.started += 1 }
                     // The staging directory goes: the log that comes next cannot be written.
                     try? FileManager.default.removeItem(at: views.deletingLastPathComponent())
@@ -115,6 +123,7 @@ struct BootstrapViewsTests {
         // Each attempt served the views and was stopped (how many attempts fit in the
         // patience depends on the machine's load: usually several).
         #expect(started >= 1 && stopped == started, "started \(started), stopped \(stopped)")
+        #expect(refusals.withLock { $0 }.isEmpty, "the views' server did not start")
         await #expect(throws: (any Error).self) { try await Connection.connect(host: "127.0.0.1", port: port) }
         #expect(FollowerBootstrap.isNew(directory))
     }

@@ -103,24 +103,27 @@ enum LogReplay {
                 var touched: [[UUID]?] = []
                 touched.reserveCapacity(events.count)
                 var loaded: [UInt32: InMemoryChanges] = [:]
-                for offset in events.indices {  // borrowed in place, not copied out
-                    if set.isEvicted(events[offset].store), !events[offset].event.isServerEvent, let store = set[events[offset].store] {
-                        // Not the log's record at fault: the saved state's index of the store.
-                        do {
-                            var resident = try load(store)
-                            loaded[store.record.id] = resident.changes
-                            resident.changes = InMemoryChanges()  // the changes' thread has them
-                            set.install(resident)
-                        } catch {
-                            throw Failure(error: .wrapping(error), sequence: nil, replayed: replayed)
+                // Each event read in place through the buffer, not copied out of the array.
+                try events.withUnsafeBufferPointer { (events) throws(Failure) in
+                    for offset in events.indices {
+                        if set.isEvicted(events[offset].store), !events[offset].event.isServerEvent, let store = set[events[offset].store] {
+                            // Not the log's record at fault: the saved state's index of the store.
+                            do {
+                                var resident = try load(store)
+                                loaded[store.record.id] = resident.changes
+                                resident.changes = InMemoryChanges()  // the changes' thread has them
+                                set.install(resident)
+                            } catch {
+                                throw Failure(error: .wrapping(error), sequence: nil, replayed: replayed)
+                            }
                         }
+                        do {
+                            touched.append(try StoreFold.apply(at: events.baseAddress! + offset, record: [], to: &set, foldingChanges: false))
+                        } catch {
+                            throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
+                        }
+                        replayed += 1
                     }
-                    do {
-                        touched.append(try StoreFold.apply(events[offset], record: [], to: &set, foldingChanges: false))
-                    } catch {
-                        throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
-                    }
-                    replayed += 1
                 }
                 if !loaded.isEmpty { _ = touchedChunks.send(.loaded(loaded)) }
                 _ = touchedChunks.send(.events(events, touched: touched))
@@ -198,11 +201,18 @@ enum LogReplay {
                 guard sequence <= last else { return false }
                 do {
                     try chain.check(record, sequence: sequence)
-                    let fields = try RecordCodec.decodeReplayFields(record, sequence: sequence)
-                    guard fields.logSequence == sequence else {
-                        throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(fields.logSequence)")
+                    // Read into its place in the chunk, not copied there.
+                    chunk.append(.empty)
+                    do {
+                        try RecordCodec.decodeReplayFields(record, sequence: sequence, into: &chunk[chunk.count - 1])
+                        let read = chunk[chunk.count - 1].logSequence
+                        guard read == sequence else {
+                            throw ChordStoreError(.dataLoss, "the record stored as event \(sequence) says it is event \(read)")
+                        }
+                    } catch {
+                        chunk.removeLast()  // the chunk sent below holds whole events only
+                        throw error
                     }
-                    chunk.append(fields)
                 } catch {
                     failed = true
                     if !chunk.isEmpty { _ = channel.send(.events(first: first, chunk)) }

@@ -53,56 +53,67 @@ enum StoreFold {
     /// their own (``LogReplay``).
     @discardableResult
     static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true) throws -> [UUID]? {
-        if event.event.isServerEvent, event.store != 0 || event.sequence != event.logSequence {
-            throw ChordStoreError(.dataLoss, "event \(event.logSequence) changes the stores but says it belongs to store id \(event.store)")
+        try withUnsafePointer(to: event) { try apply(at: $0, record: record, to: &space, foldingChanges: foldingChanges) }
+    }
+
+    /// ``apply(_:record:to:foldingChanges:)`` of the fields at `fields`, read in place: the
+    /// closure that folds them into their store captures the pointer, where capturing the
+    /// fields would copy them (a retain of each string and of the event's payload) for
+    /// every event folded. A replay passes its chunk's elements so.
+    @discardableResult
+    static func apply(
+        at fields: UnsafePointer<ReplayFields>, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true
+    ) throws -> [UUID]? {
+        if fields.pointee.event.isServerEvent, fields.pointee.store != 0 || fields.pointee.sequence != fields.pointee.logSequence {
+            throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) changes the stores but says it belongs to store id \(fields.pointee.store)")
         }
-        switch event.event {
+        switch fields.pointee.event {
         case .store(.created(let id, let name)):
             guard try space.store(named: name) == nil else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates store \(name), which exists")
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) creates store \(name), which exists")
             }
             let last = try space.lastStoreID()
             guard id > last, id <= StoreRecord.maxID else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates store \(name) with id \(id); the last id given was \(last)")
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) creates store \(name) with id \(id); the last id given was \(last)")
             }
-            try space.save(StoreRecord(id: id, name: name, created: event.timestamp, createdAt: event.logSequence))
+            try space.save(StoreRecord(id: id, name: name, created: fields.pointee.timestamp, createdAt: fields.pointee.logSequence))
         case .store(.deleted(let id, let name)):
             guard id != 0, let store = try space.store(named: name), store.id == id else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) deletes store \(name) (id \(id)), which is not live")
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) deletes store \(name) (id \(id)), which is not live")
             }
             try space.remove(store)
             try space.removeTokens(ofStore: id)
         case .token(.created(let grant)):
             guard try space.token(id: grant.id) == nil else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) creates token \(grant.id), which exists")
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) creates token \(grant.id), which exists")
             }
             if grant.role.isScoped {
                 guard let store = try space.store(id: grant.storeID), store.name == grant.storeName else {
                     throw ChordStoreError(
-                        .dataLoss, "event \(event.logSequence) scopes token \(grant.id) to store \(grant.storeName) (id \(grant.storeID)), which is not live")
+                        .dataLoss, "event \(fields.pointee.logSequence) scopes token \(grant.id) to store \(grant.storeName) (id \(grant.storeID)), which is not live")
                 }
             }
-            try space.saveToken(TokenRecord(grant: grant, created: event.timestamp, createdAt: event.logSequence, createdBy: event.tokenID))
+            try space.saveToken(TokenRecord(grant: grant, created: fields.pointee.timestamp, createdAt: fields.pointee.logSequence, createdBy: fields.pointee.tokenID))
         case .token(.revoked(let id)):
             guard try space.token(id: id) != nil else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) revokes token \(id), which is not live")
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) revokes token \(id), which is not live")
             }
             try space.removeToken(id: id)
         default:
-            guard var store = try space.store(id: event.store) else {
-                throw ChordStoreError(.dataLoss, "event \(event.logSequence) belongs to store id \(event.store), which is not live")
+            guard var store = try space.store(id: fields.pointee.store) else {
+                throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) belongs to store id \(fields.pointee.store), which is not live")
             }
-            guard event.sequence == store.head &+ 1 else {
+            guard fields.pointee.sequence == store.head &+ 1 else {
                 throw ChordStoreError(
-                    .dataLoss, "event \(event.logSequence) says it is event \(event.sequence) of store \(store.name), whose last is \(store.head)")
+                    .dataLoss, "event \(fields.pointee.logSequence) says it is event \(fields.pointee.sequence) of store \(store.name), whose last is \(store.head)")
             }
             let touched = try space.withStore(store) { state, changes, log in
-                try log.append(event.sequence, logSequence: event.logSequence, record, commandID: event.commandID)
-                let touched = try Fold.apply(event.event, sequence: event.sequence, to: &state)
-                if foldingChanges { try ChangeFold.apply(event.change, chordsets: touched, to: &changes) }
+                try log.append(fields.pointee.sequence, logSequence: fields.pointee.logSequence, record, commandID: fields.pointee.commandID)
+                let touched = try Fold.apply(fields.pointee.event, sequence: fields.pointee.sequence, to: &state)
+                if foldingChanges { try ChangeFold.apply(fields.pointee.change, chordsets: touched, to: &changes) }
                 return touched
             }
-            store.advance(to: event.sequence, at: event.timestamp, logSequence: event.logSequence)
+            store.advance(to: fields.pointee.sequence, at: fields.pointee.timestamp, logSequence: fields.pointee.logSequence)
             try space.save(store)
             return touched
         }

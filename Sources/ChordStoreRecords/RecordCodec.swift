@@ -174,8 +174,16 @@ public enum RecordCodec {
     /// Decodes what a replay folds of a record (the checksum chain, checked separately,
     /// already ties the record to its place in the log).
     package static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64) throws(ChordStoreError) -> ReplayFields {
+        var fields = ReplayFields.empty
+        try decodeReplayFields(record, sequence: sequence, into: &fields)
+        return fields
+    }
+
+    /// ``decodeReplayFields(_:sequence:)`` into `fields` (see
+    /// ``WireCodec/readReplayFields(_:into:)``).
+    package static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64, into fields: inout ReplayFields) throws(ChordStoreError) {
         do {
-            return try WireCodec.readReplayFields(record)
+            try WireCodec.readReplayFields(record, into: &fields)
         } catch {
             throw ChordStoreError(.dataLoss, "event \(sequence) is damaged: \(error.message)", cause: error)
         }

@@ -273,28 +273,45 @@ package enum WireCodec {
     /// What a replay needs of a log record: the event, the session and undo mark (for the
     /// undo stacks) and the command id, skipping the envelope's other fields.
     package static func readReplayFields(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ReplayFields {
+        var fields = ReplayFields.empty
+        try readReplayFields(raw, into: &fields)
+        return fields
+    }
+
+    /// ``readReplayFields(_:)`` into `fields`, every field of it set (an array's element
+    /// is filled in place, not copied in: a replay reads a million).
+    package static func readReplayFields(_ raw: UnsafeRawBufferPointer, into fields: inout ReplayFields) throws(ChordStoreError) {
         var r = ProtoReader(raw)
         var event: Event?
-        var fields = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
-        var logSequence: UInt64?
+        var sequence: UInt64 = 0, logSequence: UInt64?, store: UInt32 = 0
+        var timestamp = Instant(microsecondsSince1970: 0)
+        var session = "", commandID = "", tokenID = ""
+        var mark: ChangeMark?
         while let (field, wire) = try r.next() {
             switch field {
-            case 1: try r.expect(wire, 0, field: 1); fields.sequence = try r.varint()
-            case 3: try r.expect(wire, 2, field: 3); fields.timestamp = try readInstant(try r.lengthDelimited())
-            case 17: try r.expect(wire, 0, field: 17); fields.store = try readStoreID(try r.varint())
+            case 1: try r.expect(wire, 0, field: 1); sequence = try r.varint()
+            case 3: try r.expect(wire, 2, field: 3); timestamp = try readInstant(try r.lengthDelimited())
+            case 17: try r.expect(wire, 0, field: 17); store = try readStoreID(try r.varint())
             case 18: try r.expect(wire, 0, field: 18); logSequence = try r.varint()
-            case 4: try r.expect(wire, 2, field: 4); fields.session = try r.string()
-            case 5: try r.expect(wire, 2, field: 5); fields.commandID = try r.string()
-            case 23: try r.expect(wire, 2, field: 23); fields.tokenID = try readTokenID(try r.string())
+            case 4: try r.expect(wire, 2, field: 4); session = try r.string()
+            case 5: try r.expect(wire, 2, field: 5); commandID = try r.string()
+            case 23: try r.expect(wire, 2, field: 23); tokenID = try readTokenID(try r.string())
             case 6...13, 16, 19...22: try r.expect(wire, 2, field: field); event = try readEvent(field, try r.lengthDelimited())
-            case 14: try r.expect(wire, 2, field: 14); fields.mark = try readMark(try r.lengthDelimited())
+            case 14: try r.expect(wire, 2, field: 14); mark = try readMark(try r.lengthDelimited())
             default: try r.skip(wire)
             }
         }
         guard let event else { throw ChordStoreError(.dataLoss, "a record has no event of a known kind") }
+        // Each field moved in from its local: no copy of the whole.
         fields.event = event
-        fields.logSequence = logSequence ?? fields.sequence
-        return fields
+        fields.session = session
+        fields.commandID = commandID
+        fields.mark = mark
+        fields.store = store
+        fields.sequence = sequence
+        fields.logSequence = logSequence ?? sequence
+        fields.timestamp = timestamp
+        fields.tokenID = tokenID
     }
 
     /// A record's place: its sequence in its store, its store and its log position (fields
@@ -509,6 +526,9 @@ package struct ReplayFields: Sendable {
     package var timestamp = Instant(microsecondsSince1970: 0)
     /// The token whose call made the event (empty: none).
     package var tokenID = ""
+
+    /// No event's fields: what ``WireCodec/readReplayFields(_:into:)`` fills.
+    package static let empty = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
 
     package init(
         event: Event, session: String, commandID: String, mark: ChangeMark?, store: UInt32 = 0, sequence: UInt64 = 0,

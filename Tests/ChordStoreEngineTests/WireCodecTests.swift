@@ -65,6 +65,38 @@ struct WireCodecTests {
         }
     }
 
+    @Test("a replay's fields read into an element in place are the fields read afresh: nothing of the element's last record stays")
+    func replayFieldsReadInPlace() throws {
+        var g = SplitMix64(seed: 17)
+        var fields = ReplayFields.empty
+        for round in 0..<2_000 {
+            var recorded = Self.randomEvent(&g)
+            // Every other record has every optional field set, the next none of them: a field
+            // the in-place read forgot would keep the last record's value.
+            if round % 2 == 0 {
+                recorded.mark = g.next() % 2 == 0 ? .undoes(g.next() >> 1) : .redoes(g.next() >> 1)
+                recorded.store = UInt32(g.next() % 1_000 + 1)
+                recorded.logSequence = recorded.sequence + g.next() % 1_000 + 1
+                recorded.tokenID = "token-\(g.next() % 1_000)"
+                recorded.session = "ipad-\(g.next() % 100)"
+            }
+            let (bytes, _) = RecordCodec.encode(recorded, previousChecksum: 7)
+            try bytes.withUnsafeBytes { raw in
+                try RecordCodec.decodeReplayFields(raw, sequence: recorded.logSequence, into: &fields)
+            }
+            let fresh = try bytes.withUnsafeBytes { try WireCodec.readReplayFields($0) }
+            // As a recorded event with the fields the replay does not read (epoch, checksum) taken over.
+            func recordedEvent(_ fields: ReplayFields) -> RecordedEvent {
+                RecordedEvent(
+                    sequence: fields.sequence, epoch: recorded.epoch, timestamp: fields.timestamp, session: fields.session,
+                    commandID: fields.commandID, event: fields.event, checksum: recorded.checksum, mark: fields.mark, store: fields.store,
+                    logSequence: fields.logSequence, tokenID: fields.tokenID)
+            }
+            #expect(recordedEvent(fields) == recorded, "round \(round)")
+            #expect(recordedEvent(fresh) == recorded, "round \(round)")
+        }
+    }
+
     @Test("view records round-trip a chordset without its index")
     func chordsetRecord() throws {
         var g = SplitMix64(seed: 5)

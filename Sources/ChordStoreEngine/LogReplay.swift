@@ -104,9 +104,9 @@ enum LogReplay {
                 touched.reserveCapacity(events.count)
                 var loaded: [UInt32: InMemoryChanges] = [:]
                 // Each event read in place through the buffer, not copied out of the array.
-                try events.withUnsafeBufferPointer { (events) throws(Failure) in
-                    for offset in events.indices {
-                        if set.isEvicted(events[offset].store), !events[offset].event.isServerEvent, let store = set[events[offset].store] {
+                try events.withUnsafeBufferPointer { (buffer) throws(Failure) in
+                    for offset in buffer.indices {
+                        if set.isEvicted(buffer[offset].store), !buffer[offset].event.isServerEvent, let store = set[buffer[offset].store] {
                             // Not the log's record at fault: the saved state's index of the store.
                             do {
                                 var resident = try load(store)
@@ -118,7 +118,7 @@ enum LogReplay {
                             }
                         }
                         do {
-                            touched.append(try StoreFold.apply(at: events.baseAddress! + offset, record: [], to: &set, foldingChanges: false))
+                            touched.append(try StoreFold.apply(fieldsAt: buffer.baseAddress! + offset, record: [], to: &set, foldingChanges: false))
                         } catch {
                             throw Failure(error: .wrapping(error), sequence: first + UInt64(offset), replayed: replayed)
                         }

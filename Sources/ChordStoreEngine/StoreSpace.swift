@@ -53,16 +53,17 @@ enum StoreFold {
     /// their own (``LogReplay``).
     @discardableResult
     static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true) throws -> [UUID]? {
-        try withUnsafePointer(to: event) { try apply(at: $0, record: record, to: &space, foldingChanges: foldingChanges) }
+        try withUnsafePointer(to: event) { try apply(fieldsAt: $0, record: record, to: &space, foldingChanges: foldingChanges) }
     }
 
     /// ``apply(_:record:to:foldingChanges:)`` of the fields at `fields`, read in place: the
     /// closure that folds them into their store captures the pointer, where capturing the
     /// fields would copy them (a retain of each string and of the event's payload) for
-    /// every event folded. A replay passes its chunk's elements so.
+    /// every event folded. A replay passes its chunk's elements so. `fields` must stay
+    /// valid for the call, and must not point into `space`.
     @discardableResult
     static func apply(
-        at fields: UnsafePointer<ReplayFields>, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true
+        fieldsAt fields: UnsafePointer<ReplayFields>, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true
     ) throws -> [UUID]? {
         if fields.pointee.event.isServerEvent, fields.pointee.store != 0 || fields.pointee.sequence != fields.pointee.logSequence {
             throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) changes the stores but says it belongs to store id \(fields.pointee.store)")

@@ -179,7 +179,7 @@ public enum RecordCodec {
         return fields
     }
 
-    /// ``decodeReplayFields(_:sequence:)`` into `fields` (see
+    /// ``decodeReplayFields(_:sequence:)`` into `fields`, each of its fields set (see
     /// ``WireCodec/readReplayFields(_:into:)``).
     package static func decodeReplayFields(_ record: UnsafeRawBufferPointer, sequence: UInt64, into fields: inout ReplayFields) throws(ChordStoreError) {
         do {

@@ -270,16 +270,11 @@ package enum WireCodec {
         return Chordset(id: id, title: title, creationDate: created, index: index, chords: chords)
     }
 
-    /// What a replay needs of a log record: the event, the session and undo mark (for the
-    /// undo stacks) and the command id, skipping the envelope's other fields.
-    package static func readReplayFields(_ raw: UnsafeRawBufferPointer) throws(ChordStoreError) -> ReplayFields {
-        var fields = ReplayFields.empty
-        try readReplayFields(raw, into: &fields)
-        return fields
-    }
-
-    /// ``readReplayFields(_:)`` into `fields`, every field of it set (an array's element
-    /// is filled in place, not copied in: a replay reads a million).
+    /// What a replay needs of a log record, read into `fields`: the event, the session and
+    /// undo mark (for the undo stacks), the command id, the places, the time and the
+    /// token, skipping the envelope's other fields. Every field of `fields` is set (an
+    /// array's element is filled in place, not copied in: a replay reads a million); on a
+    /// throw, none is.
     package static func readReplayFields(_ raw: UnsafeRawBufferPointer, into fields: inout ReplayFields) throws(ChordStoreError) {
         var r = ProtoReader(raw)
         var event: Event?
@@ -527,7 +522,7 @@ package struct ReplayFields: Sendable {
     /// The token whose call made the event (empty: none).
     package var tokenID = ""
 
-    /// No event's fields: what ``WireCodec/readReplayFields(_:into:)`` fills.
+    /// No event's fields: what ``WireCodec/readReplayFields(_:into:)`` fills in.
     package static let empty = ReplayFields(event: .allDeleted(count: 0), session: "", commandID: "", mark: nil)
 
     package init(

@@ -52,6 +52,34 @@ struct DamagedLogTests {
         #expect(try store.verify().sequence == 17)
     }
 
+    @Test("a record whose checksum holds but which holds no event: a rebuild stops there with DATA_LOSS naming it, nothing of it folded")
+    func recordWithoutEvent() async throws {
+        let directory = try await makeStore()
+        do {
+            // Event 20 replaced by a record of its sequence and log position only, its checksum
+            // chained to event 19's: the chain holds up to it, and the replay's decoding refuses it.
+            let env = try Environment(directory: directory)
+            let log = try env.openDatabase("log")
+            func key(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
+            try env.withWriteTransaction { txn in
+                let previous = try #require(try txn.get(log, key: key(19))).withUnsafeBytes { try RecordCodec.decode($0, sequence: 19) }
+                var record: [UInt8] = [0x08, 20, 0x90, 0x01, 20]  // field 1 (sequence) 20, field 18 (log sequence) 20
+                let checksum = XXHash64.hash(record, seed: previous.checksum)
+                record.append(RecordCodec.checksumTag)
+                withUnsafeBytes(of: checksum.littleEndian) { record.append(contentsOf: $0) }
+                try txn.put(log, key: key(20), value: record)
+            }
+            env.close()
+        }
+        let store = try ChordStore.open(at: directory)
+        defer { store.close() }
+        let error = await #expect(throws: ChordStoreError.self) { try await store.rebuild() }
+        #expect(error?.code == .dataLoss)
+        // The decoder's refusal: nothing of the record that failed to decode reached the fold
+        // (an empty event would fail there first, as event 0).
+        #expect(error?.message.contains("event 20 is damaged: a record has no event") == true, "\(String(describing: error))")
+    }
+
     @Test("an epoch above the largest is refused, and one persisted by an older version is clamped, not a crash")
     func impossibleEpoch() async throws {
         let directory = temporaryDirectory()

@@ -60,14 +60,13 @@ struct DamagedLogTests {
             // chained to event 19's: the chain holds up to it, and the replay's decoding refuses it.
             let env = try Environment(directory: directory)
             let log = try env.openDatabase("log")
-            func key(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
             try env.withWriteTransaction { txn in
-                let previous = try #require(try txn.get(log, key: key(19))).withUnsafeBytes { try RecordCodec.decode($0, sequence: 19) }
+                let previous = try #require(try txn.get(log, key: StoreKeys.sequence(19))).withUnsafeBytes { try RecordCodec.decode($0, sequence: 19) }
                 var record: [UInt8] = [0x08, 20, 0x90, 0x01, 20]  // field 1 (sequence) 20, field 18 (log sequence) 20
                 let checksum = XXHash64.hash(record, seed: previous.checksum)
                 record.append(RecordCodec.checksumTag)
                 withUnsafeBytes(of: checksum.littleEndian) { record.append(contentsOf: $0) }
-                try txn.put(log, key: key(20), value: record)
+                try txn.put(log, key: StoreKeys.sequence(20), value: record)
             }
             env.close()
         }

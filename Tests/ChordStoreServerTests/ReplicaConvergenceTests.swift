@@ -52,10 +52,12 @@ struct ReplicaConvergenceTests {
             var options = ChordStore.Options()
             options.unsafeNoSync = true  // restarts here are clean shutdowns; crashes are the kill test's
             // The clients live in this process, on the pool a full suite keeps busy: one
-            // starved for 10 s between its connect and its first frame was sent away. The
-            // handshake's bound is ServerLimitTests', not this test's.
+            // starved for 10 s between its connect and its first frame was sent away, and
+            // one whose first call came 10 s after its connect too (unauthenticated). Those
+            // bounds are ServerLimitTests' and HoardingTests', not this test's.
             var limits = WireLimits()
             limits.handshakeTimeout = .seconds(120)
+            limits.unauthenticatedTimeout = .seconds(120)
             server = try await TestServer.start(
                 store: try ChordStore.open(at: directory, options: options), limits: limits, security: SecurityTests.secured)
         }

@@ -83,11 +83,21 @@ public enum Event: Sendable, Hashable {
         }
     }
 
-    /// The revisions this event advances (see ``RevisionKey``).
-    public var revisionKeys: [RevisionKey] {
-        if isCollectionWide { return [.collection, .bulk] }
-        if let id = chordsetID { return [.chordset(id), .collection] }
-        return [.controls]
+    /// Calls `body` with each revision this event advances (see ``RevisionKey``), in turn:
+    /// a chordset's event its chordset's and the collection's, a delete-all or its undo the
+    /// collection's and delete-all's, any other the controls chord's. No array is made (a
+    /// replay folds the changes of a million events: an array each was a `malloc` and a
+    /// `free`).
+    public func forEachRevisionKey<Failure: Error>(_ body: (RevisionKey) throws(Failure) -> Void) throws(Failure) {
+        if isCollectionWide {
+            try body(.collection)
+            try body(.bulk)
+        } else if let id = chordsetID {
+            try body(.chordset(id))
+            try body(.collection)
+        } else {
+            try body(.controls)
+        }
     }
 
     /// The revisions that, if another session advanced them after this event, make

@@ -10,28 +10,44 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// The revision of every key that ever changed (built at each call: for loading and
     /// comparing, not for the fold).
     public var revisions: [RevisionKey: Revision] {
-        var all = Dictionary(uniqueKeysWithValues: chordsetRevisionTable.lazy.map { (RevisionKey.chordset($0.key.id), $0.value) })
+        var all = Dictionary(uniqueKeysWithValues: chordsetTable.lazy.compactMap { entry in
+            entry.value.revision.map { (RevisionKey.chordset(entry.key.id), $0) }
+        })
         all[.controls] = controlsRevision
         all[.collection] = collectionRevision
         all[.bulk] = bulkRevision
         return all
     }
-    /// The revisions of chordsets; the three other keys, one of which nearly every event
+    /// A chordset's revision and history, kept in one entry: an event of a chordset
+    /// changes both, and its second look-up finds the entry in the cache (two tables took
+    /// two look-ups, each a likely cache miss: a fifth of the samples of a replay's
+    /// changes thread).
+    package struct ChordsetChanges: Sendable, Hashable {
+        /// The chordset's revision (`nil`: none was set or advanced).
+        package var revision: Revision?
+        /// The chordset's events, in order.
+        package var history: [UInt64] = []
+    }
+
+    /// Each chordset's revision and history. Every entry has a revision or a non-empty
+    /// history (nothing stores a `nil` revision, and an empty history is never added):
+    /// equality and hashing, which compare this table, then agree with ``revisions`` and
+    /// ``chordsetHistory``. The three other revision keys, one of which nearly every event
     /// advances, are fields of their own (no hashing).
-    package private(set) var chordsetRevisionTable: [IDKey: Revision] = [:]
-    /// ``chordsetRevisionTable`` by id (built at each call).
+    package private(set) var chordsetTable: [IDKey: ChordsetChanges] = [:]
+    /// The chordsets' revisions by id (built at each call).
     public var chordsetRevisions: [UUID: Revision] {
-        Dictionary(uniqueKeysWithValues: chordsetRevisionTable.lazy.map { ($0.key.id, $0.value) })
+        Dictionary(uniqueKeysWithValues: chordsetTable.lazy.compactMap { entry in entry.value.revision.map { (entry.key.id, $0) } })
     }
     private var controlsRevision: Revision?
     private var collectionRevision: Revision?
     private var bulkRevision: Revision?
-    /// The events of each chordset, in order.
-    package private(set) var chordsetHistoryTable: [IDKey: [UInt64]] = [:]
-    /// ``chordsetHistoryTable`` by id (built at each call).
+    /// The events of each chordset that has any, in order, by id (built at each call).
     public var chordsetHistory: [UUID: [UInt64]] {
-        Dictionary(uniqueKeysWithValues: chordsetHistoryTable.lazy.map { ($0.key.id, $0.value) })
+        Dictionary(uniqueKeysWithValues: chordsetTable.lazy.filter { !$0.value.history.isEmpty }.map { ($0.key.id, $0.value.history) })
     }
+    /// How many chordsets have a revision.
+    package var chordsetRevisionCount: Int { chordsetTable.values.count { $0.revision != nil } }
     /// The events of each session, in order.
     public private(set) var sessionHistory: [String: [UInt64]] = [:]
 
@@ -46,7 +62,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
         self.undo = undo
         self.redo = redo
         for (key, revision) in revisions { setRevision(key, revision) }
-        chordsetHistoryTable = Dictionary(uniqueKeysWithValues: chordsetHistory.lazy.map { (IDKey($0.key), $0.value) })
+        for (id, history) in chordsetHistory where !history.isEmpty { chordsetTable[IDKey(id), default: ChordsetChanges()].history = history }
         self.sessionHistory = sessionHistory
     }
 
@@ -63,8 +79,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     /// Makes room for the revisions and histories of `chordsets` chordsets, so that a
     /// replay of a long log does not spend its time regrowing hash tables.
     public mutating func reserveCapacity(chordsets: Int) {
-        chordsetRevisionTable.reserveCapacity(chordsets)
-        chordsetHistoryTable.reserveCapacity(chordsets)
+        chordsetTable.reserveCapacity(chordsets)
     }
 
     public func undoTop(_ session: String) -> UInt64? { undo[session]?.last }
@@ -72,7 +87,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     public func redoDepth(_ session: String, atMost limit: Int) -> Int { min(redo[session]?.count ?? 0, limit) }
     public func revision(_ key: RevisionKey) -> Revision? {
         switch key {
-        case .chordset(let id): chordsetRevisionTable[IDKey(id)]
+        case .chordset(let id): chordsetTable[IDKey(id)]?.revision
         case .controls: controlsRevision
         case .collection: collectionRevision
         case .bulk: bulkRevision
@@ -88,7 +103,7 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func setRevision(_ key: RevisionKey, _ revision: Revision) {
         switch key {
-        case .chordset(let id): chordsetRevisionTable[IDKey(id)] = revision
+        case .chordset(let id): chordsetTable[IDKey(id), default: ChordsetChanges()].revision = revision
         case .controls: controlsRevision = revision
         case .collection: collectionRevision = revision
         case .bulk: bulkRevision = revision
@@ -96,21 +111,28 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
     }
     public mutating func advanceRevision(_ key: RevisionKey, to sequence: UInt64, by session: String) {
         switch key {
-        case .chordset(let id): Self.advance(&chordsetRevisionTable[IDKey(id)], to: sequence, by: session)  // one lookup, found or not
+        case .chordset(let id): Self.advance(&chordsetTable[IDKey(id), default: ChordsetChanges()].revision, to: sequence, by: session)  // one lookup, found or not
         case .controls: Self.advance(&controlsRevision, to: sequence, by: session)
         case .collection: Self.advance(&collectionRevision, to: sequence, by: session)
         case .bulk: Self.advance(&bulkRevision, to: sequence, by: session)
         }
     }
-    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) { chordsetHistoryTable[IDKey(chordset), default: []].append(sequence) }
+    public mutating func noteHistory(chordset: UUID, _ sequence: UInt64) {
+        chordsetTable[IDKey(chordset), default: ChordsetChanges()].history.append(sequence)
+    }
     /// Appends `sequences` to the chordset's history (a saved state's load, which reads a
     /// long history in parts); the first part is kept as it is, not copied.
     package mutating func noteHistory(chordset: UUID, contentsOf sequences: [UInt64]) {
+        guard !sequences.isEmpty else { return }
         let key = IDKey(chordset)
-        if let index = chordsetHistoryTable.index(forKey: key) {
-            chordsetHistoryTable.values[index].append(contentsOf: sequences)
+        if let index = chordsetTable.index(forKey: key) {
+            if chordsetTable.values[index].history.isEmpty {
+                chordsetTable.values[index].history = sequences
+            } else {
+                chordsetTable.values[index].history.append(contentsOf: sequences)
+            }
         } else {
-            chordsetHistoryTable[key] = sequences
+            chordsetTable[key] = ChordsetChanges(history: sequences)
         }
     }
     public mutating func noteHistory(session: String, _ sequence: UInt64) { sessionHistory[session, default: []].append(sequence) }
@@ -129,8 +151,13 @@ public struct InMemoryChanges: ChangeWriting, Sendable, Hashable {
 extension InMemoryChanges {
     /// ``ChangeFold/apply(_:chordsets:to:)`` for plain values, which cannot fail.
     public mutating func apply(_ change: Change, chordsets: [UUID]) {
+        apply(change, touched: .listed(chordsets))
+    }
+
+    /// ``ChangeFold/apply(_:touched:to:)`` for plain values, which cannot fail.
+    public mutating func apply(_ change: Change, touched: TouchedChordsets) {
         do {
-            try ChangeFold.apply(change, chordsets: chordsets, to: &self)
+            try ChangeFold.apply(change, touched: touched, to: &self)
         } catch {
             preconditionFailure("InMemoryChanges does not throw: \(error)")
         }
@@ -147,7 +174,8 @@ extension InMemoryChanges {
             let key = Set(mine.keys).union(theirs.keys).first { mine[$0] != theirs[$0] }
             return "revision of \(key.map { "\($0)" } ?? "?"): \(key.flatMap { mine[$0] }.map { "\($0)" } ?? "none") vs \(key.flatMap { theirs[$0] }.map { "\($0)" } ?? "none")"
         }
-        if chordsetHistoryTable != other.chordsetHistoryTable { return "chordset histories: \(Self.differing(chordsetHistory, other.chordsetHistory))" }
+        let (histories, others) = (chordsetHistory, other.chordsetHistory)
+        if histories != others { return "chordset histories: \(Self.differing(histories, others))" }
         if sessionHistory != other.sessionHistory { return "session histories: \(Self.differing(sessionHistory, other.sessionHistory))" }
         return nil
     }

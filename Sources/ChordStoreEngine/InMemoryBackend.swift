@@ -208,7 +208,7 @@ struct InMemoryStoreSnapshot<Records: RecordLookup>: StoreSnapshot {
         try store.log.event(at: sequence, of: store.record.id, records: records)?.change
     }
     func history(chordset: UUID, after: UInt64, limit: Int) -> [UInt64] {
-        Array((changes.chordsetHistoryTable[IDKey(chordset)] ?? []).lazy.filter { $0 > after }.prefix(limit))
+        Array((changes.chordsetTable[IDKey(chordset)]?.history ?? []).lazy.filter { $0 > after }.prefix(limit))
     }
     func history(session: String, after: UInt64, limit: Int) -> [UInt64] {
         Array((changes.sessionHistory[session] ?? []).lazy.filter { $0 > after }.prefix(limit))

@@ -202,8 +202,8 @@ enum LiveStateFile {
             frame.string(revision.lastSession)
             try writer.frame(.revision, &frame)
         }
-        for (key, sequences) in changes.chordsetHistoryTable.sorted(by: { ($0.key.high, $0.key.low) < ($1.key.high, $1.key.low) }) {
-            try writeChunked(sequences, .chordsetHistory, into: &writer) { $0.id(key.id) }
+        for (key, entry) in changes.chordsetTable.sorted(by: { ($0.key.high, $0.key.low) < ($1.key.high, $1.key.low) }) where !entry.history.isEmpty {
+            try writeChunked(entry.history, .chordsetHistory, into: &writer) { $0.id(key.id) }
         }
     }
 

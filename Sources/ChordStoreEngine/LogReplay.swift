@@ -33,7 +33,7 @@ enum LogReplay {
     /// chordsets its fold touched (`nil`: an event of the stores or tokens). A chunk the
     /// states failed in is not sent: the replay ends there.
     private enum TouchedChunk: Sendable {
-        case events([ReplayFields], touched: [[UUID]?])
+        case events([ReplayFields], touched: [TouchedChordsets?])
         /// Stores evicted in the set the replay went on from, folded from the log before
         /// the next chunk's events: their changes (``StoreSet/Store/resident(records:)``).
         case loaded([UInt32: InMemoryChanges])
@@ -100,7 +100,7 @@ enum LogReplay {
         while true {
             switch channel.receive() {
             case .events(let first, let events):
-                var touched: [[UUID]?] = []
+                var touched: [TouchedChordsets?] = []
                 touched.reserveCapacity(events.count)
                 var loaded: [UInt32: InMemoryChanges] = [:]
                 // Each event read in place through the buffer, not copied out of the array.
@@ -160,7 +160,7 @@ enum LogReplay {
     ) -> [UInt32: InMemoryChanges] {
         var changes: [UInt32: InMemoryChanges] = initial ?? [0: StoreSet.newChanges(reserving: capacities[0])]
         while true {
-            let events: [ReplayFields], touched: [[UUID]?]
+            let events: [ReplayFields], touched: [TouchedChordsets?]
             switch chunks.receive() {
             case .events(let chunk, let folded): (events, touched) = (chunk, folded)
             case .loaded(let loaded):
@@ -171,20 +171,24 @@ enum LogReplay {
                 continue
             case .end: return changes
             }
-            for offset in touched.indices {
-                let event = events[offset]
-                guard let chordsets = touched[offset] else {
-                    switch event.event {
-                    case .store(.created(let id, _)): changes[id] = StoreSet.newChanges(reserving: capacities[id])
-                    case .store(.deleted(let id, _)): changes[id] = nil
-                    default: break
+            // Each event read in place through the buffer, not copied out of the array (which
+            // the states' thread sends with one report per event).
+            precondition(touched.count == events.count, "a chunk of \(events.count) events with \(touched.count) reports")
+            events.withUnsafeBufferPointer { events in
+                for offset in touched.indices {
+                    guard let chordsets = touched[offset] else {
+                        switch events[offset].event {
+                        case .store(.created(let id, _)): changes[id] = StoreSet.newChanges(reserving: capacities[id])
+                        case .store(.deleted(let id, _)): changes[id] = nil
+                        default: break
+                        }
+                        continue
                     }
-                    continue
+                    guard let index = changes.index(forKey: events[offset].store) else {
+                        preconditionFailure("the replay's states took event \(events[offset].logSequence) of store id \(events[offset].store), which has no changes")
+                    }
+                    changes.values[index].apply(events[offset].change, touched: chordsets)
                 }
-                guard let index = changes.index(forKey: event.store) else {
-                    preconditionFailure("the replay's states took event \(event.logSequence) of store id \(event.store), which has no changes")
-                }
-                changes.values[index].apply(event.change, chordsets: chordsets)
             }
         }
     }

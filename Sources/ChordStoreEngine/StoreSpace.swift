@@ -47,12 +47,12 @@ protocol StoreSpace {
 /// storage failure.
 enum StoreFold {
     /// Applies `event`; returns the chordsets a store's event touched (as ``Fold``
-    /// returns them), `nil` for an event of the stores or the tokens. With
+    /// reports them), `nil` for an event of the stores or the tokens. With
     /// `foldingChanges` false, the store's changes (``ChangeFold``: undo stacks,
     /// revisions, histories) are left to the caller: a replay folds them on a thread of
     /// their own (``LogReplay``).
     @discardableResult
-    static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true) throws -> [UUID]? {
+    static func apply(_ event: ReplayFields, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true) throws -> TouchedChordsets? {
         try withUnsafePointer(to: event) { try apply(fieldsAt: $0, record: record, to: &space, foldingChanges: foldingChanges) }
     }
 
@@ -64,7 +64,7 @@ enum StoreFold {
     @discardableResult
     static func apply(
         fieldsAt fields: UnsafePointer<ReplayFields>, record: [UInt8], to space: inout some StoreSpace, foldingChanges: Bool = true
-    ) throws -> [UUID]? {
+    ) throws -> TouchedChordsets? {
         if fields.pointee.event.isServerEvent, fields.pointee.store != 0 || fields.pointee.sequence != fields.pointee.logSequence {
             throw ChordStoreError(.dataLoss, "event \(fields.pointee.logSequence) changes the stores but says it belongs to store id \(fields.pointee.store)")
         }
@@ -110,8 +110,8 @@ enum StoreFold {
             }
             let touched = try space.withStore(store) { state, changes, log in
                 try log.append(fields.pointee.sequence, logSequence: fields.pointee.logSequence, record, commandID: fields.pointee.commandID)
-                let touched = try Fold.apply(fields.pointee.event, sequence: fields.pointee.sequence, to: &state)
-                if foldingChanges { try ChangeFold.apply(fields.pointee.change, chordsets: touched, to: &changes) }
+                let touched = try Fold.applyReporting(fields.pointee.event, sequence: fields.pointee.sequence, to: &state)
+                if foldingChanges { try ChangeFold.apply(fields.pointee.change, touched: touched, to: &changes) }
                 return touched
             }
             store.advance(to: fields.pointee.sequence, at: fields.pointee.timestamp, logSequence: fields.pointee.logSequence)

@@ -11,6 +11,9 @@ struct ViewLoader {
     let txn: ScopedTransaction
     let dbs: StoreDatabases
 
+    /// A store's chordsets' revisions and histories (``InMemoryChanges/chordsetTable``).
+    typealias ChordsetTable = [IDKey: InMemoryChanges.ChordsetChanges]
+
     /// Loads every store of `replay` into empty views: each store's views in id order (so
     /// that `MDB_APPEND` holds across stores), the registry, the last id given and the
     /// live tokens.
@@ -49,13 +52,13 @@ struct ViewLoader {
                 stride(from: 0, to: group.count, by: max(1, buried / 64)).map { group[$0] }
             })
             let events = log.logSequences.count
-            let histories = changes.chordsetHistoryTable.values.reduce(0) { $0 + $1.count }
+            let histories = changes.chordsetTable.values.reduce(0) { $0 + $1.history.count }
             let sessions = Set(changes.sessionHistory.keys).union(changes.undo.keys).union(changes.redo.keys)
             total += events * (8 + 8 + node) + events * (8 + 24 + node)  // the store's log index, the sessions' links
             total += count * (16 + live.record + node) + count * (live.titleKey + node)  // chordsets, titles
             total += count * ((16 + 4 + node) * 2 + 24 + node)  // positions, order, created
             total += state.indexedChordCount * (16 + 17 + node)  // the chord index (ids not derived, the controls chord)
-            total += (changes.chordsetRevisionTable.count + 3) * (17 + 16 + 16 + node)
+            total += (changes.chordsetRevisionCount + 3) * (17 + 16 + 16 + node)
             total += histories * (24 + node)
             total += sessions.reduce(0) { $0 + 1 + $1.utf8.count + 40 + node }
             total += log.commandCount * (40 + 8 + node)
@@ -224,15 +227,17 @@ struct ViewLoader {
                 }
             }
         }
-        try loadRevisions(changes)
+        // The chordsets sorted once, for their revisions and their histories.
+        let chordsets = changes.chordsetTable
+        let byID = Self.byID(chordsets)
+        try loadRevisions(changes, chordsets: chordsets, inOrder: byID)
         // Each chordset's sequences are already ascending: sort the chordsets only, by a
         // key computed once each, and without looking each up again.
-        let histories = changes.chordsetHistoryTable
         var key = [UInt8](repeating: 0, count: 24)
         try append(to: dbs.chordsetHistory) { put in
-            for index in Self.byID(histories) {
-                withUnsafeBytes(of: histories.keys[index].id.uuid) { key.replaceSubrange(0..<16, with: $0) }
-                for sequence in histories.values[index] {
+            for index in byID {
+                withUnsafeBytes(of: chordsets.keys[index].id.uuid) { key.replaceSubrange(0..<16, with: $0) }
+                for sequence in chordsets.values[index].history {
                     withUnsafeBytes(of: sequence.bigEndian) { key.replaceSubrange(16..<24, with: $0) }
                     try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
                 }
@@ -241,15 +246,16 @@ struct ViewLoader {
     }
 
 
-    /// The revisions: the chordsets' (keys 0 + id) sorted by their id as two integers and
-    /// written from one buffer each for key and value (a million adds make a million), then
-    /// the controls chord's, the collection's and delete-all's (keys 1, 2, 3).
-    private func loadRevisions(_ changes: InMemoryChanges) throws {
-        let chordsets = changes.chordsetRevisionTable
+    /// The revisions: the chordsets' (keys 0 + id) from `chordsets` (``InMemoryChanges/chordsetTable``)
+    /// in the order of their ids (`order`: ``byID(_:)`` of it), written from one buffer
+    /// each for key and value (a million adds make a million), then the controls chord's,
+    /// the collection's and delete-all's (keys 1, 2, 3).
+    private func loadRevisions(_ changes: InMemoryChanges, chordsets: ChordsetTable, inOrder order: [ChordsetTable.Index]) throws {
         try append(to: dbs.revisions) { put in
-            for index in Self.byID(chordsets) {
+            for index in order {
+                guard let revision = chordsets.values[index].revision else { continue }
                 try KeyBytes.revision(.chordset(chordsets.keys[index].id)).withViewBytes { key in
-                    try StoreKeys.withRevision(chordsets.values[index]) { try put(key, $0) }
+                    try StoreKeys.withRevision(revision) { try put(key, $0) }
                 }
             }
             for shared in [RevisionKey.controls, .collection, .bulk] {

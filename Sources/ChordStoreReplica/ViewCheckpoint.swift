@@ -132,10 +132,10 @@ enum ViewCheckpoint {
                 inner.uint(5, revision.lastByOther)
             }
         }
-        for (key, sequences) in changes.chordsetHistoryTable {
+        for (key, entry) in changes.chordsetTable where !entry.history.isEmpty {
             w.message(10) { inner in
                 WireCodec.write(&inner, id: 1, key.id)
-                packed(&inner, 2, sequences)
+                packed(&inner, 2, entry.history)
             }
         }
         for (owner, sequences) in changes.sessionHistory.sorted(by: { $0.key < $1.key }) {

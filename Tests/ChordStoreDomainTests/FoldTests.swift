@@ -18,6 +18,23 @@ struct FoldTests {
         try Invariants.check(state)
     }
 
+    @Test("the fold reports the chordsets a delete-all removed and a restore-all brought back by id, and any other event's as its own")
+    func reportsTouchedChordsets() throws {
+        let sets = (0..<3).map { chordset($0, index: $0) }
+        var state = InMemoryState()
+        for (offset, set) in sets.enumerated() {
+            #expect(try Fold.applyReporting(.chordsetAdded(set), sequence: UInt64(offset + 1), to: &state) == .own)
+        }
+        let renamed = Event.chordsetRenamed(id: sets[1].id, title: "r", previousTitle: sets[1].title)
+        #expect(try Fold.applyReporting(renamed, sequence: 4, to: &state) == .own)
+        #expect(TouchedChordsets.own.chordsets(of: renamed) == [sets[1].id])
+        #expect(TouchedChordsets.own.chordsets(of: .controlsChordSet(nil, previous: nil)) == [])
+        #expect(try Fold.applyReporting(.allDeleted(count: 3), sequence: 5, to: &state) == .listed(sets.map(\.id)))
+        #expect(state.chordsetCount() == 0)
+        #expect(try Fold.applyReporting(.allRestored(deletedAt: 5, count: 3), sequence: 6, to: &state) == .listed(sets.map(\.id)))
+        #expect(try Fold.apply(.allDeleted(count: 3), sequence: 7, to: &state) == sets.map(\.id))
+    }
+
     @Test("moves shift the chordsets between the two indexes by one, both ways")
     func moves() throws {
         let sets = (0..<5).map { chordset($0, index: $0) }

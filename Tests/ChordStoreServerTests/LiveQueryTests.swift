@@ -71,7 +71,7 @@ struct LiveQueryTests {
                 let deadline = ContinuousClock.now + .seconds(60)
                 while received.lists.withLock({ $0.last?.ids }) != expected, ContinuousClock.now < deadline {
                     if let ended = received.ended.withLock({ $0 }) {
-                        // Without it, each of the steps left would wait its 10 s.
+                        // Without it, each of the steps left would wait its 60 s.
                         Issue.record("the watch ended at step \(step): \(ended)")
                         return
                     }
